@@ -1,0 +1,102 @@
+using System.Buffers;
+using System.ComponentModel;
+using System.Runtime.CompilerServices;
+using XCall.Marshal;
+
+namespace XCall.Domain;
+
+/// <summary>
+/// How generated domain proxies copy values between load contexts, so no mutable object is shared:
+/// unmanaged values and strings pass as they are (immutable), unmanaged arrays are one block copy,
+/// everything else goes through its marshaller into a thread-local buffer and back.
+/// </summary>
+[EditorBrowsable(EditorBrowsableState.Never)]
+public static class DomainCopy
+{
+    [ThreadStatic]
+    private static ArrayBufferWriter<byte>? t_buffer;
+
+    /// <summary>A deep copy of <paramref name="value"/> through its marshaller.</summary>
+    public static T Copy<T, TMarshaller>(T value) where TMarshaller : IMarshaller<T>
+    {
+        ArrayBufferWriter<byte> buffer = t_buffer ??= new ArrayBufferWriter<byte>(256);
+        buffer.ResetWrittenCount();
+        var writer = new MarshalWriter(buffer);
+        TMarshaller.Write(ref writer, value);
+        writer.Flush();
+        var reader = new MarshalReader(buffer.WrittenSpan);
+        // A copy made while reading may re-enter (a nested domain call); it gets its own buffer.
+        t_buffer = null;
+        try
+        {
+            return TMarshaller.Read(ref reader);
+        }
+        finally
+        {
+            if (buffer.Capacity <= 1 << 20)
+            {
+                t_buffer = buffer;
+            }
+        }
+    }
+
+    /// <summary>A copy of an unmanaged array (one block copy).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static T[]? CopyArray<T>(T[]? value) where T : unmanaged => value is null ? null : value.Length == 0 ? [] : value.AsSpan().ToArray();
+
+    /// <summary>A copy of a list of unmanaged values.</summary>
+    public static List<T>? CopyList<T>(List<T>? value) where T : unmanaged => value is null ? null : [.. value];
+
+    /// <summary>An array-backed copy of unmanaged memory.</summary>
+    public static ReadOnlyMemory<T> CopyMemory<T>(ReadOnlyMemory<T> value) where T : unmanaged => value.ToArray();
+
+    /// <summary>The exception a domain proxy raises for an exception thrown by the target: type name, message and stack text only.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static Exception ToRemote(Exception exception) => exception switch
+    {
+        XCallException x when x is not RemoteInvocationException => x,
+        RemoteInvocationException r => new RemoteInvocationException(r.RemoteTypeName, r.RemoteMessage, r.RemoteStackTrace),
+        _ => new RemoteInvocationException(exception.GetType().FullName ?? exception.GetType().Name, exception.Message, exception.StackTrace),
+    };
+
+    /// <summary>Awaits a task of the target and turns its exception into a <see cref="RemoteInvocationException"/>.</summary>
+    public static async Task Wrap(Task task)
+    {
+        try
+        {
+            await task.ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is not OperationCanceledException)
+        {
+            throw ToRemote(ex);
+        }
+    }
+
+    /// <summary>Awaits a task of the target, copies its result, and turns its exception into a <see cref="RemoteInvocationException"/>.</summary>
+    public static async Task<T> Wrap<T>(Task<T> task, Func<T, T>? copy)
+    {
+        T result;
+        try
+        {
+            result = await task.ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is not OperationCanceledException)
+        {
+            throw ToRemote(ex);
+        }
+        return copy is null ? result : copy(result);
+    }
+
+    /// <summary>Runs a one-way call on the thread pool; its exceptions are dropped, as a one-way caller never sees them.</summary>
+    public static void RunOneWay(Action call) => ThreadPool.UnsafeQueueUserWorkItem(static c =>
+    {
+        try
+        {
+            c();
+        }
+        catch (Exception)
+        {
+            // One-way: nobody to report to (the EventSource counts it once diagnostics land).
+        }
+    }, call, preferLocal: false);
+}

@@ -1,0 +1,18 @@
+namespace XCall;
+
+/// <summary>Where a server runs the calls it receives (docs/remoting.md, "Dispatch").</summary>
+public enum DispatchMode
+{
+    /// <summary>
+    /// Default. Each call's arguments are copied out of transport memory and the call runs on the thread
+    /// pool, so a slow or blocked method never stalls the other calls of the connection.
+    /// </summary>
+    Concurrent,
+
+    /// <summary>
+    /// Calls run on the thread that receives them, reading arguments in place: the lowest latency, but a
+    /// method that blocks holds up every later call of that connection. For latency-critical services whose
+    /// methods are short.
+    /// </summary>
+    Inline,
+}

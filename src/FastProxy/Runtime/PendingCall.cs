@@ -1,0 +1,176 @@
+using System.ComponentModel;
+using System.Runtime.CompilerServices;
+using System.Threading.Tasks.Sources;
+using XCall.Marshal;
+using XCall.Transport;
+
+namespace XCall.Runtime;
+
+/// <summary>
+/// One call waiting for its reply. Pooled per connection: the reply buffer and the wait machinery are
+/// reused, so a call allocates nothing.
+/// </summary>
+/// <remarks>
+/// Design: the caller owns the object from <c>Rent</c> to <c>Return</c>. Exactly one completer (the thread
+/// that received the reply, or the connection failing all calls) moves <see cref="_state"/> from Waiting to
+/// Done with an interlocked exchange, after storing the reply; the caller reads the reply only after it
+/// observed Done, so the stores are visible. Async waiters use a versioned
+/// <see cref="ManualResetValueTaskSourceCore{TResult}"/>, so a stale await of a recycled call is caught.
+/// </remarks>
+[EditorBrowsable(EditorBrowsableState.Never)]
+public sealed class PendingCall : IValueTaskSource
+{
+    private const int Waiting = 0;
+    private const int Done = 1;
+
+    private readonly object _gate = new();
+    private ManualResetValueTaskSourceCore<bool> _core;
+    private byte[] _reply = new byte[256];
+    private int _replyLength;
+    private FrameKind _replyKind;
+    private Exception? _failure;
+    private int _state;
+    private bool _async;
+    private bool _sleeping;
+
+    internal PendingCall(int slot)
+    {
+        Slot = slot;
+        _core.RunContinuationsAsynchronously = true;
+    }
+
+    internal int Slot { get; }
+
+    /// <summary>The id of the call on the wire.</summary>
+    public ulong CallId { get; internal set; }
+
+    internal uint MethodId { get; set; }
+
+    /// <summary>True once the reply (or a failure) arrived.</summary>
+    public bool IsCompleted => Volatile.Read(ref _state) == Done;
+
+    internal void Prepare(ulong callId, uint methodId, bool isAsync)
+    {
+        CallId = callId;
+        MethodId = methodId;
+        _async = isAsync;
+        _failure = null;
+        _replyLength = 0;
+        _state = Waiting;
+        if (isAsync)
+        {
+            _core.Reset();
+        }
+    }
+
+    /// <summary>Stores a reply payload (copied) and wakes the caller. Returns false if the call was already completed.</summary>
+    internal bool CompleteWithReply(FrameKind kind, ref MarshalReader payload)
+    {
+        long length = payload.Remaining;
+        if (length > _reply.Length)
+        {
+            _reply = new byte[Math.Max(length, _reply.Length * 2L) > Array.MaxLength ? Array.MaxLength : (int)Math.Max(length, _reply.Length * 2L)];
+        }
+        payload.ReadBlock(_reply.AsSpan(0, (int)length));
+        _replyLength = (int)length;
+        _replyKind = kind;
+        return Finish();
+    }
+
+    /// <summary>Fails the call (disconnect, timeout) and wakes the caller.</summary>
+    internal bool CompleteWithFailure(Exception failure)
+    {
+        _failure = failure;
+        return Finish();
+    }
+
+    private bool Finish()
+    {
+        if (Interlocked.Exchange(ref _state, Done) != Waiting)
+        {
+            return false;
+        }
+        if (_async)
+        {
+            _core.SetResult(true);
+        }
+        else if (Volatile.Read(ref _sleeping))
+        {
+            lock (_gate)
+            {
+                Monitor.PulseAll(_gate);
+            }
+        }
+        return true;
+    }
+
+    /// <summary>Waits for completion: spins briefly, then blocks. Returns false when <paramref name="deadline"/> passed.</summary>
+    public bool Wait(long deadline)
+    {
+        var spinner = new SpinWait();
+        while (!IsCompleted)
+        {
+            if (!spinner.NextSpinWillYield)
+            {
+                spinner.SpinOnce(sleep1Threshold: -1);
+                continue;
+            }
+            return WaitBlocking(deadline);
+        }
+        return true;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool WaitBlocking(long deadline)
+    {
+        lock (_gate)
+        {
+            Volatile.Write(ref _sleeping, true);
+            try
+            {
+                while (!IsCompleted)
+                {
+                    long left = deadline == long.MaxValue ? Timeout.Infinite : deadline - Environment.TickCount64;
+                    if (deadline != long.MaxValue && left <= 0)
+                    {
+                        return false;
+                    }
+                    Monitor.Wait(_gate, left > int.MaxValue ? int.MaxValue : (int)left);
+                }
+                return true;
+            }
+            finally
+            {
+                _sleeping = false;
+            }
+        }
+    }
+
+    /// <summary>A task that completes with the call (async methods).</summary>
+    public ValueTask AsValueTask() => new(this, _core.Version);
+
+    /// <summary>
+    /// The reply's reader. Raises <see cref="RemoteInvocationException"/> if the remote side threw, or the
+    /// failure the call completed with.
+    /// </summary>
+    public MarshalReader GetReplyReader()
+    {
+        if (_failure is not null)
+        {
+            throw _failure;
+        }
+        var reader = new MarshalReader(_reply.AsSpan(0, _replyLength));
+        if (_replyKind == FrameKind.Error)
+        {
+            throw RemoteError.Read(ref reader);
+        }
+        return reader;
+    }
+
+    void IValueTaskSource.GetResult(short token) => _core.GetResult(token);
+
+    ValueTaskSourceStatus IValueTaskSource.GetStatus(short token) => _core.GetStatus(token);
+
+    void IValueTaskSource.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+        => _core.OnCompleted(continuation, state, token, flags);
+}

@@ -1,0 +1,188 @@
+using System.ComponentModel;
+using System.Runtime.CompilerServices;
+using XCall.Marshal;
+using XCall.Transport;
+
+namespace XCall.Runtime;
+
+/// <summary>
+/// The server side of one call: how its dispatcher writes the reply, and its cancellation. Pooled per
+/// connection for sync calls; kept until the task ends for async ones.
+/// </summary>
+[EditorBrowsable(EditorBrowsableState.Never)]
+public sealed class ServerCall
+{
+    private CancellationTokenSource? _cts;
+    private bool _cancelRequested;
+    private bool _frameOpen;
+
+    internal ServerCall(XCallConnection connection) => Connection = connection;
+
+    internal XCallConnection Connection { get; }
+
+    internal ulong CallId { get; private set; }
+
+    internal uint MethodId { get; private set; }
+
+    internal bool IsOneWay { get; private set; }
+
+    internal bool Replied { get; private set; }
+
+    internal void Prepare(ulong callId, uint methodId, bool oneWay)
+    {
+        CallId = callId;
+        MethodId = methodId;
+        IsOneWay = oneWay;
+        Replied = false;
+        _frameOpen = false;
+        _cancelRequested = false;
+        if (_cts is not null && !_cts.TryReset())
+        {
+            _cts.Dispose();
+            _cts = null;
+        }
+    }
+
+    /// <summary>The token passed to a method's <see cref="CancellationToken"/> parameter: cancelled when the caller cancels.</summary>
+    public CancellationToken CancellationToken
+    {
+        get
+        {
+            if (_cts is null)
+            {
+                lock (this)
+                {
+                    _cts ??= new CancellationTokenSource();
+                    if (_cancelRequested)
+                    {
+                        _cts.Cancel();
+                    }
+                }
+            }
+            return _cts.Token;
+        }
+    }
+
+    internal void RequestCancel()
+    {
+        CancellationTokenSource? cts;
+        lock (this)
+        {
+            _cancelRequested = true;
+            cts = _cts;
+        }
+        try
+        {
+            cts?.Cancel();
+        }
+        catch (AggregateException)
+        {
+            // A callback registered by the target threw; the cancel itself happened.
+        }
+    }
+
+    /// <summary>Starts the reply frame and returns a writer straight into transport memory.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public MarshalWriter BeginReply()
+    {
+        _frameOpen = true;
+        return new MarshalWriter(Connection.Channel.BeginFrame(new FrameHeader(FrameKind.Reply, CallId, 0, MethodId)));
+    }
+
+    /// <summary>Publishes the reply begun by <see cref="BeginReply"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void EndReply(ref MarshalWriter writer)
+    {
+        writer.Flush();
+        _frameOpen = false;
+        Replied = true;
+        Connection.Channel.CommitFrame();
+    }
+
+    /// <summary>Sends an empty reply (void methods).</summary>
+    public void ReplyVoid()
+    {
+        if (IsOneWay)
+        {
+            return;
+        }
+        MarshalWriter writer = BeginReply();
+        EndReply(ref writer);
+    }
+
+    internal void AbortOpenFrame()
+    {
+        if (_frameOpen)
+        {
+            _frameOpen = false;
+            Connection.Channel.AbortFrame();
+        }
+    }
+
+    /// <summary>Replies when <paramref name="task"/> ends (methods returning <see cref="Task"/>).</summary>
+    public ValueTask Complete(Task task)
+    {
+        if (task.IsCompletedSuccessfully)
+        {
+            ReplyVoid();
+            return default;
+        }
+        return CompleteSlow(task);
+    }
+
+    private async ValueTask CompleteSlow(Task task)
+    {
+        await task.ConfigureAwait(false);
+        ReplyVoid();
+    }
+
+    /// <summary>Replies when <paramref name="task"/> ends (methods returning <see cref="ValueTask"/>).</summary>
+    public ValueTask Complete(ValueTask task)
+    {
+        if (task.IsCompletedSuccessfully)
+        {
+            ReplyVoid();
+            return default;
+        }
+        return CompleteSlow(task.AsTask());
+    }
+
+    /// <summary>Replies with the result of <paramref name="task"/> when it ends (methods returning <see cref="Task{T}"/>).</summary>
+    public ValueTask Complete<T>(Task<T> task, ResultWriter<T> write)
+    {
+        if (task.IsCompletedSuccessfully)
+        {
+            Reply(task.Result, write);
+            return default;
+        }
+        return CompleteSlow(task, write);
+    }
+
+    /// <summary>Replies with the result of <paramref name="task"/> when it ends (methods returning <see cref="ValueTask{T}"/>).</summary>
+    public ValueTask Complete<T>(ValueTask<T> task, ResultWriter<T> write)
+    {
+        if (task.IsCompletedSuccessfully)
+        {
+            Reply(task.Result, write);
+            return default;
+        }
+        return CompleteSlow(task.AsTask(), write);
+    }
+
+    private async ValueTask CompleteSlow<T>(Task<T> task, ResultWriter<T> write)
+    {
+        T result = await task.ConfigureAwait(false);
+        Reply(result, write);
+    }
+
+    private void Reply<T>(T result, ResultWriter<T> write)
+    {
+        if (IsOneWay)
+        {
+            return;
+        }
+        MarshalWriter writer = BeginReply();
+        write(ref writer, result);
+        EndReply(ref writer);
+    }
+}

@@ -1,0 +1,154 @@
+using System.Buffers;
+using XCall.Marshal;
+using XCall.Transport;
+
+namespace XCall.Runtime;
+
+public sealed partial class XCallConnection
+{
+    private void OnCall(in FrameHeader header, ref MarshalReader payload)
+    {
+        ExposedObject target = FindObject(header.ObjectId);
+        bool oneWay = header.Kind == FrameKind.OneWay;
+        if (Options.DispatchMode == DispatchMode.Inline)
+        {
+            ServerCall call = RentServerCall(header.CallId, header.MethodId, oneWay);
+            Invoke(target, header.MethodId, ref payload, call);
+            return;
+        }
+
+        // Concurrent: copy the arguments out of transport memory so the receiver moves on at once.
+        int length = checked((int)payload.Remaining);
+        byte[] buffer = ArrayPool<byte>.Shared.Rent(Math.Max(length, 1));
+        payload.ReadBlock(buffer.AsSpan(0, length));
+        ServerCall concurrentCall = RentServerCall(header.CallId, header.MethodId, oneWay);
+        if (!oneWay)
+        {
+            lock (_serverLock)
+            {
+                _inflight[header.CallId] = concurrentCall;
+            }
+        }
+        ThreadPool.UnsafeQueueUserWorkItem(new QueuedCall(this, target, buffer, length, concurrentCall), preferLocal: false);
+    }
+
+    private ExposedObject FindObject(ulong objectId)
+    {
+        ExposedObject? found;
+        lock (_objectLock)
+        {
+            found = objectId == 0 ? _root : _objects.TryGetValue(objectId, out ExposedObject o) ? o : null;
+        }
+        return found ?? throw new XCallProtocolException($"No object with id {objectId} is exposed on this connection.");
+    }
+
+    private void Invoke(ExposedObject target, uint methodId, ref MarshalReader args, ServerCall call)
+    {
+        ValueTask pending;
+        try
+        {
+            pending = target.Dispatcher.Dispatch(target.Target, methodId, ref args, call);
+        }
+        catch (XCallProtocolException)
+        {
+            call.AbortOpenFrame();
+            throw;
+        }
+        catch (Exception ex)
+        {
+            Fail(call, ex);
+            return;
+        }
+        if (pending.IsCompletedSuccessfully)
+        {
+            ReturnServerCall(call);
+            return;
+        }
+        lock (_serverLock)
+        {
+            _inflight[call.CallId] = call;
+        }
+        _ = AwaitDispatch(pending, call);
+    }
+
+    private async Task AwaitDispatch(ValueTask pending, ServerCall call)
+    {
+        try
+        {
+            await pending.ConfigureAwait(false);
+            ReturnServerCall(call);
+        }
+        catch (Exception ex)
+        {
+            Fail(call, ex);
+        }
+    }
+
+    private void Fail(ServerCall call, Exception error)
+    {
+        call.AbortOpenFrame();
+        if (!call.IsOneWay && !call.Replied && !IsClosed)
+        {
+            try
+            {
+                var writer = new MarshalWriter(Channel.BeginFrame(new FrameHeader(FrameKind.Error, call.CallId, 0, call.MethodId)));
+                RemoteError.Write(ref writer, error);
+                writer.Flush();
+                Channel.CommitFrame();
+            }
+            catch (XCallDisconnectedException)
+            {
+                // The caller is gone; nobody is waiting for this error.
+            }
+        }
+        ReturnServerCall(call);
+    }
+
+    private ServerCall RentServerCall(ulong callId, uint methodId, bool oneWay)
+    {
+        ServerCall? call;
+        lock (_serverLock)
+        {
+            _serverCallPool.TryPop(out call);
+        }
+        call ??= new ServerCall(this);
+        call.Prepare(callId, methodId, oneWay);
+        return call;
+    }
+
+    private void ReturnServerCall(ServerCall call)
+    {
+        lock (_serverLock)
+        {
+            if (_inflight.TryGetValue(call.CallId, out ServerCall? registered) && ReferenceEquals(registered, call))
+            {
+                _inflight.Remove(call.CallId);
+            }
+            if (_serverCallPool.Count < 64)
+            {
+                _serverCallPool.Push(call);
+            }
+        }
+    }
+
+    private sealed class QueuedCall(XCallConnection connection, ExposedObject target, byte[] buffer, int length, ServerCall call) : IThreadPoolWorkItem
+    {
+        public void Execute()
+        {
+            try
+            {
+                var reader = new MarshalReader(buffer.AsSpan(0, length), connection.Options.Limits);
+                connection.Invoke(target, call.MethodId, ref reader, call);
+            }
+            catch (XCallProtocolException ex)
+            {
+                connection.Close(ex);
+                connection.Channel.Dispose();
+            }
+            finally
+            {
+                ArrayPool<byte>.Shared.Return(buffer);
+            }
+        }
+    }
+}

@@ -1,0 +1,351 @@
+using System.Buffers;
+using System.ComponentModel;
+using System.Runtime.CompilerServices;
+using XCall.Marshal;
+using XCall.Transport;
+
+namespace XCall.Runtime;
+
+/// <summary>
+/// The call runtime over one <see cref="FrameChannel"/>, the same for every transport and for both sides:
+/// it sends calls and pairs replies with them (client), and dispatches received calls to the objects it
+/// exposes (server). Calls may flow in both directions on one connection.
+/// </summary>
+public sealed partial class XCallConnection : IFrameHandler, IDisposable
+{
+    private readonly object _callLock = new();
+    private PendingCall?[] _slots = new PendingCall?[16];
+    private readonly Stack<int> _freeSlots = new();
+    private int _slotCount;
+    private uint _generation;
+
+    private readonly object _objectLock = new();
+    private readonly Dictionary<ulong, ExposedObject> _objects = new();
+    private ExposedObject? _root;
+
+    private readonly object _serverLock = new();
+    private readonly Stack<ServerCall> _serverCallPool = new();
+    private readonly Dictionary<ulong, ServerCall> _inflight = new();
+
+    private Exception? _closeReason;
+    private int _closed;
+
+    /// <summary>Creates the runtime over <paramref name="channel"/>; call <see cref="Start"/> to begin receiving.</summary>
+    public XCallConnection(FrameChannel channel, ConnectionOptions? options = null)
+    {
+        Channel = channel;
+        Options = options ?? ConnectionOptions.Default;
+    }
+
+    /// <summary>The transport connection.</summary>
+    public FrameChannel Channel { get; }
+
+    /// <summary>This connection's settings.</summary>
+    public ConnectionOptions Options { get; }
+
+    /// <summary>The peer's address.</summary>
+    public string RemoteEndpoint => Channel.RemoteEndpoint;
+
+    /// <summary>True once the connection is closed; every call then fails with <see cref="XCallDisconnectedException"/>.</summary>
+    public bool IsClosed => Volatile.Read(ref _closed) != 0;
+
+    /// <summary>Raised once when the connection closes, with the reason (null after an orderly close).</summary>
+    public event Action<XCallConnection, Exception?>? Closed;
+
+    MarshalLimits IFrameHandler.Limits => Options.Limits;
+
+    /// <summary>Starts receiving frames.</summary>
+    public void Start() => Channel.Start(this);
+
+    /// <summary>Exposes <paramref name="target"/> as the connection's root object (object id 0).</summary>
+    public void ExposeRoot(object target, Dispatcher dispatcher)
+    {
+        lock (_objectLock)
+        {
+            _root = new ExposedObject(target, dispatcher);
+        }
+    }
+
+    /// <summary>Exposes <paramref name="target"/> under <paramref name="objectId"/>.</summary>
+    public void Expose(ulong objectId, object target, Dispatcher dispatcher)
+    {
+        lock (_objectLock)
+        {
+            _objects[objectId] = new ExposedObject(target, dispatcher);
+        }
+    }
+
+    /// <summary>Creates a proxy of contract <typeparamref name="T"/> for the peer's object <paramref name="objectId"/>.</summary>
+    public T GetProxy<T>(ulong objectId = 0) where T : class => ContractRegistry.Get<T>().CreateProxy(this, objectId);
+
+    // ---------------------------------------------------------------- client side (called by generated proxies)
+
+    /// <summary>Begins a call frame and registers the pending call; the payload goes into the returned output.</summary>
+    [EditorBrowsable(EditorBrowsableState.Never)]
+    public IBufferWriter<byte> BeginCall(ulong objectId, uint methodId, bool isAsync, out PendingCall call)
+    {
+        call = RentCall(methodId, isAsync);
+        try
+        {
+            return Channel.BeginFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId));
+        }
+        catch
+        {
+            ReturnCall(call);
+            throw;
+        }
+    }
+
+    /// <summary>Drops a call whose arguments failed to marshal.</summary>
+    [EditorBrowsable(EditorBrowsableState.Never)]
+    public void AbortCall(PendingCall call)
+    {
+        Channel.AbortFrame();
+        ReturnCall(call);
+    }
+
+    /// <summary>Publishes the call frame and waits for the reply (sync methods). Throws on timeout or disconnect.</summary>
+    [EditorBrowsable(EditorBrowsableState.Never)]
+    public void SendAndWait(PendingCall call)
+    {
+        Channel.CommitFrame();
+        TimeSpan timeout = Options.CallTimeout;
+        long deadline = timeout == Timeout.InfiniteTimeSpan ? long.MaxValue : Environment.TickCount64 + (long)timeout.TotalMilliseconds;
+        if (!call.IsCompleted && !Channel.WaitForReply(call, deadline))
+        {
+            TimeOut(call, timeout);
+        }
+    }
+
+    /// <summary>Publishes the call frame and waits asynchronously for the reply (async methods).</summary>
+    [EditorBrowsable(EditorBrowsableState.Never)]
+    public ValueTask SendAsync(PendingCall call, CancellationToken cancellationToken)
+    {
+        Channel.CommitFrame();
+        if (call.IsCompleted)
+        {
+            return default;
+        }
+        TimeSpan timeout = Options.CallTimeout;
+        if (!cancellationToken.CanBeCanceled && timeout == Timeout.InfiniteTimeSpan)
+        {
+            return call.AsValueTask();
+        }
+        return WaitWithCancellation(call, cancellationToken, timeout);
+    }
+
+    private async ValueTask WaitWithCancellation(PendingCall call, CancellationToken cancellationToken, TimeSpan timeout)
+    {
+        using var timeoutCts = timeout == Timeout.InfiniteTimeSpan ? null : new CancellationTokenSource(timeout);
+        using CancellationTokenRegistration userReg = cancellationToken.UnsafeRegister(static (s, ct) =>
+        {
+            var (conn, c) = ((XCallConnection, PendingCall))s!;
+            conn.CancelPending(c, new OperationCanceledException(ct));
+        }, (this, call));
+        using CancellationTokenRegistration timeoutReg = timeoutCts is null ? default : timeoutCts.Token.UnsafeRegister(static s =>
+        {
+            var (conn, c, t) = ((XCallConnection, PendingCall, TimeSpan))s!;
+            conn.CancelPending(c, new XCallTimeoutException(conn.RemoteEndpoint, $"0x{c.MethodId:x8}", t));
+        }, (this, call, timeout));
+        await call.AsValueTask().ConfigureAwait(false);
+    }
+
+    /// <summary>Sends a cancel frame for <paramref name="call"/> and fails it locally.</summary>
+    [EditorBrowsable(EditorBrowsableState.Never)]
+    public void CancelPending(PendingCall call, Exception reason)
+    {
+        ulong id = call.CallId;
+        if (call.CompleteWithFailure(reason))
+        {
+            TrySendControl(FrameKind.Cancel, id, 0, call.MethodId);
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void TimeOut(PendingCall call, TimeSpan timeout)
+    {
+        var error = new XCallTimeoutException(RemoteEndpoint, $"0x{call.MethodId:x8}", timeout);
+        CancelPending(call, error);
+        // The reply may have raced in; whichever completed the call wins, and the reader reports it.
+    }
+
+    /// <summary>Registers a cancellation token for a sync call in flight: cancelling sends a cancel frame.</summary>
+    [EditorBrowsable(EditorBrowsableState.Never)]
+    public CancellationTokenRegistration RegisterCancellation(PendingCall call, CancellationToken cancellationToken) =>
+        cancellationToken.CanBeCanceled
+            ? cancellationToken.UnsafeRegister(static (s, ct) =>
+            {
+                var (conn, c) = ((XCallConnection, PendingCall))s!;
+                conn.CancelPending(c, new OperationCanceledException(ct));
+            }, (this, call))
+            : default;
+
+    /// <summary>Returns a finished call to the pool.</summary>
+    [EditorBrowsable(EditorBrowsableState.Never)]
+    public void EndCall(PendingCall call) => ReturnCall(call);
+
+    /// <summary>Begins a one-way call frame; publish it with <see cref="EndOneWay"/>.</summary>
+    [EditorBrowsable(EditorBrowsableState.Never)]
+    public IBufferWriter<byte> BeginOneWay(ulong objectId, uint methodId) =>
+        Channel.BeginFrame(new FrameHeader(FrameKind.OneWay, 0, objectId, methodId));
+
+    /// <summary>Publishes a one-way call frame.</summary>
+    [EditorBrowsable(EditorBrowsableState.Never)]
+    public void EndOneWay() => Channel.CommitFrame();
+
+    /// <summary>Drops a one-way call frame whose arguments failed to marshal.</summary>
+    [EditorBrowsable(EditorBrowsableState.Never)]
+    public void AbortOneWay() => Channel.AbortFrame();
+
+    private PendingCall RentCall(uint methodId, bool isAsync)
+    {
+        PendingCall call;
+        lock (_callLock)
+        {
+            if (_closed != 0)
+            {
+                ThrowClosed();
+            }
+            if (_freeSlots.TryPop(out int slot))
+            {
+                call = _slots[slot]!;
+            }
+            else
+            {
+                slot = _slotCount++;
+                if (slot == _slots.Length)
+                {
+                    Array.Resize(ref _slots, _slots.Length * 2);
+                }
+                call = new PendingCall(slot);
+                _slots[slot] = call;
+            }
+            _generation++;
+            call.Prepare(((ulong)_generation << 32) | (uint)slot, methodId, isAsync);
+        }
+        return call;
+    }
+
+    private void ReturnCall(PendingCall call)
+    {
+        lock (_callLock)
+        {
+            call.CallId = 0;
+            _freeSlots.Push(call.Slot);
+        }
+    }
+
+    private PendingCall? FindCall(ulong callId)
+    {
+        int slot = (int)(uint)callId;
+        PendingCall?[] slots = Volatile.Read(ref _slots);
+        if ((uint)slot < (uint)slots.Length && slots[slot] is { } call && call.CallId == callId)
+        {
+            return call;
+        }
+        return null;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowClosed() =>
+        throw new XCallDisconnectedException(RemoteEndpoint, _closeReason?.Message ?? "the connection is closed", _closeReason);
+
+    private void TrySendControl(FrameKind kind, ulong callId, ulong objectId, uint methodId)
+    {
+        if (IsClosed)
+        {
+            return;
+        }
+        try
+        {
+            Channel.BeginFrame(new FrameHeader(kind, callId, objectId, methodId));
+            Channel.CommitFrame();
+        }
+        catch (XCallDisconnectedException)
+        {
+            // Nothing to tell a peer that is gone.
+        }
+    }
+
+    // ---------------------------------------------------------------- receive side
+
+    void IFrameHandler.OnFrame(in FrameHeader header, ref MarshalReader payload)
+    {
+        if (header.Version != FrameHeader.CurrentVersion)
+        {
+            throw new XCallProtocolException($"Frame version {header.Version} is not supported (this build speaks {FrameHeader.CurrentVersion}).");
+        }
+        switch (header.Kind)
+        {
+            case FrameKind.Reply:
+            case FrameKind.Error:
+                FindCall(header.CallId)?.CompleteWithReply(header.Kind, ref payload);
+                break;
+            case FrameKind.Call:
+            case FrameKind.OneWay:
+                OnCall(header, ref payload);
+                break;
+            case FrameKind.Cancel:
+                ServerCall? target;
+                lock (_serverLock)
+                {
+                    _inflight.TryGetValue(header.CallId, out target);
+                }
+                target?.RequestCancel();
+                break;
+            case FrameKind.Ping:
+                TrySendControl(FrameKind.Pong, header.CallId, 0, 0);
+                break;
+            case FrameKind.Pong:
+            case FrameKind.Release:
+            case FrameKind.Hello:
+            case FrameKind.Goodbye:
+                break;
+            default:
+                throw new XCallProtocolException($"Unknown frame kind {(byte)header.Kind}.");
+        }
+    }
+
+    void IFrameHandler.OnClosed(Exception? error) => Close(error);
+
+    /// <summary>Closes the connection: pending calls fail with <see cref="XCallDisconnectedException"/>.</summary>
+    public void Dispose()
+    {
+        Close(null);
+        Channel.Dispose();
+    }
+
+    private void Close(Exception? error)
+    {
+        if (Interlocked.Exchange(ref _closed, 1) != 0)
+        {
+            return;
+        }
+        _closeReason = error;
+        PendingCall?[] slots;
+        lock (_callLock)
+        {
+            slots = _slots;
+        }
+        var failure = new XCallDisconnectedException(RemoteEndpoint, error?.Message ?? "the connection was closed", error);
+        foreach (PendingCall? call in slots)
+        {
+            if (call is not null && call.CallId != 0)
+            {
+                call.CompleteWithFailure(failure);
+            }
+        }
+        ServerCall[] inflight;
+        lock (_serverLock)
+        {
+            inflight = [.. _inflight.Values];
+        }
+        foreach (ServerCall call in inflight)
+        {
+            call.RequestCancel();
+        }
+        Closed?.Invoke(this, error);
+    }
+
+    private readonly record struct ExposedObject(object Target, Dispatcher Dispatcher);
+}

@@ -1,0 +1,45 @@
+using System.Buffers;
+
+namespace XCall.Transport;
+
+/// <summary>
+/// One established connection of a transport, carrying frames both ways. Transports (shm, tcp, ...)
+/// implement it; the call runtime above (<see cref="XCall.Runtime.XCallConnection"/>) knows nothing else of them.
+/// </summary>
+/// <remarks>
+/// Sending: <see cref="BeginFrame"/> reserves the send side for the calling thread and returns an output
+/// that writes straight into transport memory; <see cref="CommitFrame"/> publishes the frame and wakes the
+/// peer; <see cref="AbortFrame"/> drops it (the marshalling threw). Other senders wait in between, so
+/// frames never interleave. Receiving: after <see cref="Start"/>, every incoming frame is handed to the
+/// handler in order.
+/// </remarks>
+public abstract class FrameChannel : IDisposable
+{
+    /// <summary>The address of the peer, for messages (e.g. <c>shm://calc</c>).</summary>
+    public abstract string RemoteEndpoint { get; }
+
+    /// <summary>Starts delivering incoming frames to <paramref name="handler"/>.</summary>
+    public abstract void Start(IFrameHandler handler);
+
+    /// <summary>Reserves the send side and writes <paramref name="header"/>; returns the output for the payload.</summary>
+    /// <exception cref="XCallDisconnectedException">The channel is closed.</exception>
+    public abstract IBufferWriter<byte> BeginFrame(in FrameHeader header);
+
+    /// <summary>Publishes the frame begun by <see cref="BeginFrame"/> and releases the send side.</summary>
+    public abstract void CommitFrame();
+
+    /// <summary>Drops the frame begun by <see cref="BeginFrame"/> and releases the send side.</summary>
+    public abstract void AbortFrame();
+
+    /// <summary>
+    /// Waits until <paramref name="call"/> completes or <paramref name="deadline"/> (a
+    /// <see cref="Environment.TickCount64"/> value, or <see cref="long.MaxValue"/>) passes. The default
+    /// blocks on the call's own wait; a transport may instead pump incoming frames on the caller's thread
+    /// (leader / follower), which saves a thread hop per reply.
+    /// </summary>
+    /// <returns>False when the deadline passed first.</returns>
+    public virtual bool WaitForReply(Runtime.PendingCall call, long deadline) => call.Wait(deadline);
+
+    /// <summary>Closes the channel; pending calls fail with <see cref="XCallDisconnectedException"/>.</summary>
+    public abstract void Dispose();
+}

@@ -1,0 +1,20 @@
+using XCall.Marshal;
+
+namespace XCall.Transport;
+
+/// <summary>Receives the frames of a <see cref="FrameChannel"/>; implemented by <see cref="XCall.Runtime.XCallConnection"/>.</summary>
+public interface IFrameHandler
+{
+    /// <summary>The limits the channel applies to the readers it hands to <see cref="OnFrame"/>.</summary>
+    MarshalLimits Limits { get; }
+
+    /// <summary>
+    /// One incoming frame. <paramref name="payload"/> reads the frame's payload in place and is valid only
+    /// during the call; the handler reads everything it needs before returning. A protocol error thrown
+    /// from here closes the channel.
+    /// </summary>
+    void OnFrame(in FrameHeader header, ref MarshalReader payload);
+
+    /// <summary>The channel closed: <paramref name="error"/> is null after an orderly close, else why.</summary>
+    void OnClosed(Exception? error);
+}

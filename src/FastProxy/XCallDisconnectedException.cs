@@ -1,0 +1,12 @@
+namespace XCall;
+
+/// <summary>The connection to the peer is gone (the peer closed it, died, or stopped answering); the call's outcome is unknown.</summary>
+public sealed class XCallDisconnectedException : XCallException
+{
+    /// <summary>Creates the exception for <paramref name="endpoint"/>.</summary>
+    public XCallDisconnectedException(string endpoint, string reason, Exception? inner = null)
+        : base($"Connection to {endpoint} lost: {reason}", inner) => Endpoint = endpoint;
+
+    /// <summary>The address of the peer that is gone.</summary>
+    public string Endpoint { get; }
+}

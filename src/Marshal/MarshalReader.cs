@@ -1,0 +1,297 @@
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+
+namespace XCall.Marshal;
+
+/// <summary>
+/// Reads XCall's wire format in place from transport memory. Every length is checked against what is
+/// left of the message and against <see cref="MarshalLimits"/> before anything is allocated; malformed
+/// or truncated input raises <see cref="XCallProtocolException"/> and nothing else.
+/// </summary>
+public ref struct MarshalReader
+{
+    private ReadOnlySpan<byte> _span;
+    private int _pos;
+    private readonly IMarshalInput? _input;
+    private long _rest; // bytes of the message after the current span
+    private readonly MarshalLimits _limits;
+    private int _depth;
+
+    /// <summary>Reads a message that is all in <paramref name="data"/>.</summary>
+    public MarshalReader(ReadOnlySpan<byte> data, MarshalLimits? limits = null)
+    {
+        _span = data;
+        _input = null;
+        _rest = 0;
+        _limits = limits ?? MarshalLimits.Default;
+    }
+
+    /// <summary>Reads a message of <paramref name="totalLength"/> bytes whose first chunk is
+    /// <paramref name="first"/> and whose next chunks come from <paramref name="input"/>.</summary>
+    public MarshalReader(ReadOnlySpan<byte> first, long totalLength, IMarshalInput input, MarshalLimits? limits = null)
+    {
+        if (totalLength < first.Length)
+        {
+            first = first[..(int)totalLength];
+        }
+        _span = first;
+        _input = input;
+        _rest = totalLength - first.Length;
+        _limits = limits ?? MarshalLimits.Default;
+    }
+
+    /// <summary>The limits this reader enforces.</summary>
+    public readonly MarshalLimits Limits => _limits;
+
+    /// <summary>Bytes of the message not read yet.</summary>
+    public readonly long Remaining => _span.Length - _pos + _rest;
+
+    /// <summary>Raises <see cref="XCallProtocolException"/> unless the whole message was read.</summary>
+    public readonly void EnsureFullyConsumed()
+    {
+        if (Remaining != 0)
+        {
+            throw new XCallProtocolException($"{Remaining} unexpected byte(s) after the end of the payload.");
+        }
+    }
+
+    /// <summary>Reads an unmanaged value from its in-memory bytes.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public T Read<T>() where T : unmanaged
+    {
+        int size = Unsafe.SizeOf<T>();
+        if ((uint)(_span.Length - _pos) < (uint)size)
+        {
+            return ReadSlow<T>();
+        }
+        T value = Unsafe.ReadUnaligned<T>(ref Unsafe.Add(ref MemoryMarshal.GetReference(_span), _pos));
+        _pos += size;
+        return value;
+    }
+
+    /// <summary>Reads a 32-bit little-endian integer.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public int ReadInt32() => Read<int>();
+
+    /// <summary>Reads one byte.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public byte ReadByte() => Read<byte>();
+
+    /// <summary>Reads a boolean; a byte other than 0 or 1 is a protocol error.</summary>
+    public bool ReadBoolean()
+    {
+        byte b = Read<byte>();
+        if (b > 1)
+        {
+            ThrowHelper.BadTag("boolean", b);
+        }
+        return b == 1;
+    }
+
+    /// <summary>Reads a presence tag: false for null, true for present; anything else is a protocol error.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public bool ReadPresence()
+    {
+        byte b = Read<byte>();
+        if (b > WireFormat.Present)
+        {
+            ThrowHelper.BadTag("presence", b);
+        }
+        return b == WireFormat.Present;
+    }
+
+    /// <summary>Reads a tag byte without interpreting it (graph and polymorphic formats).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public byte ReadTag() => Read<byte>();
+
+    /// <summary>Reads a nullable unmanaged value.</summary>
+    public T? ReadNullable<T>() where T : unmanaged => ReadPresence() ? Read<T>() : null;
+
+    /// <summary>
+    /// Reads a collection length: -1 for null, else a count checked against the limit and against the
+    /// bytes left (every element takes at least <paramref name="minElementSize"/> bytes).
+    /// </summary>
+    public int ReadLength(int minElementSize = 1)
+    {
+        int length = Read<int>();
+        if (length == WireFormat.NullLength)
+        {
+            return length;
+        }
+        if (length < 0 || length > _limits.MaxCollectionCount || (long)length * minElementSize > Remaining)
+        {
+            ThrowHelper.BadLength("collection", length, Math.Min(_limits.MaxCollectionCount, Remaining / Math.Max(1, minElementSize)));
+        }
+        return length;
+    }
+
+    /// <summary>Reads a string; null and empty are distinct.</summary>
+    public string? ReadString()
+    {
+        int length = Read<int>();
+        if (length == WireFormat.NullLength)
+        {
+            return null;
+        }
+        if (length < 0 || length > _limits.MaxStringLength || (long)length * sizeof(char) > Remaining)
+        {
+            ThrowHelper.BadLength("string", length, Math.Min(_limits.MaxStringLength, Remaining / sizeof(char)));
+        }
+        if (length == 0)
+        {
+            return string.Empty;
+        }
+        int bytes = length * sizeof(char);
+        if (_span.Length - _pos >= bytes)
+        {
+            string s = new(MemoryMarshal.Cast<byte, char>(_span.Slice(_pos, bytes)));
+            _pos += bytes;
+            return s;
+        }
+        string result = new('\0', length);
+        ReadBlock(MemoryMarshal.AsBytes(MemoryMarshal.CreateSpan(ref MemoryMarshal.GetReference(result.AsSpan()), length)));
+        return result;
+    }
+
+    /// <summary>Reads an array of unmanaged values written by <see cref="MarshalWriter.WriteArray{T}"/>.</summary>
+    public T[]? ReadArray<T>() where T : unmanaged
+    {
+        int length = ReadBlockLength<T>();
+        if (length == WireFormat.NullLength)
+        {
+            return null;
+        }
+        if (length == 0)
+        {
+            return [];
+        }
+        T[] array = GC.AllocateUninitializedArray<T>(length);
+        ReadBlock(MemoryMarshal.AsBytes(array.AsSpan()));
+        return array;
+    }
+
+    /// <summary>Reads a list of unmanaged values written by <see cref="MarshalWriter.WriteList{T}"/>.</summary>
+    public List<T>? ReadList<T>() where T : unmanaged
+    {
+        int length = ReadBlockLength<T>();
+        if (length == WireFormat.NullLength)
+        {
+            return null;
+        }
+        var list = new List<T>(length);
+        CollectionsMarshal.SetCount(list, length);
+        ReadBlock(MemoryMarshal.AsBytes(CollectionsMarshal.AsSpan(list)));
+        return list;
+    }
+
+    /// <summary>Reads a value through its marshaller.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public T ReadValue<T, TMarshaller>() where TMarshaller : IMarshaller<T> => TMarshaller.Read(ref this);
+
+    /// <summary>Enters one level of object nesting; raises a protocol error past <see cref="MarshalLimits.MaxDepth"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void EnterObject()
+    {
+        if (++_depth > _limits.MaxDepth)
+        {
+            ThrowHelper.TooDeep(_limits.MaxDepth);
+        }
+    }
+
+    /// <summary>Leaves one level of object nesting.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void ExitObject() => _depth--;
+
+    /// <summary>Copies the next <c>destination.Length</c> bytes of the message into <paramref name="destination"/>.</summary>
+    public void ReadBlock(Span<byte> destination)
+    {
+        int avail = _span.Length - _pos;
+        if (destination.Length <= avail)
+        {
+            _span.Slice(_pos, destination.Length).CopyTo(destination);
+            _pos += destination.Length;
+            return;
+        }
+        ReadBlockSlow(destination);
+    }
+
+    /// <summary>Returns the next <paramref name="length"/> bytes in place when they are contiguous in
+    /// transport memory (valid until the reader moves on), or copies them into a new array.</summary>
+    public ReadOnlySpan<byte> ReadBytesInPlace(int length)
+    {
+        if ((uint)length > Remaining)
+        {
+            ThrowHelper.Truncated(length, Remaining);
+        }
+        if (_span.Length - _pos >= length)
+        {
+            ReadOnlySpan<byte> s = _span.Slice(_pos, length);
+            _pos += length;
+            return s;
+        }
+        byte[] copy = new byte[length];
+        ReadBlockSlow(copy);
+        return copy;
+    }
+
+    private int ReadBlockLength<T>() where T : unmanaged
+    {
+        int length = Read<int>();
+        if (length == WireFormat.NullLength)
+        {
+            return length;
+        }
+        long bytes = (long)length * Unsafe.SizeOf<T>();
+        if (length < 0 || length > _limits.MaxCollectionCount || bytes > _limits.MaxBlockBytes || bytes > Remaining)
+        {
+            ThrowHelper.BadLength("array", length, Math.Min(Math.Min(_limits.MaxCollectionCount, _limits.MaxBlockBytes / Unsafe.SizeOf<T>()), Remaining / Unsafe.SizeOf<T>()));
+        }
+        return length;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private T ReadSlow<T>() where T : unmanaged
+    {
+        T value = default;
+        ReadBlockSlow(MemoryMarshal.AsBytes(MemoryMarshal.CreateSpan(ref value, 1)));
+        return value;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ReadBlockSlow(Span<byte> destination)
+    {
+        if (destination.Length > Remaining)
+        {
+            ThrowHelper.Truncated(destination.Length, Remaining);
+        }
+        while (!destination.IsEmpty)
+        {
+            int avail = _span.Length - _pos;
+            if (avail == 0)
+            {
+                NextChunk();
+                continue;
+            }
+            int n = Math.Min(avail, destination.Length);
+            _span.Slice(_pos, n).CopyTo(destination);
+            _pos += n;
+            destination = destination[n..];
+        }
+    }
+
+    private void NextChunk()
+    {
+        ReadOnlySpan<byte> next = _input is null ? default : _input.NextChunk();
+        if (next.IsEmpty)
+        {
+            ThrowHelper.Truncated(1, 0);
+        }
+        if (next.Length > _rest)
+        {
+            next = next[..(int)_rest];
+        }
+        _rest -= next.Length;
+        _span = next;
+        _pos = 0;
+    }
+}

@@ -1,0 +1,206 @@
+using System.Buffers;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+
+namespace XCall.Marshal;
+
+/// <summary>
+/// Writes XCall's wire format straight into transport memory: a fixed span, or an
+/// <see cref="IBufferWriter{T}"/> (a ring or a pooled socket buffer) that hands out more space when the
+/// current span is full. Values are little-endian; unmanaged values and arrays of them are one block copy.
+/// Call <see cref="Flush"/> when done so the last span is committed to the buffer writer.
+/// </summary>
+public ref struct MarshalWriter
+{
+    private Span<byte> _span;
+    private int _pos;
+    private readonly IBufferWriter<byte>? _output;
+    private long _flushed;
+
+    /// <summary>Writes into a fixed span; running out of room raises <see cref="InvalidOperationException"/>.</summary>
+    public MarshalWriter(Span<byte> destination)
+    {
+        _span = destination;
+        _output = null;
+    }
+
+    /// <summary>Writes into <paramref name="output"/>, asking it for more space as needed.</summary>
+    public MarshalWriter(IBufferWriter<byte> output)
+    {
+        _output = output;
+        _span = output.GetSpan();
+    }
+
+    /// <summary>Bytes written so far, committed or not.</summary>
+    public readonly long BytesWritten => _flushed + _pos;
+
+    /// <summary>The bytes written into a fixed span so far (only meaningful without a buffer writer).</summary>
+    public readonly ReadOnlySpan<byte> WrittenSpan => _span[.._pos];
+
+    /// <summary>Commits what is written to the buffer writer.</summary>
+    public void Flush()
+    {
+        if (_output is not null && _pos > 0)
+        {
+            _output.Advance(_pos);
+            _flushed += _pos;
+            _span = default;
+            _pos = 0;
+        }
+    }
+
+    /// <summary>Writes an unmanaged value as its in-memory bytes.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void Write<T>(T value) where T : unmanaged
+    {
+        int size = Unsafe.SizeOf<T>();
+        if ((uint)(_span.Length - _pos) < (uint)size)
+        {
+            Grow(size);
+        }
+        Unsafe.WriteUnaligned(ref Unsafe.Add(ref MemoryMarshal.GetReference(_span), _pos), value);
+        _pos += size;
+    }
+
+    /// <summary>Writes a 32-bit little-endian integer.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void WriteInt32(int value) => Write(value);
+
+    /// <summary>Writes one byte.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void WriteByte(byte value) => Write(value);
+
+    /// <summary>Writes a boolean as one byte, 0 or 1.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void WriteBoolean(bool value) => Write(value ? (byte)1 : (byte)0);
+
+    /// <summary>Writes a collection or string length, or <see cref="WireFormat.NullLength"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void WriteLength(int length) => Write(length);
+
+    /// <summary>Writes a presence tag for a nullable value or reference: 0 null, 1 present.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void WritePresence(bool present) => Write(present ? WireFormat.Present : WireFormat.Null);
+
+    /// <summary>Writes a nullable unmanaged value: a presence byte, then the value.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void WriteNullable<T>(T? value) where T : unmanaged
+    {
+        if (value.HasValue)
+        {
+            Write(WireFormat.Present);
+            Write(value.GetValueOrDefault());
+        }
+        else
+        {
+            Write(WireFormat.Null);
+        }
+    }
+
+    /// <summary>Writes a string as its length in UTF-16 code units and the code units; null is distinct from empty.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void WriteString(string? value)
+    {
+        if (value is null)
+        {
+            Write(WireFormat.NullLength);
+            return;
+        }
+        int bytes = value.Length * sizeof(char);
+        if ((uint)(_span.Length - _pos) >= (uint)(bytes + sizeof(int)))
+        {
+            ref byte dst = ref Unsafe.Add(ref MemoryMarshal.GetReference(_span), _pos);
+            Unsafe.WriteUnaligned(ref dst, value.Length);
+            Unsafe.CopyBlockUnaligned(
+                ref Unsafe.Add(ref dst, sizeof(int)),
+                ref Unsafe.As<char, byte>(ref MemoryMarshal.GetReference(value.AsSpan())),
+                (uint)bytes);
+            _pos += bytes + sizeof(int);
+            return;
+        }
+        Write(value.Length);
+        WriteBlock(MemoryMarshal.AsBytes(value.AsSpan()));
+    }
+
+    /// <summary>Writes a span of unmanaged values: a count and one block copy.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void WriteSpan<T>(ReadOnlySpan<T> values) where T : unmanaged
+    {
+        Write(values.Length);
+        WriteBlock(MemoryMarshal.AsBytes(values));
+    }
+
+    /// <summary>Writes an array of unmanaged values (null distinct from empty) as a count and one block copy.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void WriteArray<T>(T[]? values) where T : unmanaged
+    {
+        if (values is null)
+        {
+            Write(WireFormat.NullLength);
+            return;
+        }
+        WriteSpan<T>(values);
+    }
+
+    /// <summary>Writes a list of unmanaged values in the array format.</summary>
+    public void WriteList<T>(List<T>? values) where T : unmanaged
+    {
+        if (values is null)
+        {
+            Write(WireFormat.NullLength);
+            return;
+        }
+        WriteSpan<T>(CollectionsMarshal.AsSpan(values));
+    }
+
+    /// <summary>Writes a value through its marshaller.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void WriteValue<T, TMarshaller>(T value) where TMarshaller : IMarshaller<T>
+        => TMarshaller.Write(ref this, value);
+
+    /// <summary>Copies raw bytes, across as many spans of the buffer writer as needed.</summary>
+    public void WriteBlock(ReadOnlySpan<byte> source)
+    {
+        int free = _span.Length - _pos;
+        if (source.Length <= free)
+        {
+            source.CopyTo(_span[_pos..]);
+            _pos += source.Length;
+            return;
+        }
+        WriteBlockSlow(source);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void WriteBlockSlow(ReadOnlySpan<byte> source)
+    {
+        while (!source.IsEmpty)
+        {
+            int free = _span.Length - _pos;
+            if (free == 0)
+            {
+                Grow(1);
+                free = _span.Length - _pos;
+            }
+            int n = Math.Min(free, source.Length);
+            source[..n].CopyTo(_span[_pos..]);
+            _pos += n;
+            source = source[n..];
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void Grow(int size)
+    {
+        if (_output is null)
+        {
+            ThrowHelper.WriterFull(size);
+        }
+        Flush();
+        _span = _output.GetSpan(size);
+        if (_span.Length < size)
+        {
+            ThrowHelper.WriterFull(size);
+        }
+    }
+}
