@@ -11,10 +11,11 @@ namespace XCall.Runtime;
 /// reused, so a call allocates nothing.
 /// </summary>
 /// <remarks>
-/// Design: the caller owns the object from <c>Rent</c> to <c>Return</c>. Exactly one completer (the thread
-/// that received the reply, or the connection failing all calls) moves <see cref="_state"/> from Waiting to
-/// Done with an interlocked exchange, after storing the reply; the caller reads the reply only after it
-/// observed Done, so the stores are visible. Async waiters use a versioned
+/// Design: the caller owns the object from <c>Rent</c> to <c>Return</c>. A completer (the thread that
+/// received the reply, a timeout, a cancellation, the connection failing all calls) first claims the call
+/// by swapping <see cref="_claimId"/> from the call id it expects to 0, so exactly one completer wins and a
+/// late reply for an earlier use of this pooled object never completes a later one. The winner stores the
+/// reply, then publishes <see cref="_state"/> = Done; the caller reads the reply only after it observed Done. Async waiters use a versioned
 /// <see cref="ManualResetValueTaskSourceCore{TResult}"/>, so a stale await of a recycled call is caught.
 /// </remarks>
 [EditorBrowsable(EditorBrowsableState.Never)]
@@ -29,6 +30,7 @@ public sealed class PendingCall : IValueTaskSource
     private int _replyLength;
     private FrameKind _replyKind;
     private Exception? _failure;
+    private ulong _claimId;
     private int _state;
     private bool _async;
     private bool _sleeping;
@@ -57,6 +59,7 @@ public sealed class PendingCall : IValueTaskSource
         _failure = null;
         _replyLength = 0;
         _state = Waiting;
+        Volatile.Write(ref _claimId, callId);
         if (isAsync)
         {
             _core.Reset();
@@ -64,8 +67,12 @@ public sealed class PendingCall : IValueTaskSource
     }
 
     /// <summary>Stores a reply payload (copied) and wakes the caller. Returns false if the call was already completed.</summary>
-    internal bool CompleteWithReply(FrameKind kind, ref MarshalReader payload)
+    internal bool CompleteWithReply(ulong callId, FrameKind kind, ref MarshalReader payload)
     {
+        if (!TryClaim(callId))
+        {
+            return false;
+        }
         long length = payload.Remaining;
         if (length > _reply.Length)
         {
@@ -78,18 +85,21 @@ public sealed class PendingCall : IValueTaskSource
     }
 
     /// <summary>Fails the call (disconnect, timeout) and wakes the caller.</summary>
-    internal bool CompleteWithFailure(Exception failure)
+    internal bool CompleteWithFailure(ulong callId, Exception failure)
     {
+        if (!TryClaim(callId))
+        {
+            return false;
+        }
         _failure = failure;
         return Finish();
     }
 
+    private bool TryClaim(ulong callId) => callId != 0 && Interlocked.CompareExchange(ref _claimId, 0, callId) == callId;
+
     private bool Finish()
     {
-        if (Interlocked.Exchange(ref _state, Done) != Waiting)
-        {
-            return false;
-        }
+        Volatile.Write(ref _state, Done);
         if (_async)
         {
             _core.SetResult(true);

@@ -155,7 +155,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     public void CancelPending(PendingCall call, Exception reason)
     {
         ulong id = call.CallId;
-        if (call.CompleteWithFailure(reason))
+        if (call.CompleteWithFailure(id, reason))
         {
             TrySendControl(FrameKind.Cancel, id, 0, call.MethodId);
         }
@@ -279,7 +279,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         {
             case FrameKind.Reply:
             case FrameKind.Error:
-                FindCall(header.CallId)?.CompleteWithReply(header.Kind, ref payload);
+                FindCall(header.CallId)?.CompleteWithReply(header.CallId, header.Kind, ref payload);
                 break;
             case FrameKind.Call:
             case FrameKind.OneWay:
@@ -317,22 +317,24 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
 
     private void Close(Exception? error)
     {
-        if (Interlocked.Exchange(ref _closed, 1) != 0)
-        {
-            return;
-        }
-        _closeReason = error;
         PendingCall?[] slots;
         lock (_callLock)
         {
+            // Under the lock, so a call is either refused by RentCall or seen here.
+            if (_closed != 0)
+            {
+                return;
+            }
+            _closeReason = error;
+            Volatile.Write(ref _closed, 1);
             slots = _slots;
         }
         var failure = new XCallDisconnectedException(RemoteEndpoint, error?.Message ?? "the connection was closed", error);
         foreach (PendingCall? call in slots)
         {
-            if (call is not null && call.CallId != 0)
+            if (call is not null)
             {
-                call.CompleteWithFailure(failure);
+                call.CompleteWithFailure(call.CallId, failure);
             }
         }
         ServerCall[] inflight;

@@ -1,0 +1,75 @@
+using System;
+using Microsoft.CodeAnalysis;
+
+namespace XCall.Generator;
+
+/// <summary>Every diagnostic the generator reports. Ids are stable; each message says what to do.</summary>
+internal static class DiagnosticDescriptors
+{
+    private const string Category = "XCall";
+
+    public static readonly DiagnosticDescriptor GenericMethod = new(
+        "XCALL001", "Generic methods cannot be remoted",
+        "Method '{0}' of [Remotable] interface '{1}' is generic; declare one method per concrete type instead",
+        Category, DiagnosticSeverity.Error, isEnabledByDefault: true);
+
+    public static readonly DiagnosticDescriptor UnsupportedType = new(
+        "XCALL002", "Type cannot be marshalled",
+        "{0} of '{1}' has type '{2}', which XCall cannot marshal: {3}",
+        Category, DiagnosticSeverity.Error, isEnabledByDefault: true);
+
+    public static readonly DiagnosticDescriptor OneWayNotVoid = new(
+        "XCALL003", "[OneWay] method must return void",
+        "[OneWay] method '{0}' must return void and have no ref, out or CancellationToken parameters; nothing comes back from a one-way call",
+        Category, DiagnosticSeverity.Error, isEnabledByDefault: true);
+
+    public static readonly DiagnosticDescriptor MethodIdCollision = new(
+        "XCALL004", "Method ids collide",
+        "Methods '{0}' and '{1}' of '{2}' hash to the same method id 0x{3}; rename one of them",
+        Category, DiagnosticSeverity.Error, isEnabledByDefault: true);
+
+    public static readonly DiagnosticDescriptor RefInAsync = new(
+        "XCALL005", "ref / out parameter on an async method",
+        "Method '{0}' returns a task and has ref or out parameter '{1}'; return the values in the task's result instead",
+        Category, DiagnosticSeverity.Error, isEnabledByDefault: true);
+
+    public static readonly DiagnosticDescriptor NotAMethod = new(
+        "XCALL006", "Only methods can be remoted",
+        "Member '{0}' of [Remotable] interface '{1}' is not an instance method; replace properties and events with methods (GetX / SetX)",
+        Category, DiagnosticSeverity.Error, isEnabledByDefault: true);
+
+    public static readonly DiagnosticDescriptor NoConstructor = new(
+        "XCALL007", "Data type cannot be created",
+        "Data type '{0}' needs a public parameterless constructor, or a public constructor whose parameters match its members by name and type",
+        Category, DiagnosticSeverity.Error, isEnabledByDefault: true);
+
+    public static readonly DiagnosticDescriptor GenericInterface = new(
+        "XCALL008", "Generic [Remotable] interface",
+        "[Remotable] interface '{0}' is generic; declare a non-generic interface per type argument",
+        Category, DiagnosticSeverity.Error, isEnabledByDefault: true);
+
+    public static readonly DiagnosticDescriptor SpanInAsync = new(
+        "XCALL009", "Span parameter on an async or one-way method",
+        "Method '{0}' uses span parameter '{1}', which can only be used by a synchronous method; use ReadOnlyMemory<T> or an array",
+        Category, DiagnosticSeverity.Error, isEnabledByDefault: true);
+
+    public static readonly DiagnosticDescriptor TooManyTokens = new(
+        "XCALL010", "More than one CancellationToken",
+        "Method '{0}' has more than one CancellationToken parameter; keep one",
+        Category, DiagnosticSeverity.Error, isEnabledByDefault: true);
+
+    public static DiagnosticDescriptor ById(string id) => id switch
+    {
+        "XCALL001" => GenericMethod,
+        "XCALL002" => UnsupportedType,
+        "XCALL003" => OneWayNotVoid,
+        "XCALL004" => MethodIdCollision,
+        "XCALL005" => RefInAsync,
+        "XCALL006" => NotAMethod,
+        "XCALL007" => NoConstructor,
+        "XCALL008" => GenericInterface,
+        "XCALL009" => SpanInAsync,
+        "XCALL010" => TooManyTokens,
+        _ => throw new ArgumentOutOfRangeException(nameof(id), id, "Unknown XCall diagnostic id."),
+    };
+}

@@ -1,0 +1,30 @@
+namespace XCall.Generator.Model;
+
+/// <summary>What a remotable method returns.</summary>
+internal enum ReturnKind
+{
+    Void,
+    Value,
+    Task,
+    TaskOfT,
+    ValueTask,
+    ValueTaskOfT,
+}
+
+/// <summary>One method of a remotable interface.</summary>
+/// <param name="Name">Method name.</param>
+/// <param name="Id">Stable id: FNV-1a 32 of <paramref name="Signature"/>.</param>
+/// <param name="Signature">Canonical signature text the id and the contract hash derive from.</param>
+/// <param name="DeclaringInterface">Fully qualified interface that declares the method (for explicit implementation).</param>
+/// <param name="ReturnTypeName">Declared return type text.</param>
+/// <param name="Result">The result's type (the T of Task&lt;T&gt;), or null.</param>
+internal sealed record MethodSpec(
+    string Name,
+    uint Id,
+    string Signature,
+    string DeclaringInterface,
+    ReturnKind ReturnKind,
+    string ReturnTypeName,
+    TypeSpec? Result,
+    bool OneWay,
+    EquatableArray<ParameterSpec> Parameters);

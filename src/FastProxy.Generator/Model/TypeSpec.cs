@@ -1,0 +1,35 @@
+namespace XCall.Generator.Model;
+
+/// <summary>How one type is written, read and copied in generated code.</summary>
+internal enum WireKind
+{
+    /// <summary>Unmanaged: one block write / read.</summary>
+    Unmanaged,
+
+    /// <summary>string: length and UTF-16 units; immutable, so the domain proxy passes it as is.</summary>
+    String,
+
+    /// <summary>T[] of unmanaged T: count and one block copy.</summary>
+    UnmanagedArray,
+
+    /// <summary>List&lt;T&gt; of unmanaged T.</summary>
+    UnmanagedList,
+
+    /// <summary>ReadOnlyMemory&lt;T&gt; of unmanaged T.</summary>
+    UnmanagedMemory,
+
+    /// <summary>ReadOnlySpan&lt;T&gt; of unmanaged T (sync methods only).</summary>
+    ReadOnlySpan,
+
+    /// <summary>Span&lt;T&gt; of unmanaged T (sync methods only).</summary>
+    Span,
+
+    /// <summary>Anything written through a marshaller type (collections, nullable structs, data types).</summary>
+    Marshalled,
+}
+
+/// <summary>A type as the emitter needs it.</summary>
+/// <param name="FullName">Fully qualified name with nullable annotation, as it appears in signatures.</param>
+/// <param name="ElementName">For arrays, lists, memory and spans of unmanaged values: the element type.</param>
+/// <param name="Marshaller">The marshaller type (always set; used for <see cref="WireKind.Marshalled"/> and domain copies).</param>
+internal sealed record TypeSpec(string FullName, WireKind Kind, string? ElementName, string Marshaller);

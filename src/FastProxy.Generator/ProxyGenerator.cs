@@ -1,0 +1,65 @@
+using System.Collections.Generic;
+using System.Collections.Immutable;
+using System.Linq;
+using Microsoft.CodeAnalysis;
+using XCall.Generator.Model;
+
+namespace XCall.Generator;
+
+/// <summary>
+/// Emits, for every interface marked <c>[XCall.Remotable]</c>: a proxy that sends calls as frames, a
+/// dispatcher that serves them, a domain proxy for calls into another load context, a contract that
+/// registers them all, and a marshaller per data type its signatures use.
+/// </summary>
+[Generator(LanguageNames.CSharp)]
+public sealed partial class ProxyGenerator : IIncrementalGenerator
+{
+    internal const string RemotableAttribute = "XCall.RemotableAttribute";
+
+    /// <summary>Tracking names of the pipeline steps, for the caching tests.</summary>
+    internal static class Steps
+    {
+        public const string Parse = nameof(Parse);
+        public const string Contracts = nameof(Contracts);
+        public const string DataTypes = nameof(DataTypes);
+    }
+
+    /// <inheritdoc/>
+    public void Initialize(IncrementalGeneratorInitializationContext context)
+    {
+        IncrementalValuesProvider<ParseResult> parsed = context.SyntaxProvider
+            .ForAttributeWithMetadataName(
+                RemotableAttribute,
+                static (node, _) => node is Microsoft.CodeAnalysis.CSharp.Syntax.InterfaceDeclarationSyntax,
+                static (ctx, _) => new Parser().Parse((INamedTypeSymbol)ctx.TargetSymbol))
+            .WithTrackingName(Steps.Parse);
+
+        context.RegisterSourceOutput(parsed.SelectMany(static (r, _) => r.Diagnostics), static (spc, d) => spc.ReportDiagnostic(d.ToDiagnostic()));
+
+        IncrementalValuesProvider<ContractSpec> contracts = parsed
+            .Where(static r => r.Contract is not null)
+            .Select(static (r, _) => r.Contract!)
+            .WithTrackingName(Steps.Contracts);
+        context.RegisterSourceOutput(contracts, static (spc, c) => spc.AddSource($"{c.Identifier}.XCall.g.cs", Emitter.EmitContract(c)));
+
+        IncrementalValuesProvider<DataTypeSpec> dataTypes = parsed
+            .Select(static (r, _) => r.DataTypes)
+            .Collect()
+            .SelectMany(static (all, _) => Distinct(all))
+            .WithTrackingName(Steps.DataTypes);
+        context.RegisterSourceOutput(dataTypes, static (spc, d) =>
+            spc.AddSource($"{d.Marshaller.Substring("global::XCall.Generated.".Length)}.g.cs", Emitter.EmitDataType(d)));
+    }
+
+    private static IEnumerable<DataTypeSpec> Distinct(ImmutableArray<EquatableArray<DataTypeSpec>> all)
+    {
+        var seen = new HashSet<string>();
+        foreach (DataTypeSpec d in all.SelectMany(a => a))
+        {
+            if (seen.Add(d.FullName))
+            {
+                yield return d;
+            }
+        }
+    }
+}

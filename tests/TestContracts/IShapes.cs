@@ -1,0 +1,46 @@
+namespace XCall.Tests.Contracts;
+
+/// <summary>Every method shape the generator supports.</summary>
+[Remotable]
+public interface IShapes
+{
+    void Ping();
+    int Add(int a, int b);
+    long Add(long a, long b);
+    string? Echo(string? s);
+    byte[]? Reverse(byte[]? data);
+    int Sum(ReadOnlySpan<int> values);
+    Order RoundTrip(Order order);
+    Data Increment(Data data);
+    Immutable Make(int a, string b);
+    Money Convert(Money m);
+    Vec3 Scale(Vec3 v, float f);
+    DateTime Tomorrow(DateTime d);
+    void Swap(ref int a, ref int b);
+    bool TryParse(string s, out int value);
+    void Mutate(byte[] data);
+    Task DelayAsync(int milliseconds, CancellationToken cancellationToken);
+    Task<int> AddAsync(int a, int b);
+    ValueTask PingAsync();
+    ValueTask<string> ConcatAsync(string a, string b);
+    Task<Order> RoundTripAsync(Order order);
+    [OneWay] void Post(string message);
+    int Fail(string message);
+    Task FailAsync(string message);
+    int WaitForCancel(CancellationToken cancellationToken);
+    List<string?> Names(List<string?> names);
+    Dictionary<string, List<int>>? Group(Dictionary<string, List<int>>? input);
+    int? MaybeDouble(int? x);
+    ReadOnlyMemory<double> Doubles(ReadOnlyMemory<double> values);
+    Color Next(Color c);
+    decimal AddDecimal(decimal a, decimal b);
+    Guid Same(Guid g);
+    List<int>? Squares(List<int>? values);
+}
+
+/// <summary>A second contract, for hosts that serve several.</summary>
+[Remotable]
+public interface IGreeter
+{
+    string Greet(string name);
+}

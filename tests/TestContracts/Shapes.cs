@@ -1,0 +1,103 @@
+using System.Globalization;
+using System.Threading.Channels;
+
+namespace XCall.Tests.Contracts;
+
+/// <summary>The reference implementation of <see cref="IShapes"/> used by every transport's tests.</summary>
+public class Shapes : IShapes
+{
+    /// <summary>Messages received by <see cref="Post"/>, in every load context (a static of the shared assembly).</summary>
+    public static Channel<string> Posted { get; } = Channel.CreateUnbounded<string>();
+
+    /// <summary>Signalled when <see cref="WaitForCancel"/> or <see cref="DelayAsync"/> starts waiting.</summary>
+    public static Channel<string> Started { get; } = Channel.CreateUnbounded<string>();
+
+    public void Ping() { }
+    public int Add(int a, int b) => a + b;
+    public long Add(long a, long b) => a + b + 1_000_000_000_000L;
+    public string? Echo(string? s) => s;
+    public byte[]? Reverse(byte[]? data)
+    {
+        if (data is null)
+        {
+            return null;
+        }
+        byte[] copy = (byte[])data.Clone();
+        Array.Reverse(copy);
+        return copy;
+    }
+
+    public int Sum(ReadOnlySpan<int> values)
+    {
+        int sum = 0;
+        foreach (int v in values)
+        {
+            sum += v;
+        }
+        return sum;
+    }
+
+    public Order RoundTrip(Order order) => order;
+    public Data Increment(Data data) => new() { p = data.p + 1 };
+    public Immutable Make(int a, string b) => new(a, b);
+    public Money Convert(Money m) => m with { Amount = m.Amount * 2, Currency = m.Currency + "x2" };
+    public Vec3 Scale(Vec3 v, float f) => new() { X = v.X * f, Y = v.Y * f, Z = v.Z * f };
+    public DateTime Tomorrow(DateTime d) => d.AddDays(1);
+    public void Swap(ref int a, ref int b) => (a, b) = (b, a);
+    public bool TryParse(string s, out int value) => int.TryParse(s, NumberStyles.Integer, CultureInfo.InvariantCulture, out value);
+    public void Mutate(byte[] data) => Array.Fill(data, (byte)0xEE);
+
+    public async Task DelayAsync(int milliseconds, CancellationToken cancellationToken)
+    {
+        Started.Writer.TryWrite(nameof(DelayAsync));
+        await Task.Delay(milliseconds, cancellationToken);
+    }
+
+    public async Task<int> AddAsync(int a, int b)
+    {
+        await Task.Yield();
+        return a + b;
+    }
+
+    public ValueTask PingAsync() => default;
+
+    public async ValueTask<string> ConcatAsync(string a, string b)
+    {
+        await Task.Yield();
+        return a + b;
+    }
+
+    public Task<Order> RoundTripAsync(Order order) => Task.FromResult(order);
+    public void Post(string message) => Posted.Writer.TryWrite(message);
+    public int Fail(string message) => throw new InvalidOperationException(message);
+
+    public async Task FailAsync(string message)
+    {
+        await Task.Yield();
+        throw new ArgumentException(message);
+    }
+
+    public int WaitForCancel(CancellationToken cancellationToken)
+    {
+        Started.Writer.TryWrite(nameof(WaitForCancel));
+        cancellationToken.WaitHandle.WaitOne();
+        cancellationToken.ThrowIfCancellationRequested();
+        return -1;
+    }
+
+    public List<string?> Names(List<string?> names) => [.. names, "added"];
+    public Dictionary<string, List<int>>? Group(Dictionary<string, List<int>>? input) =>
+        input?.ToDictionary(p => p.Key.ToUpperInvariant(), p => p.Value.Select(v => v * 10).ToList());
+    public int? MaybeDouble(int? x) => x * 2;
+    public ReadOnlyMemory<double> Doubles(ReadOnlyMemory<double> values) => values.ToArray().Select(v => v * 2).ToArray();
+    public Color Next(Color c) => (Color)(((int)c + 1) % 3);
+    public decimal AddDecimal(decimal a, decimal b) => a + b;
+    public Guid Same(Guid g) => g;
+    public List<int>? Squares(List<int>? values) => values?.Select(v => v * v).ToList();
+}
+
+/// <summary>Implementation of <see cref="IGreeter"/>.</summary>
+public class Greeter : IGreeter
+{
+    public string Greet(string name) => $"Hello, {name}";
+}
