@@ -43,10 +43,15 @@ public sealed partial class ProxyGenerator
                 w.Line("return;");
                 w.Close();
                 w.Line("__w.WritePresence(true);");
+                w.Line("__w.EnterObject();");
             }
             foreach (MemberSpec m in data.Members)
             {
                 w.Line(Write(m.Type, "value." + m.Name));
+            }
+            if (!data.IsValueType)
+            {
+                w.Line("__w.ExitObject();");
             }
             w.Close();
             w.Line();
@@ -83,6 +88,34 @@ public sealed partial class ProxyGenerator
             }
             string init = inits.Count == 0 ? "" : " { " + string.Join(", ", inits) + " }";
             w.Line($"return new {data.FullName}({string.Join(", ", ctorArgs)}){init};");
+            w.Close();
+            w.Line();
+
+            // A deep copy for domain calls: the same members, copied by the same rules as arguments.
+            w.Open($"public static {data.FullName} Clone({data.FullName} value, int depth)");
+            if (!data.IsValueType)
+            {
+                w.Open("if (value is null)");
+                w.Line("return null!;");
+                w.Close();
+                w.Line($"{DomainNs}.DomainCopy.CheckDepth(depth);");
+            }
+            var cloneArgs = new string[data.ConstructorParameterCount];
+            var cloneInits = new List<string>();
+            foreach (MemberSpec m in data.Members)
+            {
+                string copy = Copy(m.Type, "value." + m.Name, "depth + 1");
+                if (m.ConstructorIndex >= 0)
+                {
+                    cloneArgs[m.ConstructorIndex] = copy;
+                }
+                else
+                {
+                    cloneInits.Add($"{m.Name} = {copy}");
+                }
+            }
+            string cloneInit = cloneInits.Count == 0 ? "" : " { " + string.Join(", ", cloneInits) + " }";
+            w.Line($"return new {data.FullName}({string.Join(", ", cloneArgs)}){cloneInit};");
             w.Close();
             w.Close();
             return w.ToString();
@@ -395,7 +428,7 @@ public sealed partial class ProxyGenerator
             {
                 w.Line();
                 w.Open($"{m.ReturnTypeName} {m.DeclaringInterface}.{Escape(m.Name)}({ParameterList(m)})");
-                w.Line($"var __t = global::System.Runtime.CompilerServices.Unsafe.As<{c.FullName}>(Link.Target);");
+                w.Line($"var __t = global::System.Runtime.CompilerServices.Unsafe.As<{c.FullName}>(Target);");
                 var args = new List<string>();
                 int i = 0;
                 foreach (ParameterSpec p in m.Parameters)
@@ -537,8 +570,9 @@ public sealed partial class ProxyGenerator
             _ => $"{t.Marshaller}.Read(ref __r)",
         };
 
-        private static string Copy(TypeSpec t, string value) => t.Kind switch
+        private static string Copy(TypeSpec t, string value, string depth = "0") => t.Kind switch
         {
+            WireKind.Data => $"{t.Marshaller}.Clone({value}, {depth})",
             WireKind.Unmanaged or WireKind.String or WireKind.ReadOnlySpan => value,
             WireKind.UnmanagedArray => $"{DomainNs}.DomainCopy.CopyArray<{t.ElementName}>({value})",
             WireKind.UnmanagedList => $"{DomainNs}.DomainCopy.CopyList<{t.ElementName}>({value})",

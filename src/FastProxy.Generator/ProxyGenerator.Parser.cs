@@ -340,7 +340,7 @@ public sealed partial class ProxyGenerator
             }
             string plain = type.WithNullableAnnotation(NullableAnnotation.NotAnnotated).ToDisplayString(s_fullName);
             string marshaller = $"global::XCall.Generated.{Identifier(type)}_XCallMarshaller";
-            var spec = new TypeSpec(full, WireKind.Marshalled, null, marshaller);
+            var spec = new TypeSpec(full, WireKind.Data, null, marshaller);
             if (_dataTypes.TryGetValue(plain, out DataTypeSpec? known))
             {
                 return spec; // known, or in progress (a recursive type)

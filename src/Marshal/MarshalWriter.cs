@@ -16,6 +16,7 @@ public ref struct MarshalWriter
     private int _pos;
     private readonly IBufferWriter<byte>? _output;
     private long _flushed;
+    private int _depth;
 
     /// <summary>Writes into a fixed span; running out of room raises <see cref="InvalidOperationException"/>.</summary>
     public MarshalWriter(Span<byte> destination)
@@ -157,6 +158,23 @@ public ref struct MarshalWriter
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void WriteValue<T, TMarshaller>(T value) where TMarshaller : IMarshaller<T>
         => TMarshaller.Write(ref this, value);
+
+    /// <summary>
+    /// Enters one level of object nesting. Past <see cref="MarshalLimits.MaxDepth"/> of the default limits it
+    /// raises <see cref="XCallException"/>: the graph is too deep for the reader, or it has a cycle.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void EnterObject()
+    {
+        if (++_depth > MarshalLimits.Default.MaxDepth)
+        {
+            ThrowHelper.WriterTooDeep(MarshalLimits.Default.MaxDepth);
+        }
+    }
+
+    /// <summary>Leaves one level of object nesting.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void ExitObject() => _depth--;
 
     /// <summary>Copies raw bytes, across as many spans of the buffer writer as needed.</summary>
     public void WriteBlock(ReadOnlySpan<byte> source)

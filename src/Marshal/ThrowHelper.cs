@@ -21,6 +21,10 @@ internal static class ThrowHelper
         throw new XCallProtocolException($"Objects nested deeper than the limit of {limit}.");
 
     [DoesNotReturn]
+    public static void WriterTooDeep(int limit) =>
+        throw new XCallException($"Object graph nested deeper than {limit} levels while marshalling: it is too deep for the peer to read, or it contains a cycle.");
+
+    [DoesNotReturn]
     public static void WriterFull(int needed) =>
         throw new InvalidOperationException($"The fixed marshal buffer has no room for {needed} more byte(s).");
 }

@@ -24,8 +24,11 @@ internal enum WireKind
     /// <summary>Span&lt;T&gt; of unmanaged T (sync methods only).</summary>
     Span,
 
-    /// <summary>Anything written through a marshaller type (collections, nullable structs, data types).</summary>
+    /// <summary>Anything written through a marshaller type (collections, nullable structs).</summary>
     Marshalled,
+
+    /// <summary>A data type with a generated marshaller (and a generated deep copy for domain calls).</summary>
+    Data,
 }
 
 /// <summary>A type as the emitter needs it.</summary>

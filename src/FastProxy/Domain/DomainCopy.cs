@@ -40,6 +40,20 @@ public static class DomainCopy
         }
     }
 
+    /// <summary>Guards generated deep copies against cycles and runaway depth.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static void CheckDepth(int depth)
+    {
+        if (depth > MarshalLimits.Default.MaxDepth)
+        {
+            ThrowTooDeep();
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ThrowTooDeep() => throw new XCallException(
+        $"Object graph nested deeper than {MarshalLimits.Default.MaxDepth} levels while copying for a domain call: it is too deep, or it contains a cycle.");
+
     /// <summary>A copy of an unmanaged array (one block copy).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static T[]? CopyArray<T>(T[]? value) where T : unmanaged => value is null ? null : value.Length == 0 ? [] : value.AsSpan().ToArray();

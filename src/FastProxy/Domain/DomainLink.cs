@@ -11,6 +11,8 @@ namespace XCall.Domain;
 [EditorBrowsable(EditorBrowsableState.Never)]
 public sealed class DomainLink
 {
+    private readonly object _lock = new();
+    private readonly List<DomainProxyBase> _proxies = [];
     private object? _target;
 
     /// <summary>Creates a link to <paramref name="target"/>, reachable as <paramref name="endpoint"/>.</summary>
@@ -33,8 +35,33 @@ public sealed class DomainLink
     /// <summary>True once closed.</summary>
     public bool IsClosed => Volatile.Read(ref _target) is null;
 
-    /// <summary>Drops the target.</summary>
-    public void Close() => Volatile.Write(ref _target, null);
+    /// <summary>Drops the target and detaches every proxy made over this link.</summary>
+    public void Close()
+    {
+        DomainProxyBase[] proxies;
+        lock (_lock)
+        {
+            Volatile.Write(ref _target, null);
+            proxies = [.. _proxies];
+            _proxies.Clear();
+        }
+        foreach (DomainProxyBase proxy in proxies)
+        {
+            proxy.Detach();
+        }
+    }
+
+    internal object? Attach(DomainProxyBase proxy)
+    {
+        lock (_lock)
+        {
+            if (_target is not null)
+            {
+                _proxies.Add(proxy);
+            }
+            return _target;
+        }
+    }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private object ThrowClosed() => throw new XCallDisconnectedException(Endpoint, "the domain host was disposed");

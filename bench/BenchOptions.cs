@@ -1,0 +1,63 @@
+namespace XCall.Bench;
+
+/// <summary>Command-line options of the call-cost benchmark.</summary>
+internal sealed record BenchOptions
+{
+    public static readonly string[] AllTransports = ["direct", "domain"];
+    public static readonly string[] AllSignatures = ["loc", "int", "virt", "data", "str", "byte"];
+
+    public string[] Transports { get; init; } = AllTransports;
+    public string[] Filter { get; init; } = [];
+    public string? OutDirectory { get; init; }
+    public bool Full { get; init; }
+
+    /// <summary>The options of the current run (the in-process BenchmarkDotNet toolchain reads them).</summary>
+    public static BenchOptions Current { get; set; } = new();
+
+    public static BenchOptions Parse(string[] args)
+    {
+        var options = new BenchOptions();
+        for (int i = 0; i < args.Length; i++)
+        {
+            string Next() => i + 1 < args.Length ? args[++i] : throw new ArgumentException($"{args[i]} needs a value.");
+            options = args[i] switch
+            {
+                "--full" => options with { Full = true },
+                "--out" => options with { OutDirectory = Next() },
+                "--transports" => options with { Transports = Split(Next(), AllTransports, "transport") },
+                "--filter" => options with { Filter = Next().Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries) },
+                "-h" or "--help" => throw new HelpRequestedException(),
+                _ => throw new ArgumentException($"Unknown option {args[i]}."),
+            };
+        }
+        return options;
+    }
+
+    public bool Includes(string signature) =>
+        Filter.Length == 0 || Filter.Any(f => signature.Contains(f, StringComparison.OrdinalIgnoreCase));
+
+    private static string[] Split(string value, string[] allowed, string what)
+    {
+        string[] items = value.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+        foreach (string item in items)
+        {
+            if (!allowed.Contains(item))
+            {
+                throw new ArgumentException($"Unknown {what} '{item}' (known: {string.Join(", ", allowed)}).");
+            }
+        }
+        return items;
+    }
+
+    public const string Usage = """
+        XCall call-cost benchmark: ns per call, signature by signature, on each transport.
+
+        usage: dotnet run -c Release --project bench -- [options]
+          --transports LIST   comma-separated: direct,domain (default: all)
+          --filter LIST       only signatures containing one of these (loc,int,virt,data,str,byte)
+          --out DIR           write calls.json, calls.md, calls.csv there (default: a new folder it prints)
+          --full              BenchmarkDotNet's full statistics (slower); default is a quick run
+        """;
+}
+
+internal sealed class HelpRequestedException : Exception;

@@ -1,0 +1,80 @@
+using System.Runtime.InteropServices;
+using BenchmarkDotNet.Configs;
+using BenchmarkDotNet.Filters;
+using BenchmarkDotNet.Jobs;
+using BenchmarkDotNet.Reports;
+using BenchmarkDotNet.Running;
+using BenchmarkDotNet.Toolchains.InProcess.Emit;
+using Perfolizer.Horology;
+using XCall.Bench;
+
+BenchOptions options;
+try
+{
+    options = BenchOptions.Parse(args);
+}
+catch (HelpRequestedException)
+{
+    Console.WriteLine(BenchOptions.Usage);
+    return 0;
+}
+catch (ArgumentException ex)
+{
+    Console.Error.WriteLine(ex.Message);
+    Console.Error.WriteLine(BenchOptions.Usage);
+    return 2;
+}
+BenchOptions.Current = options;
+
+// In-process: the proxies come from a source generator, which BenchmarkDotNet's out-of-process
+// rebuild of this project would not run reliably; the measured code is the same.
+Job job = (options.Full
+        ? Job.Default
+        : Job.Default.WithWarmupCount(3).WithIterationCount(10).WithIterationTime(TimeInterval.FromMilliseconds(120)))
+    .WithToolchain(InProcessEmitToolchain.Instance);
+IConfig config = ManualConfig.CreateMinimumViable()
+    .AddJob(job)
+    .AddDiagnoser(BenchmarkDotNet.Diagnosers.MemoryDiagnoser.Default)
+    .AddFilter(new SimpleFilter(c => options.Includes(c.Descriptor.WorkloadMethodDisplayInfo.Trim('\''))))
+    .WithOptions(ConfigOptions.DisableLogFile | ConfigOptions.JoinSummary);
+
+var results = new List<CallResult>();
+Summary[] summaries = BenchmarkRunner.Run([typeof(LocalCallBenchmark), typeof(CallCostBenchmarks)], config);
+foreach (BenchmarkReport report in summaries.SelectMany(s => s.Reports))
+{
+    if (report.ResultStatistics is null)
+    {
+        continue;
+    }
+    string signature = report.BenchmarkCase.Descriptor.WorkloadMethodDisplayInfo.Trim('\'');
+    string transport = report.BenchmarkCase.Parameters.Items.FirstOrDefault(p => p.Name == "Transport")?.Value as string ?? "direct";
+    results.Add(new CallResult(signature, transport, report.ResultStatistics.Mean, report.GcStats.GetBytesAllocatedPerOperation(report.BenchmarkCase)));
+}
+
+IReadOnlyList<CallResult> final = ResultWriter.WithRatios(results);
+string machine = Machine.Describe();
+Console.WriteLine();
+Console.WriteLine(ResultWriter.Table(final, machine));
+string outDir = options.OutDirectory ?? Path.Combine(Path.GetTempPath(), "xcall-bench-" + DateTime.UtcNow.ToString("yyyyMMdd-HHmmss"));
+ResultWriter.WriteFiles(outDir, final, machine);
+Console.WriteLine($"Results written to {Path.GetFullPath(outDir)} (calls.json, calls.md, calls.csv)");
+return final.Count > 0 ? 0 : 1;
+
+internal static class Machine
+{
+    public static string Describe()
+    {
+        string cpu = "unknown CPU";
+        try
+        {
+            cpu = File.ReadLines("/proc/cpuinfo").FirstOrDefault(l => l.StartsWith("model name", StringComparison.Ordinal))?.Split(':', 2)[1].Trim() ?? cpu;
+        }
+        catch (IOException)
+        {
+        }
+        catch (UnauthorizedAccessException)
+        {
+        }
+        return $"{cpu}, {Environment.ProcessorCount} cores, {RuntimeInformation.OSDescription}, {RuntimeInformation.FrameworkDescription}";
+    }
+}
