@@ -1,0 +1,145 @@
+using System.Runtime.InteropServices;
+using XCall.Marshal;
+using XCall.Runtime;
+using XCall.Tests.Contracts;
+using XCall.Transport;
+
+namespace XCall.FastProxy.Tests;
+
+/// <summary>What callers see when the connection or the peer misbehaves.</summary>
+public sealed class ConnectionFailureTests
+{
+    private static (XCallConnection Client, XCallConnection Server, InMemoryChannel ClientChannel) Connect(ConnectionOptions? clientOptions = null)
+    {
+        (InMemoryChannel clientChannel, InMemoryChannel serverChannel) = InMemoryChannel.CreatePair();
+        var server = new XCallConnection(serverChannel);
+        server.ExposeRoot(new Shapes(), ContractRegistry.Get<IShapes>().Dispatcher);
+        server.Start();
+        var client = new XCallConnection(clientChannel, clientOptions);
+        client.Start();
+        return (client, server, clientChannel);
+    }
+
+    [Fact]
+    public async Task Pending_call_fails_with_disconnected_when_the_peer_closes()
+    {
+        (XCallConnection client, XCallConnection server, _) = Connect();
+        IShapes shapes = client.GetProxy<IShapes>();
+        Task call = shapes.DelayAsync(600_000, CancellationToken.None);
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        while (await Shapes.Started.Reader.ReadAsync(timeout.Token) != nameof(IShapes.DelayAsync))
+        {
+        }
+        server.Dispose();
+        var ex = await Assert.ThrowsAsync<XCallDisconnectedException>(() => call);
+        Assert.Equal("mem://server", ex.Endpoint);
+        Assert.Throws<XCallDisconnectedException>(() => shapes.Add(1, 2));
+        client.Dispose();
+    }
+
+    [Fact]
+    public async Task Call_times_out_and_the_remote_method_is_cancelled()
+    {
+        (XCallConnection client, XCallConnection server, _) = Connect(new ConnectionOptions { CallTimeout = TimeSpan.FromMilliseconds(200) });
+        IShapes shapes = client.GetProxy<IShapes>();
+        var ex = await Assert.ThrowsAsync<XCallTimeoutException>(() => Task.Run(() => shapes.WaitForCancel(CancellationToken.None)));
+        Assert.Contains("200 ms", ex.Message);
+        // The connection stays usable after a timeout.
+        Assert.Equal(3, shapes.Add(1, 2));
+        await Assert.ThrowsAsync<XCallTimeoutException>(() => shapes.DelayAsync(600_000, CancellationToken.None));
+        Assert.Equal(5, shapes.Add(2, 3));
+        client.Dispose();
+        server.Dispose();
+    }
+
+    [Fact]
+    public void Unknown_method_id_is_reported_as_a_remote_error()
+    {
+        (XCallConnection client, XCallConnection server, _) = Connect();
+        _ = client.BeginCall(0, 0xdeadbeef, isAsync: false, out PendingCall call);
+        client.SendAndWait(call);
+        var ex = Assert.Throws<RemoteInvocationException>(() => call.GetReplyReader());
+        client.EndCall(call);
+        Assert.Equal("XCall.XCallException", ex.RemoteTypeName);
+        Assert.Contains("0xdeadbeef", ex.RemoteMessage);
+        Assert.Contains("XCall.Tests.Contracts.IShapes", ex.RemoteMessage);
+        client.Dispose();
+        server.Dispose();
+    }
+
+    [Fact]
+    public void Malformed_frame_closes_that_connection_only()
+    {
+        (XCallConnection client, XCallConnection server, InMemoryChannel clientChannel) = Connect();
+        (XCallConnection otherClient, XCallConnection otherServer, _) = Connect();
+        var closed = new TaskCompletionSource<Exception?>();
+        server.Closed += (_, error) => closed.TrySetResult(error);
+
+        // A call frame for IShapes.Add whose payload is truncated: 2 bytes instead of two ints.
+        var header = new FrameHeader(FrameKind.Call, 99, 0, MethodIdOfAdd(client));
+        byte[] frame = new byte[FrameHeader.Size + 2];
+        MemoryMarshal.Write(frame, in header);
+        clientChannel.InjectRaw(frame);
+
+        Assert.True(closed.Task.Wait(TimeSpan.FromSeconds(30)));
+        Assert.IsType<XCallProtocolException>(closed.Task.Result);
+        Assert.Throws<XCallDisconnectedException>(() => client.GetProxy<IShapes>().Add(1, 2));
+        Assert.Equal(7, otherClient.GetProxy<IShapes>().Add(3, 4));
+        otherClient.Dispose();
+        otherServer.Dispose();
+    }
+
+    [Fact]
+    public void Frame_of_another_version_is_a_protocol_error()
+    {
+        (XCallConnection client, XCallConnection server, InMemoryChannel clientChannel) = Connect();
+        var closed = new TaskCompletionSource<Exception?>();
+        server.Closed += (_, error) => closed.TrySetResult(error);
+        var header = new FrameHeader(FrameKind.Call, 1, 0, 1) { Version = 9 };
+        byte[] frame = new byte[FrameHeader.Size];
+        MemoryMarshal.Write(frame, in header);
+        clientChannel.InjectRaw(frame);
+        Assert.True(closed.Task.Wait(TimeSpan.FromSeconds(30)));
+        Assert.Contains("version 9", Assert.IsType<XCallProtocolException>(closed.Task.Result).Message);
+        client.Dispose();
+    }
+
+    [Fact]
+    public void Getting_a_contract_of_a_plain_interface_explains_the_fix()
+    {
+        var ex = Assert.Throws<InvalidOperationException>(() => ContractRegistry.Get<IDisposable>());
+        Assert.Contains("[Remotable]", ex.Message);
+    }
+
+    private static uint MethodIdOfAdd(XCallConnection client)
+    {
+        // Learn the id the generated proxy uses by capturing one real frame.
+        (InMemoryChannel c, InMemoryChannel s) = InMemoryChannel.CreatePair();
+        var recorder = new RecordingHandler();
+        s.Start(recorder);
+        var probe = new XCallConnection(c, new ConnectionOptions { CallTimeout = TimeSpan.FromMilliseconds(1) });
+        probe.Start();
+        Assert.Throws<XCallTimeoutException>(() => probe.GetProxy<IShapes>().Add(1, 2));
+        probe.Dispose();
+        return recorder.First.Task.Result;
+    }
+
+    private sealed class RecordingHandler : IFrameHandler
+    {
+        public TaskCompletionSource<uint> First { get; } = new();
+
+        public MarshalLimits Limits => MarshalLimits.Default;
+
+        public void OnFrame(in FrameHeader header, ref MarshalReader payload)
+        {
+            if (header.Kind == FrameKind.Call)
+            {
+                First.TrySetResult(header.MethodId);
+            }
+        }
+
+        public void OnClosed(Exception? error)
+        {
+        }
+    }
+}
