@@ -422,13 +422,13 @@ public sealed partial class ProxyGenerator
         {
             w.Line($"/// <summary>Generated domain proxy: calls of <see cref=\"{c.FullName}\"/> into another load context, arguments copied.</summary>");
             w.Line("[global::System.CodeDom.Compiler.GeneratedCode(\"XCall.FastProxy.Generator\", \"1.0\")]");
-            w.Open($"internal sealed class {c.Identifier}_XCallDomainProxy : {DomainNs}.DomainProxyBase, {c.FullName}");
+            w.Open($"internal sealed class {c.Identifier}_XCallDomainProxy : {DomainNs}.DomainProxyBase<{c.FullName}>, {c.FullName}");
             w.Line($"public {c.Identifier}_XCallDomainProxy({DomainNs}.DomainLink link) : base(link) {{ }}");
             foreach (MethodSpec m in c.Methods)
             {
                 w.Line();
                 w.Open($"{m.ReturnTypeName} {m.DeclaringInterface}.{Escape(m.Name)}({ParameterList(m)})");
-                w.Line($"var __t = global::System.Runtime.CompilerServices.Unsafe.As<{c.FullName}>(Target);");
+                w.Line("var __t = Target;");
                 var args = new List<string>();
                 int i = 0;
                 foreach (ParameterSpec p in m.Parameters)

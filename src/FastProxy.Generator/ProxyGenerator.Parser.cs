@@ -64,6 +64,12 @@ public sealed partial class ProxyGenerator
                 }
             }
 
+            if (_diagnostics.Count > 0)
+            {
+                // A proxy without the rejected members would not compile: the reported error is the only one to see.
+                return Result(null);
+            }
+
             var hashText = new StringBuilder(display).Append('\n');
             foreach (string signature in methods.Select(m => m.Signature).OrderBy(s => s, System.StringComparer.Ordinal))
             {

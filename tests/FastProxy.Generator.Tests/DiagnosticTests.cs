@@ -1,0 +1,297 @@
+using System.Globalization;
+using Microsoft.CodeAnalysis;
+using XCall.Generator.Tests.Support;
+
+namespace XCall.Generator.Tests;
+
+/// <summary>Each XCALL diagnostic, triggered by the smallest contract that shows it.</summary>
+public sealed class DiagnosticTests
+{
+    private const string Usings = """
+        using System;
+        using System.Threading;
+        using System.Threading.Tasks;
+        using XCall;
+
+        namespace Sample;
+
+        """;
+
+    [Fact]
+    public void Valid_contract_reports_no_diagnostics()
+    {
+        GeneratorOutput output = GeneratorHarness.Run(ContractSources.Shapes);
+
+        Assert.Empty(output.Diagnostics);
+    }
+
+    [Fact]
+    public void Generic_method_reports_XCALL001_on_the_method()
+    {
+        Reported report = Report("XCALL001", """
+            [Remotable]
+            public interface IConverter
+            {
+                T Convert<T>(T value);
+            }
+            """);
+
+        Assert.Equal("Convert", report.LocatedText);
+        Assert.Contains("'Convert'", report.Message);
+        Assert.Contains("'Sample.IConverter'", report.Message);
+        Assert.Contains("declare one method per concrete type", report.Message);
+    }
+
+    [Fact]
+    public void Parameter_of_an_unmarshallable_type_reports_XCALL002_on_the_parameter()
+    {
+        Reported report = Report("XCALL002", """
+            [Remotable]
+            public interface IResources
+            {
+                void Release(IDisposable resource);
+            }
+            """);
+
+        Assert.Equal("resource", report.LocatedText);
+        Assert.Contains("Parameter 'resource' of 'Release'", report.Message);
+        Assert.Contains("'System.IDisposable'", report.Message);
+        Assert.Contains("pass a concrete data type", report.Message);
+    }
+
+    [Fact]
+    public void Data_type_member_of_an_unmarshallable_type_reports_XCALL002_where_the_type_is_used()
+    {
+        Reported report = Report("XCALL002", """
+            public class Envelope
+            {
+                public int Id;
+                public object? Payload;
+            }
+
+            [Remotable]
+            public interface IMail
+            {
+                void Send(Envelope envelope);
+            }
+            """);
+
+        Assert.Equal("envelope", report.LocatedText);
+        Assert.Contains("Member 'Payload' of 'Sample.Envelope'", report.Message);
+        Assert.Contains("'object?'", report.Message);
+        Assert.Contains("framework types other than primitives, strings and the supported collections", report.Message);
+    }
+
+    [Fact]
+    public void One_way_method_returning_a_value_reports_XCALL003_on_the_method()
+    {
+        Reported report = Report("XCALL003", """
+            [Remotable]
+            public interface ILog
+            {
+                [OneWay] int Post(string message);
+            }
+            """);
+
+        Assert.Equal("Post", report.LocatedText);
+        Assert.Contains("'Post'", report.Message);
+        Assert.Contains("must return void", report.Message);
+    }
+
+    [Fact]
+    public void Methods_whose_ids_collide_report_XCALL004_on_the_second_method()
+    {
+        // Found by search: FNV-1a 32 maps both signatures to 0x40cd79e5.
+        Assert.Equal(Fnv1a.Hash32("M15119()->void"), Fnv1a.Hash32("M203802()->void"));
+
+        Reported report = Report("XCALL004", """
+            [Remotable]
+            public interface ICollide
+            {
+                void M15119();
+                void M203802();
+            }
+            """);
+
+        Assert.Equal("M203802", report.LocatedText);
+        Assert.Contains("'M15119()->void' and 'M203802()->void'", report.Message);
+        Assert.Contains("'Sample.ICollide'", report.Message);
+        Assert.Contains("0x40cd79e5", report.Message);
+        Assert.Contains("rename one of them", report.Message);
+    }
+
+    [Fact]
+    public void Out_parameter_on_an_async_method_reports_XCALL005_on_the_parameter()
+    {
+        Reported report = Report("XCALL005", """
+            [Remotable]
+            public interface IParser
+            {
+                Task<bool> TryParseAsync(string text, out int value);
+            }
+            """);
+
+        Assert.Equal("value", report.LocatedText);
+        Assert.Contains("'TryParseAsync'", report.Message);
+        Assert.Contains("'value'", report.Message);
+        Assert.Contains("return the values in the task's result", report.Message);
+    }
+
+    [Fact]
+    public void Property_reports_XCALL006_on_the_property()
+    {
+        Reported report = Report("XCALL006", """
+            [Remotable]
+            public interface ICounter
+            {
+                int Count { get; }
+            }
+            """);
+
+        Assert.Equal("Count", report.LocatedText);
+        Assert.Contains("'Count'", report.Message);
+        Assert.Contains("'Sample.ICounter'", report.Message);
+        Assert.Contains("replace properties and events with methods", report.Message);
+    }
+
+    [Fact]
+    public void Event_reports_XCALL006_once_on_the_event()
+    {
+        Reported report = Report("XCALL006", """
+            [Remotable]
+            public interface INotifier
+            {
+                event EventHandler Changed;
+            }
+            """);
+
+        Assert.Equal("Changed", report.LocatedText);
+        Assert.Contains("'Changed'", report.Message);
+        Assert.Contains("'Sample.INotifier'", report.Message);
+    }
+
+    [Fact]
+    public void Data_type_without_a_usable_constructor_reports_XCALL007_on_the_type()
+    {
+        Reported report = Report("XCALL007", """
+            public class Handle
+            {
+                public Handle(int id)
+                {
+                }
+
+                public int Value;
+            }
+
+            [Remotable]
+            public interface IHandles
+            {
+                void Close(Handle handle);
+            }
+            """);
+
+        Assert.Equal("Handle", report.LocatedText);
+        Assert.Contains("'Sample.Handle'", report.Message);
+        Assert.Contains("needs a public parameterless constructor", report.Message);
+    }
+
+    [Fact]
+    public void Generic_interface_reports_XCALL008_on_the_interface()
+    {
+        Reported report = Report("XCALL008", """
+            [Remotable]
+            public interface IRepository<T>
+            {
+                T Get(int id);
+            }
+            """);
+
+        Assert.Equal("IRepository", report.LocatedText);
+        Assert.Contains("'Sample.IRepository<T>'", report.Message);
+        Assert.Contains("declare a non-generic interface per type argument", report.Message);
+    }
+
+    [Fact]
+    public void Span_parameter_on_an_async_method_reports_XCALL009_on_the_parameter()
+    {
+        Reported report = Report("XCALL009", """
+            [Remotable]
+            public interface ISummer
+            {
+                Task<int> SumAsync(ReadOnlySpan<int> values);
+            }
+            """);
+
+        Assert.Equal("values", report.LocatedText);
+        Assert.Contains("'SumAsync'", report.Message);
+        Assert.Contains("'values'", report.Message);
+        Assert.Contains("use ReadOnlyMemory<T> or an array", report.Message);
+    }
+
+    [Fact]
+    public void Span_parameter_on_a_one_way_method_reports_XCALL009_on_the_parameter()
+    {
+        Reported report = Report("XCALL009", """
+            [Remotable]
+            public interface ISink
+            {
+                [OneWay] void Push(Span<byte> data);
+            }
+            """);
+
+        Assert.Equal("data", report.LocatedText);
+        Assert.Contains("'Push'", report.Message);
+    }
+
+    [Fact]
+    public void Two_cancellation_tokens_report_XCALL010_on_the_method()
+    {
+        Reported report = Report("XCALL010", """
+            [Remotable]
+            public interface IWaiter
+            {
+                int Wait(CancellationToken first, CancellationToken second);
+            }
+            """);
+
+        Assert.Equal("Wait", report.LocatedText);
+        Assert.Contains("'Wait'", report.Message);
+        Assert.Contains("keep one", report.Message);
+    }
+
+    [Fact]
+    public void Invalid_contract_reports_only_the_generator_error()
+    {
+        // Emitting a contract without its invalid method would add compiler errors inside generated code.
+        GeneratorOutput output = GeneratorHarness.Run(Usings + """
+            [Remotable]
+            public interface IMixed
+            {
+                int Add(int a, int b);
+                T Convert<T>(T value);
+            }
+            """);
+
+        Assert.Equal("XCALL001", Assert.Single(output.Diagnostics).Id);
+        Assert.Equal(["XCALL001"], output.Compilation.GetDiagnostics().Concat(output.Diagnostics).Where(d => d.Severity == DiagnosticSeverity.Error).Select(d => d.Id));
+    }
+
+    /// <summary>Runs the generator over <paramref name="body"/> and expects exactly one error, <paramref name="id"/>.</summary>
+    private static Reported Report(string id, string body)
+    {
+        string source = Usings + body;
+        GeneratorOutput output = GeneratorHarness.Run(source);
+
+        Diagnostic diagnostic = Assert.Single(output.Diagnostics);
+        Assert.Equal(id, diagnostic.Id);
+        Assert.Equal(DiagnosticSeverity.Error, diagnostic.Severity);
+        FileLinePositionSpan line = diagnostic.Location.GetLineSpan();
+        Assert.Equal(GeneratorHarness.ContractPath, line.Path);
+        string located = source.Substring(diagnostic.Location.SourceSpan.Start, diagnostic.Location.SourceSpan.Length);
+        // The line span must agree with the text span, or IDEs underline the wrong place.
+        Assert.Equal(source.Split('\n')[line.StartLinePosition.Line].Substring(line.StartLinePosition.Character, located.Length), located);
+        return new Reported(located, diagnostic.GetMessage(CultureInfo.InvariantCulture));
+    }
+
+    private sealed record Reported(string LocatedText, string Message);
+}
