@@ -32,6 +32,45 @@ public sealed partial class XCallConnection
         ThreadPool.UnsafeQueueUserWorkItem(new QueuedCall(this, target, buffer, length, concurrentCall), preferLocal: false);
     }
 
+    private void OnHello(in FrameHeader header, ref MarshalReader payload)
+    {
+        string name = payload.ReadString() ?? throw new XCallProtocolException("Hello without a contract name.");
+        ulong hash = payload.Read<ulong>();
+        payload.EnsureFullyConsumed();
+        string? refusal = null;
+        ulong objectId = 0;
+        if (Services is null || !Services.TryGet(name, out ServiceTable.Entry entry))
+        {
+            refusal = $"no service for {name} is offered here";
+        }
+        else if (entry.Hash != hash)
+        {
+            refusal = $"contract mismatch for {name}: the client was built with hash {hash:x16}, the server with {entry.Hash:x16}; rebuild both from the same contract";
+        }
+        else
+        {
+            objectId = entry.ObjectId;
+            Expose(objectId, entry.Target, entry.Dispatcher);
+        }
+        if (IsClosed)
+        {
+            return;
+        }
+        var writer = new MarshalWriter(Channel.BeginFrame(new FrameHeader(refusal is null ? FrameKind.Reply : FrameKind.Error, header.CallId, 0, 0)));
+        if (refusal is null)
+        {
+            writer.Write(objectId);
+        }
+        else
+        {
+            writer.WriteString("XCall.XCallException");
+            writer.WriteString(refusal);
+            writer.WriteString(null);
+        }
+        writer.Flush();
+        Channel.CommitFrame();
+    }
+
     private ExposedObject FindObject(ulong objectId)
     {
         ExposedObject? found;

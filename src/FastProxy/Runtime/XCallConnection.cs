@@ -75,6 +75,63 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         }
     }
 
+    /// <summary>The services this side offers to a peer that asks for them by contract (server side).</summary>
+    public ServiceTable? Services { get; init; }
+
+    /// <summary>
+    /// Asks the peer for its service of contract <typeparamref name="T"/> and returns a proxy to it. The
+    /// peer checks the protocol version and the contract hash; a mismatch fails here with a message naming
+    /// the interface and both hashes.
+    /// </summary>
+    /// <exception cref="XCallException">The peer has no such service, or its contract differs.</exception>
+    public T GetService<T>() where T : class
+    {
+        Contract<T> contract = ContractRegistry.Get<T>();
+        return contract.CreateProxy(this, Hello(contract.Name, contract.Hash));
+    }
+
+    /// <summary>Sends a Hello for a contract and returns the object id the peer exposed it under.</summary>
+    internal ulong Hello(string contractName, ulong contractHash)
+    {
+        PendingCall call = RentCall(0, isAsync: false);
+        try
+        {
+            var writer = new MarshalWriter(Channel.BeginFrame(new FrameHeader(FrameKind.Hello, call.CallId, 0, 0)));
+            try
+            {
+                writer.WriteString(contractName);
+                writer.Write(contractHash);
+                writer.Flush();
+            }
+            catch
+            {
+                Channel.AbortFrame();
+                throw;
+            }
+            SendAndWait(call);
+            MarshalReader reply;
+            try
+            {
+                reply = call.GetReplyReader();
+            }
+            catch (RemoteInvocationException ex)
+            {
+                throw new XCallException($"{RemoteEndpoint} refused {contractName}: {ex.RemoteMessage}");
+            }
+            ulong objectId = reply.Read<ulong>();
+            reply.EnsureFullyConsumed();
+            return objectId;
+        }
+        finally
+        {
+            ReturnCall(call);
+        }
+    }
+
+    /// <summary>Asynchronous <see cref="GetService{T}"/>.</summary>
+    public Task<T> GetServiceAsync<T>(CancellationToken cancellationToken = default) where T : class =>
+        Task.Run(GetService<T>, cancellationToken);
+
     /// <summary>Creates a proxy of contract <typeparamref name="T"/> for the peer's object <paramref name="objectId"/>.</summary>
     public T GetProxy<T>(ulong objectId = 0) where T : class => ContractRegistry.Get<T>().CreateProxy(this, objectId);
 
@@ -296,9 +353,11 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
             case FrameKind.Ping:
                 TrySendControl(FrameKind.Pong, header.CallId, 0, 0);
                 break;
+            case FrameKind.Hello:
+                OnHello(header, ref payload);
+                break;
             case FrameKind.Pong:
             case FrameKind.Release:
-            case FrameKind.Hello:
             case FrameKind.Goodbye:
                 break;
             default:

@@ -1,0 +1,101 @@
+using XCall.Runtime;
+using XCall.Transport;
+
+namespace XCall;
+
+/// <summary>
+/// Serves a set of <see cref="RemotableAttribute"/> services to every connection a transport accepts:
+/// many clients at once, each on its own <see cref="XCallConnection"/>; a client that dies or sends a
+/// malformed frame loses only its own connection.
+/// </summary>
+public sealed class XCallServer : IDisposable
+{
+    private readonly object _lock = new();
+    private readonly HashSet<XCallConnection> _connections = [];
+    private bool _disposed;
+
+    /// <summary>Creates a server whose connections use <paramref name="options"/>.</summary>
+    public XCallServer(ConnectionOptions? options = null) => Options = options ?? ConnectionOptions.Default;
+
+    /// <summary>Settings of every connection.</summary>
+    public ConnectionOptions Options { get; }
+
+    /// <summary>The services offered.</summary>
+    public ServiceTable Services { get; } = new();
+
+    /// <summary>The open connections.</summary>
+    public IReadOnlyCollection<XCallConnection> Connections
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return [.. _connections];
+            }
+        }
+    }
+
+    /// <summary>Offers <paramref name="service"/> as contract <typeparamref name="T"/>.</summary>
+    public XCallServer Add<T>(T service) where T : class
+    {
+        Services.Add(service);
+        return this;
+    }
+
+    /// <summary>Serves the services on an accepted channel; the connection is dropped from <see cref="Connections"/> when it closes.</summary>
+    public XCallConnection Attach(FrameChannel channel)
+    {
+        var connection = new XCallConnection(channel, Options) { Services = Services };
+        lock (_lock)
+        {
+            if (_disposed)
+            {
+                channel.Dispose();
+                throw new ObjectDisposedException(nameof(XCallServer));
+            }
+            _connections.Add(connection);
+        }
+        connection.Closed += (c, _) =>
+        {
+            lock (_lock)
+            {
+                _connections.Remove(c);
+            }
+        };
+        connection.Start();
+        return connection;
+    }
+
+    /// <summary>Accepts channels with <paramref name="accept"/> and serves each until cancelled.</summary>
+    public async Task ServeAsync(Func<CancellationToken, ValueTask<FrameChannel>> accept, CancellationToken cancellationToken)
+    {
+        while (!cancellationToken.IsCancellationRequested)
+        {
+            FrameChannel channel;
+            try
+            {
+                channel = await accept(cancellationToken).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+            {
+                return;
+            }
+            Attach(channel);
+        }
+    }
+
+    /// <summary>Closes every connection.</summary>
+    public void Dispose()
+    {
+        XCallConnection[] open;
+        lock (_lock)
+        {
+            _disposed = true;
+            open = [.. _connections];
+        }
+        foreach (XCallConnection connection in open)
+        {
+            connection.Dispose();
+        }
+    }
+}

@@ -1,0 +1,71 @@
+using XCall.Runtime;
+using XCall.Tests.Contracts;
+
+namespace XCall.FastProxy.Tests;
+
+/// <summary>Hosting several services for several clients, and the contract handshake.</summary>
+public sealed class ServerTests
+{
+    [Fact]
+    public void Client_gets_each_registered_service_by_contract()
+    {
+        using var server = new XCallServer().Add<IShapes>(new Shapes()).Add<IGreeter>(new Greeter());
+        (InMemoryChannel c, InMemoryChannel s) = InMemoryChannel.CreatePair();
+        server.Attach(s);
+        using var client = new XCallConnection(c);
+        client.Start();
+        Assert.Equal(5, client.GetService<IShapes>().Add(2, 3));
+        Assert.Equal("Hello, Bo", client.GetService<IGreeter>().Greet("Bo"));
+        Assert.Single(server.Connections);
+    }
+
+    [Fact]
+    public void Asking_for_a_service_that_is_not_offered_fails_clearly()
+    {
+        using var server = new XCallServer().Add<IGreeter>(new Greeter());
+        (InMemoryChannel c, InMemoryChannel s) = InMemoryChannel.CreatePair();
+        server.Attach(s);
+        using var client = new XCallConnection(c);
+        client.Start();
+        var ex = Assert.Throws<XCallException>(() => client.GetService<IShapes>());
+        Assert.Contains("no service for XCall.Tests.Contracts.IShapes", ex.Message);
+    }
+
+    [Fact]
+    public void Contract_hash_mismatch_names_the_interface_and_both_hashes()
+    {
+        using var server = new XCallServer().Add<IGreeter>(new Greeter());
+        (InMemoryChannel c, InMemoryChannel s) = InMemoryChannel.CreatePair();
+        server.Attach(s);
+        using var client = new XCallConnection(c);
+        client.Start();
+        ulong real = ContractRegistry.Get<IGreeter>().Hash;
+        var ex = Assert.Throws<XCallException>(() => client.Hello("XCall.Tests.Contracts.IGreeter", 0x1234));
+        Assert.Contains("XCall.Tests.Contracts.IGreeter", ex.Message);
+        Assert.Contains("0000000000001234", ex.Message);
+        Assert.Contains(real.ToString("x16"), ex.Message);
+    }
+
+    [Fact]
+    public void Closing_a_client_removes_its_connection_and_others_keep_working()
+    {
+        using var server = new XCallServer().Add<IShapes>(new Shapes());
+        (InMemoryChannel c1, InMemoryChannel s1) = InMemoryChannel.CreatePair();
+        (InMemoryChannel c2, InMemoryChannel s2) = InMemoryChannel.CreatePair();
+        XCallConnection served1 = server.Attach(s1);
+        server.Attach(s2);
+        var client1 = new XCallConnection(c1);
+        client1.Start();
+        using var client2 = new XCallConnection(c2);
+        client2.Start();
+        IShapes one = client1.GetService<IShapes>();
+        IShapes two = client2.GetService<IShapes>();
+        Assert.Equal(2, one.Add(1, 1));
+        var gone = new TaskCompletionSource();
+        served1.Closed += (_, _) => gone.TrySetResult();
+        client1.Dispose();
+        Assert.True(gone.Task.Wait(TimeSpan.FromSeconds(30)));
+        Assert.Single(server.Connections);
+        Assert.Equal(4, two.Add(2, 2));
+    }
+}
