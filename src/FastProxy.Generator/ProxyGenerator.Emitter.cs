@@ -175,7 +175,7 @@ public sealed partial class ProxyGenerator
             w.Line($"/// <summary>Generated proxy: calls of <see cref=\"{c.FullName}\"/> travel as frames over a connection.</summary>");
             w.Line("[global::System.CodeDom.Compiler.GeneratedCode(\"XCall.FastProxy.Generator\", \"1.0\")]");
             w.Open($"internal sealed class {c.Identifier}_XCallProxy : {Runtime}.ProxyBase, {c.FullName}");
-            w.Line($"public {c.Identifier}_XCallProxy({Runtime}.XCallConnection connection, ulong objectId) : base(connection, objectId) {{ }}");
+            w.Line($"public {c.Identifier}_XCallProxy({Runtime}.XCallConnection connection, ulong objectId) : base(connection, objectId, {c.Identifier}_XCallContract.SharedDispatcher) {{ }}");
             foreach (MethodSpec m in c.Methods)
             {
                 w.Line();
@@ -232,9 +232,10 @@ public sealed partial class ProxyGenerator
                 w.Line($"{Escape(p.Name)} = default!;");
             }
             w.Line("var __conn = Connection;");
-            w.Line($"var __out = __conn.BeginCall(ObjectId, 0x{m.Id:x8}u, {(isAsync ? "true" : "false")}, out var __call);");
+            w.Line($"var __out = __conn.BeginCall(this, 0x{m.Id:x8}u, {(isAsync ? "true" : "false")}, out var __call);");
             w.Open("try");
             EmitWriteArguments(w, m);
+            w.Line("__call.RequestBytes = __w.BytesWritten;");
             w.Close();
             w.Open("catch");
             w.Line("__conn.AbortCall(__call);");
@@ -364,6 +365,7 @@ public sealed partial class ProxyGenerator
                     }
                 }
                 w.Line("__r.EnsureFullyConsumed();");
+                w.Line("call.ArgumentsRead();");
                 string invoke = $"__t.{Escape(m.Name)}({string.Join(", ", args)})";
                 switch (m.ReturnKind)
                 {
@@ -415,6 +417,14 @@ public sealed partial class ProxyGenerator
             w.Line("    throw UnknownMethod(methodId);");
             w.Close();
             w.Close();
+            w.Line();
+            w.Open("public override string GetMethodName(uint methodId) => methodId switch");
+            foreach (MethodSpec m in c.Methods)
+            {
+                w.Line($"0x{m.Id:x8}u => \"{m.Name}\",");
+            }
+            w.Line("_ => \"0x\" + methodId.ToString(\"x8\"),");
+            w.Close(";");
             w.Close();
         }
 

@@ -38,12 +38,12 @@ public sealed class ConnectionFailureTests
     }
 
     [Fact]
-    public async Task Call_times_out_and_the_remote_method_is_cancelled()
+    public async Task Call_times_out_and_the_connection_stays_usable()
     {
-        (XCallConnection client, XCallConnection server, _) = Connect(new ConnectionOptions { CallTimeout = TimeSpan.FromMilliseconds(200) });
+        (XCallConnection client, XCallConnection server, _) = Connect(new ConnectionOptions { CallTimeout = TimeSpan.FromSeconds(2) });
         IShapes shapes = client.GetProxy<IShapes>();
         var ex = await Assert.ThrowsAsync<XCallTimeoutException>(() => Task.Run(() => shapes.WaitForCancel(CancellationToken.None)));
-        Assert.Contains("200 ms", ex.Message);
+        Assert.Contains("2000 ms", ex.Message);
         // The connection stays usable after a timeout.
         Assert.Equal(3, shapes.Add(1, 2));
         await Assert.ThrowsAsync<XCallTimeoutException>(() => shapes.DelayAsync(600_000, CancellationToken.None));

@@ -24,10 +24,10 @@ internal sealed class InMemoryChannel : FrameChannel
 
     public override string RemoteEndpoint { get; }
 
-    public static (InMemoryChannel Client, InMemoryChannel Server) CreatePair()
+    public static (InMemoryChannel Client, InMemoryChannel Server) CreatePair(string name = "server")
     {
-        var client = new InMemoryChannel("mem://server");
-        var server = new InMemoryChannel("mem://client");
+        var client = new InMemoryChannel($"mem://{name}");
+        var server = new InMemoryChannel($"mem://{name}-client");
         client._peer = server;
         server._peer = client;
         return (client, server);

@@ -20,6 +20,9 @@ public abstract class Dispatcher
     /// </summary>
     public abstract ValueTask Dispatch(object target, uint methodId, ref MarshalReader args, ServerCall call);
 
+    /// <summary>The name of the method with <paramref name="methodId"/> (for diagnostics), or its id in hex.</summary>
+    public abstract string GetMethodName(uint methodId);
+
     /// <summary>Raised for a method id this contract does not have.</summary>
     protected XCallException UnknownMethod(uint methodId) =>
         new($"Contract {ContractName} (hash {ContractHash:x16}) has no method with id 0x{methodId:x8}; are both sides built from the same contract?");

@@ -48,6 +48,21 @@ public sealed class PendingCall : IValueTaskSource
 
     internal uint MethodId { get; set; }
 
+    /// <summary>Bytes of the argument payload (set by the generated proxy, for diagnostics).</summary>
+    public long RequestBytes { get; set; }
+
+    internal ProxyBase? Proxy { get; set; }
+
+    internal long StartTimestamp { get; set; }
+
+    internal long SentTimestamp { get; set; }
+
+    internal long ReplyTimestamp { get; set; }
+
+    internal int ReplyLength => _replyLength;
+
+    internal bool Failed => _failure is not null || _replyKind == FrameKind.Error;
+
     /// <summary>True once the reply (or a failure) arrived.</summary>
     public bool IsCompleted => Volatile.Read(ref _state) == Done;
 
@@ -57,7 +72,10 @@ public sealed class PendingCall : IValueTaskSource
         MethodId = methodId;
         _async = isAsync;
         _failure = null;
+        _replyKind = FrameKind.Reply;
         _replyLength = 0;
+        RequestBytes = 0;
+        ReplyTimestamp = 0;
         _state = Waiting;
         Volatile.Write(ref _claimId, callId);
         if (isAsync)
@@ -80,6 +98,10 @@ public sealed class PendingCall : IValueTaskSource
         }
         payload.ReadBlock(_reply.AsSpan(0, (int)length));
         _replyLength = (int)length;
+        if (StartTimestamp != 0)
+        {
+            ReplyTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
+        }
         _replyKind = kind;
         return Finish();
     }

@@ -7,11 +7,15 @@ namespace XCall.Runtime;
 public abstract class ProxyBase
 {
     /// <summary>Creates a proxy for object <paramref name="objectId"/> of <paramref name="connection"/>'s peer.</summary>
-    protected ProxyBase(XCallConnection connection, ulong objectId)
+    protected ProxyBase(XCallConnection connection, ulong objectId, Dispatcher contract)
     {
         Connection = connection;
         ObjectId = objectId;
+        Contract = contract;
     }
+
+    /// <summary>The contract's dispatcher, for its name and method names in diagnostics.</summary>
+    public Dispatcher Contract { get; }
 
     /// <summary>The connection the calls travel on.</summary>
     public XCallConnection Connection { get; }

@@ -28,6 +28,49 @@ public sealed class ServerCall
 
     internal bool Replied { get; private set; }
 
+    internal Dispatcher? Dispatcher { get; set; }
+
+    internal long StartTimestamp { get; set; }
+
+    internal long RequestBytes { get; set; }
+
+    private long _argumentsTimestamp;
+    private long _replyTimestamp;
+    private long _replyBytes;
+
+    /// <summary>Marks the end of argument reading (generated dispatchers call it; for diagnostics).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void ArgumentsRead()
+    {
+        if (StartTimestamp != 0)
+        {
+            _argumentsTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
+        }
+    }
+
+    internal void Report(bool failed)
+    {
+        if (StartTimestamp == 0 || Dispatcher is null)
+        {
+            return;
+        }
+        long end = System.Diagnostics.Stopwatch.GetTimestamp();
+        long args = _argumentsTimestamp != 0 ? _argumentsTimestamp : StartTimestamp;
+        long reply = _replyTimestamp != 0 ? _replyTimestamp : end;
+        Diagnostics.CallTelemetry.Record(
+            Dispatcher.ContractName,
+            Dispatcher.GetMethodName(MethodId),
+            "server",
+            Connection.RemoteEndpoint,
+            RequestBytes,
+            _replyBytes,
+            Diagnostics.CallTelemetry.Nanoseconds(StartTimestamp, args) + Diagnostics.CallTelemetry.Nanoseconds(reply, end),
+            0,
+            Diagnostics.CallTelemetry.Nanoseconds(args, reply),
+            failed);
+        StartTimestamp = 0;
+    }
+
     internal void Prepare(ulong callId, uint methodId, bool oneWay)
     {
         CallId = callId;
@@ -35,6 +78,10 @@ public sealed class ServerCall
         IsOneWay = oneWay;
         Replied = false;
         _frameOpen = false;
+        _argumentsTimestamp = 0;
+        _replyTimestamp = 0;
+        _replyBytes = 0;
+        StartTimestamp = 0;
         _cancelRequested = false;
         if (_cts is not null && !_cts.TryReset())
         {
@@ -85,6 +132,10 @@ public sealed class ServerCall
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public MarshalWriter BeginReply()
     {
+        if (StartTimestamp != 0)
+        {
+            _replyTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
+        }
         _frameOpen = true;
         return new MarshalWriter(Connection.Channel.BeginFrame(new FrameHeader(FrameKind.Reply, CallId, 0, MethodId)));
     }
@@ -93,6 +144,7 @@ public sealed class ServerCall
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void EndReply(ref MarshalWriter writer)
     {
+        _replyBytes = writer.BytesWritten;
         writer.Flush();
         _frameOpen = false;
         Replied = true;

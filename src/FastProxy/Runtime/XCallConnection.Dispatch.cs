@@ -83,6 +83,13 @@ public sealed partial class XCallConnection
 
     private void Invoke(ExposedObject target, uint methodId, ref MarshalReader args, ServerCall call)
     {
+        long start = Diagnostics.CallTelemetry.Start();
+        if (start != 0)
+        {
+            call.StartTimestamp = start;
+            call.Dispatcher = target.Dispatcher;
+            call.RequestBytes = args.Remaining;
+        }
         ValueTask pending;
         try
         {
@@ -100,6 +107,7 @@ public sealed partial class XCallConnection
         }
         if (pending.IsCompletedSuccessfully)
         {
+            call.Report(failed: false);
             ReturnServerCall(call);
             return;
         }
@@ -115,6 +123,7 @@ public sealed partial class XCallConnection
         try
         {
             await pending.ConfigureAwait(false);
+            call.Report(failed: false);
             ReturnServerCall(call);
         }
         catch (Exception ex)
@@ -126,6 +135,7 @@ public sealed partial class XCallConnection
     private void Fail(ServerCall call, Exception error)
     {
         call.AbortOpenFrame();
+        call.Report(failed: true);
         if (!call.IsOneWay && !call.Replied && !IsClosed)
         {
             try

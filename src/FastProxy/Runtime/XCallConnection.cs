@@ -139,9 +139,16 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
 
     /// <summary>Begins a call frame and registers the pending call; the payload goes into the returned output.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
-    public IBufferWriter<byte> BeginCall(ulong objectId, uint methodId, bool isAsync, out PendingCall call)
+    public IBufferWriter<byte> BeginCall(ProxyBase proxy, uint methodId, bool isAsync, out PendingCall call) =>
+        BeginCall(proxy.ObjectId, methodId, isAsync, out call, proxy);
+
+    /// <summary>Begins a call frame to object <paramref name="objectId"/> without a proxy.</summary>
+    [EditorBrowsable(EditorBrowsableState.Never)]
+    public IBufferWriter<byte> BeginCall(ulong objectId, uint methodId, bool isAsync, out PendingCall call, ProxyBase? proxy = null)
     {
         call = RentCall(methodId, isAsync);
+        call.Proxy = proxy;
+        call.StartTimestamp = Diagnostics.CallTelemetry.Start();
         try
         {
             return Channel.BeginFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId));
@@ -165,6 +172,10 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     [EditorBrowsable(EditorBrowsableState.Never)]
     public void SendAndWait(PendingCall call)
     {
+        if (call.StartTimestamp != 0)
+        {
+            call.SentTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
+        }
         Channel.CommitFrame();
         TimeSpan timeout = Options.CallTimeout;
         long deadline = timeout == Timeout.InfiniteTimeSpan ? long.MaxValue : Environment.TickCount64 + (long)timeout.TotalMilliseconds;
@@ -178,6 +189,10 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     [EditorBrowsable(EditorBrowsableState.Never)]
     public ValueTask SendAsync(PendingCall call, CancellationToken cancellationToken)
     {
+        if (call.StartTimestamp != 0)
+        {
+            call.SentTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
+        }
         Channel.CommitFrame();
         if (call.IsCompleted)
         {
@@ -239,7 +254,32 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
 
     /// <summary>Returns a finished call to the pool.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
-    public void EndCall(PendingCall call) => ReturnCall(call);
+    public void EndCall(PendingCall call)
+    {
+        if (call.StartTimestamp != 0 && call.Proxy is { } proxy)
+        {
+            ReportClientCall(call, proxy);
+        }
+        ReturnCall(call);
+    }
+
+    private void ReportClientCall(PendingCall call, ProxyBase proxy)
+    {
+        long end = System.Diagnostics.Stopwatch.GetTimestamp();
+        long replied = call.ReplyTimestamp != 0 ? call.ReplyTimestamp : end;
+        long sent = call.SentTimestamp != 0 ? call.SentTimestamp : replied;
+        Diagnostics.CallTelemetry.Record(
+            proxy.Contract.ContractName,
+            proxy.Contract.GetMethodName(call.MethodId),
+            "client",
+            RemoteEndpoint,
+            call.RequestBytes,
+            call.ReplyLength,
+            Diagnostics.CallTelemetry.Nanoseconds(call.StartTimestamp, sent) + Diagnostics.CallTelemetry.Nanoseconds(replied, end),
+            Diagnostics.CallTelemetry.Nanoseconds(sent, replied),
+            0,
+            call.Failed);
+    }
 
     /// <summary>Begins a one-way call frame; publish it with <see cref="EndOneWay"/>.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]

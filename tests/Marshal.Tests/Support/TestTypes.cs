@@ -31,7 +31,7 @@ public struct MixedStruct : IEquatable<MixedStruct>
 
     public static MixedStruct Random(Random random) => new()
     {
-        Id = new Guid(Wire.RandomBits<Int128>(random).ToString("x32", null)),
+        Id = Wire.RandomBits<Guid>(random),
         Long = random.NextInt64(long.MinValue, long.MaxValue),
         Double = random.NextDouble() * 1e300 - 5e299,
         Int = random.Next(int.MinValue, int.MaxValue),

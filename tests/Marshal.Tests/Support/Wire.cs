@@ -1,4 +1,3 @@
-using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 
 namespace XCall.Marshal.Tests;
@@ -15,8 +14,8 @@ public static class Wire
     /// <summary>Writer span sizes used for round trips: every size from 1 to 16.</summary>
     public static readonly int[] AllTinySpans = [.. Enumerable.Range(1, 16)];
 
-    /// <summary>A few span sizes, for values big enough that every size would be slow.</summary>
-    public static readonly int[] SomeTinySpans = [1, 3, 8, 16];
+    /// <summary>Largest chunk sizes used by successive chunked reads of a round trip.</summary>
+    private static readonly int[] ChunkSizes = [16, 1, 6, 11, 3, 8];
 
     /// <summary>Encodes through an <see cref="ArrayBufferWriter{T}"/>.</summary>
     public static byte[] Encode(WriteAction write)
@@ -103,7 +102,7 @@ public static class Wire
 
         for (int i = 0; i < chunkedReads; i++)
         {
-            int maxChunk = 1 + (i * 5 % 16);
+            int maxChunk = ChunkSizes[i % ChunkSizes.Length];
             assertEqual(value, DecodeChunked(canonical, read, seed * 7919 + i, maxChunk));
         }
         return canonical;
@@ -162,8 +161,6 @@ public static class Wire
         random.NextBytes(MemoryMarshal.AsBytes(MemoryMarshal.CreateSpan(ref value, 1)));
         return value;
     }
-
-    public static int SizeOf<T>() where T : unmanaged => Unsafe.SizeOf<T>();
 
     /// <summary>Reads <paramref name="data"/> with <paramref name="read"/> from one span, expecting the read itself to be rejected.</summary>
     public static XCallProtocolException AssertRejected<T>(byte[] data, ReadFunc<T> read, MarshalLimits? limits = null)

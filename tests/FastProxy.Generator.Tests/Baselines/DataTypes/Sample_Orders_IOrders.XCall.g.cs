@@ -8,17 +8,18 @@ namespace XCall.Generated;
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.ProxyBase, global::Sample.Orders.IOrders
 {
-    public Sample_Orders_IOrders_XCallProxy(global::XCall.Runtime.XCallConnection connection, ulong objectId) : base(connection, objectId) { }
+    public Sample_Orders_IOrders_XCallProxy(global::XCall.Runtime.XCallConnection connection, ulong objectId) : base(connection, objectId, Sample_Orders_IOrders_XCallContract.SharedDispatcher) { }
 
     global::Sample.Orders.Order global::Sample.Orders.IOrders.RoundTrip(global::Sample.Orders.Order order)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0x325f8744u, false, out var __call);
+        var __out = __conn.BeginCall(this, 0x325f8744u, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Write(ref __w, order);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -42,12 +43,13 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
     global::System.Threading.Tasks.Task<global::Sample.Orders.Order?> global::Sample.Orders.IOrders.FindAsync(global::System.Guid key)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0xdec93c1cu, true, out var __call);
+        var __out = __conn.BeginCall(this, 0xdec93c1cu, true, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             __w.Write<global::System.Guid>(key);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -91,13 +93,14 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
     global::Sample.Orders.Immutable global::Sample.Orders.IOrders.Make(int a, string b)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0x85ed77e5u, false, out var __call);
+        var __out = __conn.BeginCall(this, 0x85ed77e5u, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             __w.Write<int>(a);
             __w.WriteString(b);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -121,12 +124,13 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
     global::System.Collections.Generic.List<global::Sample.Orders.Order>? global::Sample.Orders.IOrders.All(global::System.Collections.Generic.List<int>? ids)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0xdd9f4563u, false, out var __call);
+        var __out = __conn.BeginCall(this, 0xdd9f4563u, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             __w.WriteList<int>(ids);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -150,12 +154,13 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
     int global::Sample.Orders.IOrders.Sum(global::System.ReadOnlySpan<int> values)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0x7629c0f6u, false, out var __call);
+        var __out = __conn.BeginCall(this, 0x7629c0f6u, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             __w.WriteSpan<int>(values);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -179,12 +184,13 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
     void global::Sample.Orders.IOrders.Fill(global::System.Span<byte> buffer)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0x5eb290ceu, false, out var __call);
+        var __out = __conn.BeginCall(this, 0x5eb290ceu, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             __w.WriteSpan<byte>(buffer);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -206,12 +212,13 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
     global::System.ReadOnlyMemory<double> global::Sample.Orders.IOrders.Doubles(global::System.ReadOnlyMemory<double> values)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0x3e4850e9u, false, out var __call);
+        var __out = __conn.BeginCall(this, 0x3e4850e9u, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             __w.WriteSpan<double>(values.Span);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -235,13 +242,14 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
     global::Sample.Orders.Vec3 global::Sample.Orders.IOrders.Scale(in global::Sample.Orders.Vec3 v, float f)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0xe8d102b8u, false, out var __call);
+        var __out = __conn.BeginCall(this, 0xe8d102b8u, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             __w.Write<global::Sample.Orders.Vec3>(v);
             __w.Write<float>(f);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -265,12 +273,13 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
     global::Sample.Orders.Money? global::Sample.Orders.IOrders.Total(global::System.Collections.Generic.Dictionary<string, global::Sample.Orders.Money> prices)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0x8e0e3055u, false, out var __call);
+        var __out = __conn.BeginCall(this, 0x8e0e3055u, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>.Write(ref __w, prices);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -308,6 +317,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
             {
                 var __a0 = global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Read(ref __r);
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 var __ret = __t.RoundTrip(__a0);
 
                 {
@@ -321,6 +331,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
             {
                 var __a0 = __r.Read<global::System.Guid>();
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 return call.Complete(__t.FindAsync(__a0), static (ref global::XCall.Marshal.MarshalWriter __w, global::Sample.Orders.Order? __v) => { global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Write(ref __w, __v); });
             }
             case 0x85ed77e5u:
@@ -328,6 +339,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
                 var __a0 = __r.Read<int>();
                 var __a1 = __r.ReadString();
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 var __ret = __t.Make(__a0, __a1);
 
                 {
@@ -341,6 +353,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
             {
                 var __a0 = __r.ReadList<int>();
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 var __ret = __t.All(__a0);
 
                 {
@@ -354,6 +367,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
             {
                 var __a0 = __r.ReadArray<int>();
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 var __ret = __t.Sum(__a0);
 
                 {
@@ -367,6 +381,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
             {
                 var __a0 = __r.ReadArray<byte>();
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 __t.Fill(__a0);
                 call.ReplyVoid();
                 return default;
@@ -375,6 +390,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
             {
                 var __a0 = global::XCall.Marshal.UnmanagedMemoryMarshaller<double>.Read(ref __r);
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 var __ret = __t.Doubles(__a0);
 
                 {
@@ -389,6 +405,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
                 global::Sample.Orders.Vec3 __a0 = __r.Read<global::Sample.Orders.Vec3>();
                 var __a1 = __r.Read<float>();
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 var __ret = __t.Scale(in __a0, __a1);
 
                 {
@@ -402,6 +419,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
             {
                 var __a0 = global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>.Read(ref __r);
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 var __ret = __t.Total(__a0);
 
                 {
@@ -415,6 +433,20 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
                 throw UnknownMethod(methodId);
         }
     }
+
+    public override string GetMethodName(uint methodId) => methodId switch
+    {
+        0x325f8744u => "RoundTrip",
+        0xdec93c1cu => "FindAsync",
+        0x85ed77e5u => "Make",
+        0xdd9f4563u => "All",
+        0x7629c0f6u => "Sum",
+        0x5eb290ceu => "Fill",
+        0x3e4850e9u => "Doubles",
+        0xe8d102b8u => "Scale",
+        0x8e0e3055u => "Total",
+        _ => "0x" + methodId.ToString("x8"),
+    };
 }
 
 /// <summary>Generated domain proxy: calls of <see cref="global::Sample.Orders.IOrders"/> into another load context, arguments copied.</summary>

@@ -8,7 +8,7 @@ namespace XCall.Generated;
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal sealed class Sample_Inheritance_IAudit_XCallProxy : global::XCall.Runtime.ProxyBase, global::Sample.Inheritance.IAudit
 {
-    public Sample_Inheritance_IAudit_XCallProxy(global::XCall.Runtime.XCallConnection connection, ulong objectId) : base(connection, objectId) { }
+    public Sample_Inheritance_IAudit_XCallProxy(global::XCall.Runtime.XCallConnection connection, ulong objectId) : base(connection, objectId, Sample_Inheritance_IAudit_XCallContract.SharedDispatcher) { }
 
     void global::Sample.Inheritance.IAudit.Record(global::Sample.Inheritance.Item item)
     {
@@ -45,6 +45,7 @@ internal sealed class Sample_Inheritance_IAudit_XCallDispatcher : global::XCall.
             {
                 var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Read(ref __r);
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 __t.Record(__a0);
                 return default;
             }
@@ -52,6 +53,12 @@ internal sealed class Sample_Inheritance_IAudit_XCallDispatcher : global::XCall.
                 throw UnknownMethod(methodId);
         }
     }
+
+    public override string GetMethodName(uint methodId) => methodId switch
+    {
+        0xba642a99u => "Record",
+        _ => "0x" + methodId.ToString("x8"),
+    };
 }
 
 /// <summary>Generated domain proxy: calls of <see cref="global::Sample.Inheritance.IAudit"/> into another load context, arguments copied.</summary>

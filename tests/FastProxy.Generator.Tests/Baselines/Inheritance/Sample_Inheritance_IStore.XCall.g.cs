@@ -8,18 +8,19 @@ namespace XCall.Generated;
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runtime.ProxyBase, global::Sample.Inheritance.IStore
 {
-    public Sample_Inheritance_IStore_XCallProxy(global::XCall.Runtime.XCallConnection connection, ulong objectId) : base(connection, objectId) { }
+    public Sample_Inheritance_IStore_XCallProxy(global::XCall.Runtime.XCallConnection connection, ulong objectId) : base(connection, objectId, Sample_Inheritance_IStore_XCallContract.SharedDispatcher) { }
 
     void global::Sample.Inheritance.IStore.Put(global::Sample.Inheritance.Item item, bool @checked)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0x59630b2cu, false, out var __call);
+        var __out = __conn.BeginCall(this, 0x59630b2cu, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Write(ref __w, item);
             __w.Write<bool>(@checked);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -41,12 +42,13 @@ internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runti
     global::System.Threading.Tasks.Task<string> global::Sample.Inheritance.IStore.DescribeAsync(global::Sample.Inheritance.Item @event)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0xfb8616c6u, true, out var __call);
+        var __out = __conn.BeginCall(this, 0xfb8616c6u, true, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Write(ref __w, @event);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -90,12 +92,13 @@ internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runti
     global::Sample.Inheritance.Item global::Sample.Inheritance.IReader.Get(int id)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0x3f990142u, false, out var __call);
+        var __out = __conn.BeginCall(this, 0x3f990142u, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             __w.Write<int>(id);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -134,6 +137,7 @@ internal sealed class Sample_Inheritance_IStore_XCallDispatcher : global::XCall.
                 var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Read(ref __r);
                 var __a1 = __r.Read<bool>();
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 __t.Put(__a0, __a1);
                 call.ReplyVoid();
                 return default;
@@ -142,12 +146,14 @@ internal sealed class Sample_Inheritance_IStore_XCallDispatcher : global::XCall.
             {
                 var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Read(ref __r);
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 return call.Complete(__t.DescribeAsync(__a0), static (ref global::XCall.Marshal.MarshalWriter __w, string __v) => { __w.WriteString(__v); });
             }
             case 0x3f990142u:
             {
                 var __a0 = __r.Read<int>();
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 var __ret = __t.Get(__a0);
 
                 {
@@ -161,6 +167,14 @@ internal sealed class Sample_Inheritance_IStore_XCallDispatcher : global::XCall.
                 throw UnknownMethod(methodId);
         }
     }
+
+    public override string GetMethodName(uint methodId) => methodId switch
+    {
+        0x59630b2cu => "Put",
+        0xfb8616c6u => "DescribeAsync",
+        0x3f990142u => "Get",
+        _ => "0x" + methodId.ToString("x8"),
+    };
 }
 
 /// <summary>Generated domain proxy: calls of <see cref="global::Sample.Inheritance.IStore"/> into another load context, arguments copied.</summary>

@@ -8,18 +8,19 @@ namespace XCall.Generated;
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBase, global::Sample.IShapes
 {
-    public Sample_IShapes_XCallProxy(global::XCall.Runtime.XCallConnection connection, ulong objectId) : base(connection, objectId) { }
+    public Sample_IShapes_XCallProxy(global::XCall.Runtime.XCallConnection connection, ulong objectId) : base(connection, objectId, Sample_IShapes_XCallContract.SharedDispatcher) { }
 
     int global::Sample.IShapes.Add(int a, int b)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0xffd001a9u, false, out var __call);
+        var __out = __conn.BeginCall(this, 0xffd001a9u, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             __w.Write<int>(a);
             __w.Write<int>(b);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -43,13 +44,14 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
     long global::Sample.IShapes.Add(long a, long b)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0x8a098dceu, false, out var __call);
+        var __out = __conn.BeginCall(this, 0x8a098dceu, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             __w.Write<long>(a);
             __w.Write<long>(b);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -73,11 +75,12 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
     void global::Sample.IShapes.Ping()
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0xc286613fu, false, out var __call);
+        var __out = __conn.BeginCall(this, 0xc286613fu, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -99,12 +102,13 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
     string? global::Sample.IShapes.Echo(string? text)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0x641cce5au, false, out var __call);
+        var __out = __conn.BeginCall(this, 0x641cce5au, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             __w.WriteString(text);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -128,12 +132,13 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
     byte[] global::Sample.IShapes.Reverse(byte[] data)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0x2ab0480du, false, out var __call);
+        var __out = __conn.BeginCall(this, 0x2ab0480du, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             __w.WriteArray<byte>(data);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -157,12 +162,13 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
     global::Sample.Data global::Sample.IShapes.Increment(global::Sample.Data data)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0x7c6fc2bau, false, out var __call);
+        var __out = __conn.BeginCall(this, 0x7c6fc2bau, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             global::XCall.Generated.Sample_Data_XCallMarshaller.Write(ref __w, data);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -186,13 +192,14 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
     global::Sample.Point global::Sample.IShapes.Move(global::Sample.Point point, int dx)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0xc0ffa1e9u, false, out var __call);
+        var __out = __conn.BeginCall(this, 0xc0ffa1e9u, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             global::XCall.Generated.Sample_Point_XCallMarshaller.Write(ref __w, point);
             __w.Write<int>(dx);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -216,13 +223,14 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
     void global::Sample.IShapes.Swap(ref int a, ref int b)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0xcad5b2b8u, false, out var __call);
+        var __out = __conn.BeginCall(this, 0xcad5b2b8u, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             __w.Write<int>(a);
             __w.Write<int>(b);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -247,12 +255,13 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
     {
         value = default!;
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0x8749d9c9u, false, out var __call);
+        var __out = __conn.BeginCall(this, 0x8749d9c9u, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             __w.WriteString(text);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -277,12 +286,13 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
     global::System.Threading.Tasks.Task global::Sample.IShapes.DelayAsync(int milliseconds, global::System.Threading.CancellationToken cancellationToken)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0x7c85e636u, true, out var __call);
+        var __out = __conn.BeginCall(this, 0x7c85e636u, true, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             __w.Write<int>(milliseconds);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -324,13 +334,14 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
     global::System.Threading.Tasks.Task<int> global::Sample.IShapes.AddAsync(int a, int b)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0xdb7bcaf4u, true, out var __call);
+        var __out = __conn.BeginCall(this, 0xdb7bcaf4u, true, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             __w.Write<int>(a);
             __w.Write<int>(b);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -374,11 +385,12 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
     global::System.Threading.Tasks.ValueTask global::Sample.IShapes.PingAsync()
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0xf133752du, true, out var __call);
+        var __out = __conn.BeginCall(this, 0xf133752du, true, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -420,12 +432,13 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
     global::System.Threading.Tasks.ValueTask<global::Sample.Point> global::Sample.IShapes.MoveAsync(global::Sample.Point point, global::System.Threading.CancellationToken cancellationToken)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0x067f058cu, true, out var __call);
+        var __out = __conn.BeginCall(this, 0x067f058cu, true, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             global::XCall.Generated.Sample_Point_XCallMarshaller.Write(ref __w, point);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -487,11 +500,12 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
     int global::Sample.IShapes.WaitForCancel(global::System.Threading.CancellationToken cancellationToken)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(ObjectId, 0x39771abeu, false, out var __call);
+        var __out = __conn.BeginCall(this, 0x39771abeu, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out);
             __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
         }
         catch
         {
@@ -531,6 +545,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
                 var __a0 = __r.Read<int>();
                 var __a1 = __r.Read<int>();
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 var __ret = __t.Add(__a0, __a1);
 
                 {
@@ -545,6 +560,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
                 var __a0 = __r.Read<long>();
                 var __a1 = __r.Read<long>();
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 var __ret = __t.Add(__a0, __a1);
 
                 {
@@ -557,6 +573,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
             case 0xc286613fu:
             {
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 __t.Ping();
                 call.ReplyVoid();
                 return default;
@@ -565,6 +582,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
             {
                 var __a0 = __r.ReadString();
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 var __ret = __t.Echo(__a0);
 
                 {
@@ -578,6 +596,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
             {
                 var __a0 = __r.ReadArray<byte>();
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 var __ret = __t.Reverse(__a0);
 
                 {
@@ -591,6 +610,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
             {
                 var __a0 = global::XCall.Generated.Sample_Data_XCallMarshaller.Read(ref __r);
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 var __ret = __t.Increment(__a0);
 
                 {
@@ -605,6 +625,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
                 var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Read(ref __r);
                 var __a1 = __r.Read<int>();
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 var __ret = __t.Move(__a0, __a1);
 
                 {
@@ -619,6 +640,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
                 int __a0 = __r.Read<int>();
                 int __a1 = __r.Read<int>();
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 __t.Swap(ref __a0, ref __a1);
 
                 {
@@ -634,6 +656,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
                 var __a0 = __r.ReadString();
                 int __a1 = default!;
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 var __ret = __t.TryParse(__a0, out __a1);
 
                 {
@@ -648,6 +671,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
             {
                 var __a0 = __r.Read<int>();
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 return call.Complete(__t.DelayAsync(__a0, call.CancellationToken));
             }
             case 0xdb7bcaf4u:
@@ -655,29 +679,34 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
                 var __a0 = __r.Read<int>();
                 var __a1 = __r.Read<int>();
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 return call.Complete(__t.AddAsync(__a0, __a1), static (ref global::XCall.Marshal.MarshalWriter __w, int __v) => { __w.Write<int>(__v); });
             }
             case 0xf133752du:
             {
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 return call.Complete(__t.PingAsync());
             }
             case 0x067f058cu:
             {
                 var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Read(ref __r);
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 return call.Complete(__t.MoveAsync(__a0, call.CancellationToken), static (ref global::XCall.Marshal.MarshalWriter __w, global::Sample.Point __v) => { global::XCall.Generated.Sample_Point_XCallMarshaller.Write(ref __w, __v); });
             }
             case 0xbb5694f1u:
             {
                 var __a0 = __r.ReadString();
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 __t.Post(__a0);
                 return default;
             }
             case 0x39771abeu:
             {
                 __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
                 var __ret = __t.WaitForCancel(call.CancellationToken);
 
                 {
@@ -691,6 +720,26 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
                 throw UnknownMethod(methodId);
         }
     }
+
+    public override string GetMethodName(uint methodId) => methodId switch
+    {
+        0xffd001a9u => "Add",
+        0x8a098dceu => "Add",
+        0xc286613fu => "Ping",
+        0x641cce5au => "Echo",
+        0x2ab0480du => "Reverse",
+        0x7c6fc2bau => "Increment",
+        0xc0ffa1e9u => "Move",
+        0xcad5b2b8u => "Swap",
+        0x8749d9c9u => "TryParse",
+        0x7c85e636u => "DelayAsync",
+        0xdb7bcaf4u => "AddAsync",
+        0xf133752du => "PingAsync",
+        0x067f058cu => "MoveAsync",
+        0xbb5694f1u => "Post",
+        0x39771abeu => "WaitForCancel",
+        _ => "0x" + methodId.ToString("x8"),
+    };
 }
 
 /// <summary>Generated domain proxy: calls of <see cref="global::Sample.IShapes"/> into another load context, arguments copied.</summary>
