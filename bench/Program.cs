@@ -8,6 +8,25 @@ using BenchmarkDotNet.Toolchains.InProcess.Emit;
 using Perfolizer.Horology;
 using XCall.Bench;
 
+if (args.Length > 0 && args[0] == "--probe-child")
+{
+    return LimitProbe.Child(args);
+}
+
+if (args.Length > 0 && args[0] == "--limits")
+{
+    // Only the machine-limit probes, every implementation side by side (to check them against ../shared/anchors).
+    bool managedToo = args.Contains("--managed");
+    foreach (string mode in new[] { "spin", "tcp" })
+    {
+        foreach (LimitProbe.Limit l in LimitProbe.Measure(mode, [4, 1000], mode == "spin" ? 100_000 : 5_000, forceManaged: false).Concat(managedToo ? LimitProbe.Measure(mode, [4, 1000], mode == "spin" ? 100_000 : 5_000, forceManaged: true) : []))
+        {
+            Console.WriteLine($"limit-{l.Mode} {l.Bytes,5} B  best {l.BestNs,9:0.0} ns  median {l.MedianNs,9:0.0} ns  ({l.Implementation})");
+        }
+    }
+    return 0;
+}
+
 BenchOptions options;
 try
 {
