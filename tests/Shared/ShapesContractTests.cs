@@ -12,6 +12,9 @@ public abstract class ShapesContractTests
     /// <summary>The proxy under test.</summary>
     protected abstract IShapes Shapes { get; }
 
+    /// <summary>Observes the server side; in-process by default, a proxy when the server is another process.</summary>
+    protected virtual IProbe Probe { get; } = new Probe();
+
     [Fact]
     public void Void_call_returns()
     {
@@ -203,14 +206,7 @@ public abstract class ShapesContractTests
         string message = "one-way " + Guid.NewGuid();
         Shapes.Post(message);
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
-        while (true)
-        {
-            string received = await Contracts.Shapes.Posted.Reader.ReadAsync(timeout.Token);
-            if (received == message)
-            {
-                return;
-            }
-        }
+        await Probe.WaitPostedAsync(message, timeout.Token);
     }
 
     [Fact]
@@ -245,7 +241,7 @@ public abstract class ShapesContractTests
         using var cts = new CancellationTokenSource();
         Task<int> call = Task.Run(() => Shapes.WaitForCancel(cts.Token));
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
-        while (await Contracts.Shapes.Started.Reader.ReadAsync(timeout.Token) != nameof(IShapes.WaitForCancel))
+        while (await Probe.NextStartedAsync(timeout.Token) != nameof(IShapes.WaitForCancel))
         {
         }
         cts.Cancel();

@@ -12,6 +12,7 @@ namespace XCall.Domain;
 /// </summary>
 public sealed class DomainHost : IDisposable
 {
+    private static readonly Dictionary<string, DomainHost> s_byName = new(StringComparer.Ordinal);
     private readonly object _lock = new();
     private readonly List<DomainLink> _links = [];
     private DomainLoadContext? _context;
@@ -33,9 +34,27 @@ public sealed class DomainHost : IDisposable
     {
         string full = Path.GetFullPath(assemblyPath);
         name ??= Path.GetFileNameWithoutExtension(full);
-        var context = new DomainLoadContext(name, full);
-        Assembly assembly = context.LoadFromAssemblyPath(full);
-        return new DomainHost(context, assembly, name);
+        lock (s_byName)
+        {
+            if (s_byName.ContainsKey(name))
+            {
+                throw new InvalidOperationException($"A domain host named '{name}' is already loaded; dispose it or choose another name.");
+            }
+            var context = new DomainLoadContext(name, full);
+            Assembly assembly = context.LoadFromAssemblyPath(full);
+            var host = new DomainHost(context, assembly, name);
+            s_byName.Add(name, host);
+            return host;
+        }
+    }
+
+    /// <summary>The loaded host named <paramref name="name"/> (the <c>domain://name</c> address), or null.</summary>
+    public static DomainHost? Find(string name)
+    {
+        lock (s_byName)
+        {
+            return s_byName.GetValueOrDefault(name);
+        }
     }
 
     /// <summary>
@@ -95,6 +114,13 @@ public sealed class DomainHost : IDisposable
             _assembly = null;
             links = [.. _links];
             _links.Clear();
+        }
+        lock (s_byName)
+        {
+            if (s_byName.TryGetValue(Name, out DomainHost? registered) && ReferenceEquals(registered, this))
+            {
+                s_byName.Remove(Name);
+            }
         }
         foreach (DomainLink link in links)
         {

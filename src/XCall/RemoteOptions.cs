@@ -1,0 +1,29 @@
+using XCall.Transport.Shm;
+using XCall.Transport.Tcp;
+
+namespace XCall;
+
+/// <summary>Settings for <see cref="Remote"/>: the connection's and each transport's.</summary>
+public sealed record RemoteOptions
+{
+    /// <summary>The defaults.</summary>
+    public static RemoteOptions Default { get; } = new();
+
+    /// <summary>Call timeout, dispatch mode and payload limits of the connection.</summary>
+    public ConnectionOptions Connection { get; init; } = ConnectionOptions.Default;
+
+    /// <summary>Shared-memory settings (ring size, idle strategy, allowed peers).</summary>
+    public ShmOptions Shm { get; init; } = ShmOptions.Default;
+
+    /// <summary>TCP settings (timeouts, heartbeat, TLS, pre-shared key).</summary>
+    public TcpOptions Tcp { get; init; } = new();
+
+    /// <summary>
+    /// When a <c>tcp://</c> address names this machine and a shared-memory server of the same name is
+    /// listening, use shared memory instead of TCP. Default true.
+    /// </summary>
+    public bool PreferSharedMemory { get; init; } = true;
+
+    /// <summary>A TCP server also listens on shared memory under its name, for clients on its machine. Default true.</summary>
+    public bool ServeSharedMemoryToo { get; init; } = true;
+}
