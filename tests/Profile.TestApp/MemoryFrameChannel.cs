@@ -1,0 +1,128 @@
+using System.Buffers;
+using System.Collections.Concurrent;
+using System.Runtime.InteropServices;
+using XCall.Marshal;
+using XCall.Transport;
+
+namespace XCall.Profile.TestApp;
+
+/// <summary>
+/// A frame channel pair inside one process, with a receive thread per side like the real transports, so
+/// framed calls (and their diagnostics) run without operating-system machinery.
+/// </summary>
+/// <remarks>
+/// Each frame is copied into its own array (header first) and handed to the peer's inbox; the peer's
+/// receive thread parses the header and gives the payload to its handler. Also compiled into
+/// XCall.Profile.Tests.
+/// </remarks>
+public sealed class MemoryFrameChannel : FrameChannel
+{
+    private readonly object _sendLock = new();
+    private readonly ArrayBufferWriter<byte> _frame = new();
+    private readonly BlockingCollection<byte[]> _inbox = new();
+    private MemoryFrameChannel _peer = null!;
+    private IFrameHandler? _handler;
+    private volatile bool _closed;
+
+    private MemoryFrameChannel(string remoteEndpoint) => RemoteEndpoint = remoteEndpoint;
+
+    /// <inheritdoc />
+    public override string RemoteEndpoint { get; }
+
+    /// <summary>
+    /// Creates two connected channels; <paramref name="name"/> makes their endpoints
+    /// (<c>mem://name/server</c> seen by the client, <c>mem://name/client</c> seen by the server).
+    /// </summary>
+    public static (MemoryFrameChannel Client, MemoryFrameChannel Server) CreatePair(string name = "profile")
+    {
+        var client = new MemoryFrameChannel($"mem://{name}/server");
+        var server = new MemoryFrameChannel($"mem://{name}/client");
+        client._peer = server;
+        server._peer = client;
+        return (client, server);
+    }
+
+    /// <inheritdoc />
+    public override void Start(IFrameHandler handler)
+    {
+        _handler = handler;
+        var receiver = new Thread(Receive) { IsBackground = true, Name = $"mem-receive {RemoteEndpoint}" };
+        receiver.Start();
+    }
+
+    /// <inheritdoc />
+    public override IBufferWriter<byte> BeginFrame(in FrameHeader header)
+    {
+        Monitor.Enter(_sendLock);
+        if (_closed)
+        {
+            Monitor.Exit(_sendLock);
+            throw new XCallDisconnectedException(RemoteEndpoint, "closed");
+        }
+        _frame.ResetWrittenCount();
+        FrameHeader copy = header;
+        _frame.Write(MemoryMarshal.AsBytes(new ReadOnlySpan<FrameHeader>(in copy)));
+        return _frame;
+    }
+
+    /// <inheritdoc />
+    public override void CommitFrame()
+    {
+        try
+        {
+            if (!_peer._closed)
+            {
+                _peer._inbox.Add(_frame.WrittenSpan.ToArray());
+            }
+        }
+        finally
+        {
+            Monitor.Exit(_sendLock);
+        }
+    }
+
+    /// <inheritdoc />
+    public override void AbortFrame() => Monitor.Exit(_sendLock);
+
+    /// <inheritdoc />
+    public override void Dispose() =>
+        Close(new XCallDisconnectedException(RemoteEndpoint, "the peer closed the connection"));
+
+    private void Receive()
+    {
+        Exception? error = null;
+        try
+        {
+            foreach (byte[] frame in _inbox.GetConsumingEnumerable())
+            {
+                if (frame.Length < FrameHeader.Size)
+                {
+                    throw new XCallProtocolException("Frame shorter than its header.");
+                }
+                FrameHeader header = MemoryMarshal.Read<FrameHeader>(frame);
+                var reader = new MarshalReader(frame.AsSpan(FrameHeader.Size), _handler!.Limits);
+                _handler.OnFrame(header, ref reader);
+            }
+        }
+        catch (Exception ex)
+        {
+            error = ex;
+        }
+        Close(error);
+    }
+
+    private void Close(Exception? error)
+    {
+        lock (_sendLock)
+        {
+            if (_closed)
+            {
+                return;
+            }
+            _closed = true;
+        }
+        _inbox.CompleteAdding();
+        _handler?.OnClosed(error);
+        _peer.Dispose();
+    }
+}
