@@ -3,7 +3,7 @@ namespace XCall.Bench;
 /// <summary>Command-line options of the call-cost benchmark.</summary>
 internal sealed record BenchOptions
 {
-    public static readonly string[] AllTransports = ["direct", "domain"];
+    public static readonly string[] AllTransports = ["direct", "domain", "shm", "tcp"];
     public static readonly string[] AllSignatures = ["loc", "int", "virt", "data", "str", "byte"];
 
     public string[] Transports { get; init; } = AllTransports;
@@ -53,7 +53,7 @@ internal sealed record BenchOptions
         XCall call-cost benchmark: ns per call, signature by signature, on each transport.
 
         usage: dotnet run -c Release --project bench -- [options]
-          --transports LIST   comma-separated: direct,domain (default: all)
+          --transports LIST   comma-separated: direct,domain,shm,tcp (default: all)
           --filter LIST       only signatures containing one of these (loc,int,virt,data,str,byte)
           --out DIR           write calls.json, calls.md, calls.csv there (default: a new folder it prints)
           --full              BenchmarkDotNet's full statistics (slower); default is a quick run

@@ -13,6 +13,8 @@ public class CallCostBenchmarks
 {
     private ICallCost _target = null!;
     private DomainHost? _domain;
+    private RemoteServer? _server;
+    private RemoteService<ICallCost>? _remote;
     private readonly Data _data = new() { p = 1 };
     private readonly byte[] _bytes = new byte[1000];
     private const string Text = "hola";
@@ -30,6 +32,7 @@ public class CallCostBenchmarks
         {
             "direct" => new DerivedCallCostService(),
             "domain" => CreateDomain(),
+            "shm" or "tcp" => CreateRemote(),
             _ => throw new InvalidOperationException($"Unknown transport {Transport}."),
         };
         _target.Test(1);
@@ -43,8 +46,20 @@ public class CallCostBenchmarks
         return _domain.Create<ICallCost>();
     }
 
+    private ICallCost CreateRemote()
+    {
+        _server = RemoteServer.Start(Transport);
+        _remote = Remote.Open<ICallCost>(_server.Address, RemoteServer.Options);
+        return _remote.Proxy;
+    }
+
     [GlobalCleanup]
-    public void Cleanup() => _domain?.Dispose();
+    public void Cleanup()
+    {
+        _domain?.Dispose();
+        _remote?.Dispose();
+        _server?.Dispose();
+    }
 
     [Benchmark(Description = "int")]
     public void Int() => _target.Test(42);

@@ -13,6 +13,11 @@ if (args.Length > 0 && args[0] == "--probe-child")
     return LimitProbe.Child(args);
 }
 
+if (args.Length > 1 && args[0] == "--serve")
+{
+    return RemoteServer.Serve(args[1]);
+}
+
 if (args.Length > 0 && args[0] == "--limits")
 {
     // Only the machine-limit probes, every implementation side by side (to check them against ../shared/anchors).
@@ -58,7 +63,10 @@ IConfig config = ManualConfig.CreateMinimumViable()
     .WithOptions(ConfigOptions.DisableLogFile | ConfigOptions.JoinSummary);
 
 var results = new List<CallResult>();
-Summary[] summaries = BenchmarkRunner.Run([typeof(LocalCallBenchmark), typeof(CallCostBenchmarks)], config);
+Type[] suites = options.Transports.Any(t => t is "shm" or "tcp")
+    ? [typeof(LocalCallBenchmark), typeof(CallCostBenchmarks), typeof(ThroughputBenchmarks)]
+    : [typeof(LocalCallBenchmark), typeof(CallCostBenchmarks)];
+Summary[] summaries = BenchmarkRunner.Run(suites, config);
 foreach (BenchmarkReport report in summaries.SelectMany(s => s.Reports))
 {
     if (report.ResultStatistics is null)
@@ -68,6 +76,20 @@ foreach (BenchmarkReport report in summaries.SelectMany(s => s.Reports))
     string signature = report.BenchmarkCase.Descriptor.WorkloadMethodDisplayInfo.Trim('\'');
     string transport = report.BenchmarkCase.Parameters.Items.FirstOrDefault(p => p.Name == "Transport")?.Value as string ?? "direct";
     results.Add(new CallResult(signature, transport, report.ResultStatistics.Mean, report.GcStats.GetBytesAllocatedPerOperation(report.BenchmarkCase)));
+}
+
+// The machine's limits, measured now, in the same run (ratio_to_limit of the shm and tcp rows).
+foreach ((string transport, string mode, long rounds) in new[] { ("shm", "spin", 100_000L), ("tcp", "tcp", 5_000L) })
+{
+    if (!options.Transports.Contains(transport))
+    {
+        continue;
+    }
+    Console.WriteLine($"// measuring limit-{mode} (two processes, 4 B and 1000 B)...");
+    foreach (LimitProbe.Limit limit in LimitProbe.Measure(mode, [4, 1000], rounds))
+    {
+        results.Add(new CallResult(limit.Bytes == 4 ? "int" : "byte", $"limit-{mode}", limit.MedianNs, null) { Note = $"{limit.Implementation} probe, best {limit.BestNs:0} ns" });
+    }
 }
 
 IReadOnlyList<CallResult> final = ResultWriter.WithRatios(results);

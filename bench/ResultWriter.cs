@@ -12,15 +12,28 @@ internal static class ResultWriter
     public static IReadOnlyList<CallResult> WithRatios(IReadOnlyList<CallResult> results)
     {
         double? local = results.FirstOrDefault(r => r is { Signature: "loc", Transport: "direct" })?.NsPerCall;
-        return [.. results.Select(r => r with { RatioToLocal = local is > 0 ? r.NsPerCall / local : null })];
+        double? Limit(string transport, string signature)
+        {
+            string mode = transport == "shm" ? "limit-spin" : transport == "tcp" ? "limit-tcp" : "";
+            string size = signature == "byte" ? "byte" : "int";
+            return signature is "loc" or "byte[1MiB]" or "oneway" or "async-pipelined" ? null
+                : results.FirstOrDefault(r => r.Transport == mode && r.Signature == size)?.NsPerCall;
+        }
+        return [.. results.Select(r => r with
+        {
+            RatioToLocal = local is > 0 ? r.NsPerCall / local : null,
+            RatioToLimit = Limit(r.Transport, r.Signature) is double l and > 0 ? r.NsPerCall / l : null,
+        })];
     }
+
+    private static readonly string[] s_extraSignatures = ["byte[1MiB]", "oneway", "async-pipelined"];
 
     public static string Table(IReadOnlyList<CallResult> results, string machine)
     {
         string[] transports = [.. results.Select(r => r.Transport).Distinct()];
-        string[] signatures = [.. BenchOptions.AllSignatures.Where(s => results.Any(r => r.Signature == s))];
+        string[] signatures = [.. BenchOptions.AllSignatures.Concat(s_extraSignatures).Where(s => results.Any(r => r.Signature == s))];
         var sb = new StringBuilder();
-        sb.AppendLine($"| signature | {string.Join(" | ", transports.Select(t => $"{t} ns (x loc) [B/call]"))} |");
+        sb.AppendLine($"| signature | {string.Join(" | ", transports.Select(t => t.StartsWith("limit", StringComparison.Ordinal) ? $"{t} ns" : $"{t} ns (x loc{(t is "shm" or "tcp" ? ", x limit" : "")}) [B/call]"))} |");
         sb.AppendLine($"|---|{string.Concat(transports.Select(_ => "---:|"))}");
         foreach (string s in signatures)
         {
@@ -28,13 +41,36 @@ internal static class ResultWriter
             foreach (string t in transports)
             {
                 CallResult? r = results.FirstOrDefault(x => x.Signature == s && x.Transport == t);
-                sb.Append(r is null ? " |" : $" {r.NsPerCall.ToString("0.00", s_inv)} ({(r.RatioToLocal ?? double.NaN).ToString("0.00", s_inv)}x) [{r.AllocatedBytesPerCall?.ToString(s_inv) ?? "?"}] |");
+                sb.Append(r is null ? " |" : " " + Cell(r) + " |");
             }
             sb.AppendLine();
         }
         sb.AppendLine();
+        foreach (CallResult r in results.Where(r => s_extraSignatures.Contains(r.Signature)))
+        {
+            sb.AppendLine(r.Signature == "byte[1MiB]"
+                ? $"- {r.Transport} byte[1MiB]: {(1 << 20) / r.NsPerCall:0.00} GB/s ({r.NsPerCall / 1000:0.0} µs per call)"
+                : $"- {r.Transport} {r.Signature}: {1e9 / r.NsPerCall:N0} calls/s");
+        }
+        foreach (CallResult r in results.Where(r => r.Note is not null))
+        {
+            sb.AppendLine($"- {r.Transport} {(r.Signature == "int" ? "4 B" : "1000 B")}: {r.NsPerCall:0} ns median ({r.Note})");
+        }
+        sb.AppendLine();
         sb.AppendLine($"Machine: {machine}");
         return sb.ToString();
+    }
+
+    private static string Cell(CallResult r)
+    {
+        if (r.Transport.StartsWith("limit", StringComparison.Ordinal))
+        {
+            return r.NsPerCall.ToString("0", s_inv);
+        }
+        string ns = r.NsPerCall >= 100 ? r.NsPerCall.ToString("0", s_inv) : r.NsPerCall.ToString("0.00", s_inv);
+        string ratios = (r.RatioToLocal ?? double.NaN).ToString("0.0", s_inv) + "x"
+            + (r.RatioToLimit is double l ? ", " + l.ToString("0.00", s_inv) + "x" : "");
+        return $"{ns} ({ratios}) [{r.AllocatedBytesPerCall?.ToString(s_inv) ?? "?"}]";
     }
 
     public static void WriteFiles(string directory, IReadOnlyList<CallResult> results, string machine)
@@ -58,7 +94,14 @@ internal static class ResultWriter
                 {
                     w.WriteNull("ratio_to_local");
                 }
-                w.WriteNull("ratio_to_limit");
+                if (r.RatioToLimit is { } limit)
+                {
+                    w.WriteNumber("ratio_to_limit", Math.Round(limit, 3));
+                }
+                else
+                {
+                    w.WriteNull("ratio_to_limit");
+                }
                 if (r.AllocatedBytesPerCall is { } bytes)
                 {
                     w.WriteNumber("allocated_bytes_per_call", bytes);
@@ -75,7 +118,7 @@ internal static class ResultWriter
         var csv = new StringBuilder("signature,transport,ns_per_call,ratio_to_local,ratio_to_limit,allocated_bytes_per_call\n");
         foreach (CallResult r in results)
         {
-            csv.Append(s_inv, $"{r.Signature},{r.Transport},{r.NsPerCall:0.###},{r.RatioToLocal:0.###},,{r.AllocatedBytesPerCall}\n");
+            csv.Append(s_inv, $"{r.Signature},{r.Transport},{r.NsPerCall:0.###},{r.RatioToLocal:0.###},{r.RatioToLimit:0.###},{r.AllocatedBytesPerCall}\n");
         }
         File.WriteAllText(Path.Combine(directory, "calls.csv"), csv.ToString());
     }

@@ -1,0 +1,33 @@
+namespace XCall.Bench;
+
+/// <summary>Throughput rows: large arrays, one-way calls, pipelined async calls.</summary>
+[Remotable]
+public interface IThroughput
+{
+    /// <summary>Receives a large array (the <c>byte[1 MiB]</c> row).</summary>
+    int TestBig(byte[] data);
+
+    /// <summary>A one-way call (the one-way calls-per-second row).</summary>
+    [OneWay]
+    void TestOneWay(int value);
+
+    /// <summary>Returns how many one-way calls arrived; a sync call, so it also drains the one-way calls sent before it.</summary>
+    long OneWayCount();
+
+    /// <summary>An async call (the pipelined calls-per-second row).</summary>
+    Task<int> TestAsync(int value);
+}
+
+/// <summary>Implementation of <see cref="IThroughput"/>.</summary>
+public sealed class ThroughputService : IThroughput
+{
+    private long _oneWay;
+
+    public int TestBig(byte[] data) => data.Length;
+
+    public void TestOneWay(int value) => Interlocked.Increment(ref _oneWay);
+
+    public long OneWayCount() => Interlocked.Read(ref _oneWay);
+
+    public Task<int> TestAsync(int value) => Task.FromResult(value + 1);
+}

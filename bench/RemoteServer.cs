@@ -1,0 +1,78 @@
+using System.Diagnostics;
+
+namespace XCall.Bench;
+
+/// <summary>
+/// The server side of the shm and tcp rows: this program started again with <c>--serve ADDRESS</c>, in
+/// its own process, serving <see cref="ICallCost"/> and <see cref="IThroughput"/> with inline dispatch.
+/// </summary>
+internal sealed class RemoteServer : IDisposable
+{
+    private readonly Process _process;
+
+    private RemoteServer(Process process, string address)
+    {
+        _process = process;
+        Address = address;
+    }
+
+    public string Address { get; }
+
+    public static RemoteOptions Options { get; } = new()
+    {
+        Connection = new ConnectionOptions { DispatchMode = DispatchMode.Inline },
+        ServeSharedMemoryToo = false,
+        PreferSharedMemory = false,
+    };
+
+    public static RemoteServer Start(string transport)
+    {
+        string name = $"xcall-bench-{Environment.ProcessId}-{Guid.NewGuid().ToString("N")[..6]}";
+        string address = transport == "shm" ? $"shm://{name}" : $"tcp://127.0.0.1:0/{name}";
+        var info = new ProcessStartInfo("dotnet") { RedirectStandardInput = true, RedirectStandardOutput = true, UseShellExecute = false };
+        info.ArgumentList.Add(typeof(RemoteServer).Assembly.Location);
+        info.ArgumentList.Add("--serve");
+        info.ArgumentList.Add(address);
+        Process process = Process.Start(info)!;
+        string? line;
+        while ((line = process.StandardOutput.ReadLine()) is not null)
+        {
+            if (line.StartsWith("READY ", StringComparison.Ordinal))
+            {
+                return new RemoteServer(process, line[6..].Trim());
+            }
+        }
+        throw new InvalidOperationException($"The benchmark server for {address} exited before it was ready.");
+    }
+
+    /// <summary>Entry point of the server process.</summary>
+    public static int Serve(string address)
+    {
+        using var server = new XCallServer(Options.Connection)
+            .Add<ICallCost>(new DerivedCallCostService())
+            .Add<IThroughput>(new ThroughputService());
+        using RemoteListener listener = Remote.Serve(address, server, Options);
+        Console.WriteLine($"READY {(object?)listener.TcpAddress ?? address}");
+        Console.Out.Flush();
+        while (Console.In.ReadLine() is not null)
+        {
+        }
+        return 0;
+    }
+
+    public void Dispose()
+    {
+        try
+        {
+            _process.StandardInput.Close();
+            if (!_process.WaitForExit(TimeSpan.FromSeconds(10)))
+            {
+                _process.Kill(entireProcessTree: true);
+            }
+        }
+        catch (InvalidOperationException)
+        {
+        }
+        _process.Dispose();
+    }
+}

@@ -1,0 +1,281 @@
+using System.Buffers.Binary;
+using System.Net.Sockets;
+using System.Text;
+using XCall.Transport.Shm.Interop;
+
+namespace XCall.Transport.Shm.Rendezvous;
+
+/// <summary>
+/// The exchange on the rendezvous socket that sets up a connection. Client: hello {magic, version, pid,
+/// ring size, flags}. Server: 'Y' {ring capacity, flags, segment path}, or 'N' {reason} (peer refused), or
+/// 'E' {reason} (server-side failure). Client: 'A' once it mapped the segment; the server then unlinks the
+/// segment file. Afterwards the socket only signals the end of the peer (EOF) and, in portable mode, carries
+/// wake-up bytes.
+/// </summary>
+internal static class Handshake
+{
+    /// <summary>Wake through socket bytes instead of futexes (requested by either side).</summary>
+    public const int FlagPortableWake = 1;
+
+    private const ulong HelloMagic = 0x3148_4D48_534C_4358; // "XCLSHMH1"
+    private const int Version = 1;
+    private const int HelloLength = 24;
+    private const int MaxTextLength = 4096;
+    private const byte Accepted = (byte)'Y';
+    private const byte Refused = (byte)'N';
+    private const byte Failed = (byte)'E';
+    private const byte Acknowledged = (byte)'A';
+
+    /// <summary>Server side of the handshake on an accepted socket; null when the peer was refused or
+    /// went away (the socket is then closed).</summary>
+    public static ShmChannel? Accept(Socket socket, string name, ShmOptions options)
+    {
+        string endpoint = "shm://" + name;
+        ShmSegment? segment = null;
+        try
+        {
+            SetTimeouts(socket, options.ConnectTimeoutMilliseconds);
+            // Read the hello even from a peer we refuse: closing with unread data would reset the connection
+            // and the peer would lose the reason.
+            Span<byte> hello = stackalloc byte[HelloLength];
+            ReceiveExactly(socket, hello);
+            PeerCredentials? peer = PeerCredentials.Get(socket);
+            if (peer is { } refusedPeer && !options.IsAllowed(refusedPeer.Uid))
+            {
+                SendText(socket, Refused, $"the server does not accept uid {refusedPeer.Uid} (pid {refusedPeer.Pid})");
+                socket.Dispose();
+                return null;
+            }
+            if (BinaryPrimitives.ReadUInt64LittleEndian(hello) != HelloMagic || BinaryPrimitives.ReadInt32LittleEndian(hello[8..]) != Version)
+            {
+                SendText(socket, Failed, $"unknown handshake (this server speaks version {Version})");
+                socket.Dispose();
+                return null;
+            }
+            int ringSize = BinaryPrimitives.ReadInt32LittleEndian(hello[16..]);
+            int flags = BinaryPrimitives.ReadInt32LittleEndian(hello[20..]);
+            if (ringSize < ShmOptions.MinRingSize || ringSize > ShmOptions.MaxRingSize || (ringSize & (ringSize - 1)) != 0)
+            {
+                SendText(socket, Failed, $"ring size {ringSize} is not a power of two between {ShmOptions.MinRingSize} and {ShmOptions.MaxRingSize}");
+                socket.Dispose();
+                return null;
+            }
+            int capacity = Math.Max(ringSize, options.RingSize);
+            bool portable = (flags & FlagPortableWake) != 0 || options.ForcePortableWake || !Futex.IsSupported;
+
+            try
+            {
+                segment = ShmSegment.Create(ShmSegment.DirectoryFor(options), capacity);
+            }
+            catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+            {
+                SendText(socket, Failed, $"the server could not create a shared-memory segment: {ex.Message}");
+                socket.Dispose();
+                return null;
+            }
+            options.SegmentCreated?.Invoke(segment.Path);
+            if (peer is { } foreign && foreign.Uid != Libc.EffectiveUid && Libc.EffectiveUid == 0)
+            {
+                segment.TryChangeOwner(foreign.Uid); // so an allowed user of another uid can open the 0600 file
+            }
+
+            byte[] path = Encoding.UTF8.GetBytes(segment.Path);
+            byte[] reply = new byte[13 + path.Length];
+            reply[0] = Accepted;
+            BinaryPrimitives.WriteInt32LittleEndian(reply.AsSpan(1), capacity);
+            BinaryPrimitives.WriteInt32LittleEndian(reply.AsSpan(5), portable ? FlagPortableWake : 0);
+            BinaryPrimitives.WriteInt32LittleEndian(reply.AsSpan(9), path.Length);
+            path.CopyTo(reply, 13);
+            SendAll(socket, reply);
+
+            Span<byte> ack = stackalloc byte[1];
+            ReceiveExactly(socket, ack);
+            segment.Unlink();
+            if (ack[0] != Acknowledged)
+            {
+                segment.Dispose();
+                socket.Dispose();
+                return null;
+            }
+            SetTimeouts(socket, 0);
+            return new ShmChannel(segment, socket, isServer: true, options, endpoint, portable);
+        }
+        catch (Exception ex) when (ex is SocketException or IOException or ObjectDisposedException)
+        {
+            segment?.Dispose();
+            socket.Dispose();
+            return null;
+        }
+    }
+
+    /// <summary>Client side: connects to <paramref name="name"/>, checks the server, maps the segment.</summary>
+    public static ShmChannel Connect(string name, ShmOptions options, CancellationToken cancellationToken)
+    {
+        string endpoint = "shm://" + name;
+        string socketPath = RuntimeDirectory.SocketPath(options, name);
+        var socket = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified);
+        ShmSegment? segment = null;
+        using CancellationTokenRegistration registration = cancellationToken.UnsafeRegister(static s => ((Socket)s!).Dispose(), socket);
+        try
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            try
+            {
+                socket.Connect(new UnixDomainSocketEndPoint(socketPath));
+            }
+            catch (SocketException ex) when (ex.SocketErrorCode == SocketError.AccessDenied)
+            {
+                throw new ShmPeerRefusedException(endpoint, $"cannot reach {socketPath}: permission denied (the runtime directory and socket are private to their owner)");
+            }
+            catch (SocketException ex) when (!cancellationToken.IsCancellationRequested)
+            {
+                throw new XCallDisconnectedException(endpoint, $"no server is listening at {socketPath} ({ex.SocketErrorCode})", ex);
+            }
+            SetTimeouts(socket, options.ConnectTimeoutMilliseconds);
+
+            PeerCredentials? server = PeerCredentials.Get(socket);
+            if (server is { } p && !options.IsAllowed(p.Uid))
+            {
+                throw new ShmPeerRefusedException(endpoint, $"the server runs as uid {p.Uid}, which this side does not allow (add it to ShmOptions.AllowedUids)");
+            }
+
+            Span<byte> hello = stackalloc byte[HelloLength];
+            BinaryPrimitives.WriteUInt64LittleEndian(hello, HelloMagic);
+            BinaryPrimitives.WriteInt32LittleEndian(hello[8..], Version);
+            BinaryPrimitives.WriteInt32LittleEndian(hello[12..], Environment.ProcessId);
+            BinaryPrimitives.WriteInt32LittleEndian(hello[16..], options.RingSize);
+            BinaryPrimitives.WriteInt32LittleEndian(hello[20..], options.ForcePortableWake || !Futex.IsSupported ? FlagPortableWake : 0);
+            try
+            {
+                SendAll(socket, hello);
+            }
+            catch (SocketException)
+            {
+                // The server may have answered and closed already (a refusal): read what it said.
+            }
+
+            Span<byte> status = stackalloc byte[1];
+            ReceiveExactly(socket, status);
+            if (status[0] == Refused)
+            {
+                throw new ShmPeerRefusedException(endpoint, ReceiveText(socket));
+            }
+            if (status[0] == Failed)
+            {
+                throw new XCallDisconnectedException(endpoint, ReceiveText(socket));
+            }
+            if (status[0] != Accepted)
+            {
+                throw new XCallDisconnectedException(endpoint, $"unexpected handshake reply 0x{status[0]:x2}");
+            }
+            Span<byte> fields = stackalloc byte[12];
+            ReceiveExactly(socket, fields);
+            int capacity = BinaryPrimitives.ReadInt32LittleEndian(fields);
+            int flags = BinaryPrimitives.ReadInt32LittleEndian(fields[4..]);
+            int pathLength = BinaryPrimitives.ReadInt32LittleEndian(fields[8..]);
+            if (capacity < ShmOptions.MinRingSize || capacity > ShmOptions.MaxRingSize || (capacity & (capacity - 1)) != 0 || pathLength <= 0 || pathLength > MaxTextLength)
+            {
+                throw new XCallDisconnectedException(endpoint, "malformed handshake reply");
+            }
+            byte[] pathBytes = new byte[pathLength];
+            ReceiveExactly(socket, pathBytes);
+            string segmentPath = Encoding.UTF8.GetString(pathBytes);
+            if (!Path.IsPathRooted(segmentPath) || !Path.GetFileName(segmentPath).StartsWith(ShmSegment.FilePrefix, StringComparison.Ordinal))
+            {
+                throw new XCallDisconnectedException(endpoint, $"the server announced an unexpected segment path '{segmentPath}'");
+            }
+            try
+            {
+                segment = ShmSegment.Open(segmentPath, capacity, server?.Uid ?? Libc.EffectiveUid);
+            }
+            catch (Exception ex) when (ex is IOException or InvalidDataException)
+            {
+                throw new XCallDisconnectedException(endpoint, $"cannot map the segment {segmentPath}: {ex.Message}", ex);
+            }
+            SendAll(socket, [Acknowledged]);
+            SetTimeouts(socket, 0);
+            return new ShmChannel(segment, socket, isServer: false, options, endpoint, (flags & FlagPortableWake) != 0);
+        }
+        catch (Exception ex)
+        {
+            segment?.Dispose();
+            socket.Dispose();
+            if (cancellationToken.IsCancellationRequested && ex is not OperationCanceledException)
+            {
+                throw new OperationCanceledException("Connecting was cancelled.", ex, cancellationToken);
+            }
+            Exception? translated = ex switch
+            {
+                SocketException { SocketErrorCode: SocketError.TimedOut or SocketError.WouldBlock } se =>
+                    new XCallDisconnectedException(endpoint, $"the handshake did not complete within {options.ConnectTimeout.TotalMilliseconds:0} ms", se),
+                SocketException se => new XCallDisconnectedException(endpoint, $"the handshake failed ({se.SocketErrorCode})", se),
+                EndOfStreamException eos => new XCallDisconnectedException(endpoint, "the server closed the connection during the handshake", eos),
+                _ => null,
+            };
+            if (translated is null)
+            {
+                throw;
+            }
+            throw translated;
+        }
+    }
+
+    private static void SetTimeouts(Socket socket, int milliseconds)
+    {
+        int value = milliseconds < 0 ? 0 : milliseconds;
+        socket.ReceiveTimeout = value;
+        socket.SendTimeout = value;
+    }
+
+    private static void SendText(Socket socket, byte status, string text)
+    {
+        try
+        {
+            byte[] bytes = Encoding.UTF8.GetBytes(text.Length > 1000 ? text[..1000] : text);
+            byte[] message = new byte[5 + bytes.Length];
+            message[0] = status;
+            BinaryPrimitives.WriteInt32LittleEndian(message.AsSpan(1), bytes.Length);
+            bytes.CopyTo(message, 5);
+            SendAll(socket, message);
+        }
+        catch (SocketException)
+        {
+            // The peer is gone; it gets no reason.
+        }
+    }
+
+    private static string ReceiveText(Socket socket)
+    {
+        Span<byte> lengthBytes = stackalloc byte[4];
+        ReceiveExactly(socket, lengthBytes);
+        int length = BinaryPrimitives.ReadInt32LittleEndian(lengthBytes);
+        if (length < 0 || length > MaxTextLength)
+        {
+            return "(malformed reason)";
+        }
+        byte[] text = new byte[length];
+        ReceiveExactly(socket, text);
+        return Encoding.UTF8.GetString(text);
+    }
+
+    private static void SendAll(Socket socket, ReadOnlySpan<byte> data)
+    {
+        while (!data.IsEmpty)
+        {
+            data = data[socket.Send(data)..];
+        }
+    }
+
+    private static void ReceiveExactly(Socket socket, Span<byte> buffer)
+    {
+        while (!buffer.IsEmpty)
+        {
+            int n = socket.Receive(buffer);
+            if (n == 0)
+            {
+                throw new EndOfStreamException();
+            }
+            buffer = buffer[n..];
+        }
+    }
+}

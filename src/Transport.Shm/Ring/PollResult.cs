@@ -1,0 +1,17 @@
+namespace XCall.Transport.Shm.Ring;
+
+/// <summary>What one <see cref="RingReader.Poll"/> did.</summary>
+internal enum PollResult
+{
+    /// <summary>No published record: the ring is empty.</summary>
+    Empty,
+
+    /// <summary>Records were consumed (padding, part of a streamed frame) but no frame was delivered.</summary>
+    Progress,
+
+    /// <summary>One frame was handed to the handler.</summary>
+    Frame,
+
+    /// <summary>The writer said goodbye: nothing more will come.</summary>
+    Goodbye,
+}

@@ -1,0 +1,62 @@
+namespace XCall.Transport.Shm.Ring;
+
+/// <summary>
+/// Offsets and sizes of a ring: a control block (positions and wake words, each on its own pair of cache
+/// lines) and a power-of-two data area of 8-byte aligned records <c>{int32 length, int32 type, bytes}</c>.
+/// </summary>
+internal static class RingLayout
+{
+    /// <summary>Records start on multiples of this.</summary>
+    public const int Alignment = 8;
+
+    /// <summary>The <c>{length, type}</c> header of every record.</summary>
+    public const int RecordHeaderLength = 8;
+
+    /// <summary>What a <see cref="RecordType.FrameStart"/> record carries before the payload: frame header,
+    /// total payload length, reserved word.</summary>
+    public const int FramePrefixLength = FrameHeader.Size + 8;
+
+    /// <summary>Offset of the payload in a <see cref="RecordType.FrameStart"/> record.</summary>
+    public const int FirstPayloadOffset = RecordHeaderLength + FramePrefixLength;
+
+    /// <summary>Offset of the total-length word in a <see cref="RecordType.FrameStart"/> record.</summary>
+    public const int TotalLengthOffset = RecordHeaderLength + FrameHeader.Size;
+
+    /// <summary>Total length of a streamed frame whose end is not written yet.</summary>
+    public const int UnknownLength = -1;
+
+    // Control block: 128 bytes between fields written by different sides (two cache lines, against the
+    // adjacent-line prefetcher).
+
+    /// <summary>Producer: end of the records it has published (informational; readers follow record lengths).</summary>
+    public const int ProducerPositionOffset = 0;
+
+    /// <summary>Producer: its last read of the consumer position.</summary>
+    public const int ProducerCachedConsumerOffset = 128;
+
+    /// <summary>Consumer: everything before this position is consumed and may be overwritten.</summary>
+    public const int ConsumerPositionOffset = 256;
+
+    /// <summary>Non-zero while a consumer-side thread sleeps and wants a wake-up when a record is published:
+    /// 1 the receive thread (wake <see cref="ConsumerWakeSeqOffset"/>), 2 a caller polling for its reply
+    /// (wake <see cref="LeaderWakeSeqOffset"/>).</summary>
+    public const int ConsumerSleepingOffset = 384;
+
+    /// <summary>Futex word the receive thread sleeps on; bumped by every wake.</summary>
+    public const int ConsumerWakeSeqOffset = 388;
+
+    /// <summary>Futex word a caller holding the receiver role sleeps on.</summary>
+    public const int LeaderWakeSeqOffset = 392;
+
+    /// <summary>1 while the producer sleeps for room and wants a wake-up when the consumer releases.</summary>
+    public const int ProducerSleepingOffset = 512;
+
+    /// <summary>Futex word the producer sleeps on while the ring is full.</summary>
+    public const int ProducerWakeSeqOffset = 516;
+
+    /// <summary>Bytes reserved for one control block.</summary>
+    public const int ControlBlockLength = 1024;
+
+    /// <summary>Rounds up to the record alignment.</summary>
+    public static long Align(long position) => (position + (Alignment - 1)) & ~(long)(Alignment - 1);
+}

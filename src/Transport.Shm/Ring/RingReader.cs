@@ -1,0 +1,239 @@
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
+using XCall.Marshal;
+
+namespace XCall.Transport.Shm.Ring;
+
+// Design: the consumer half of the ring. Only one thread at a time polls (the channel's "receiver role"),
+// so the read position and the gathering state are plain fields. The consumer reads the length word at its
+// position with an acquire load: non-zero means the producer finished the record (and, for a FrameStart,
+// every later record of the frame) before publishing it. After a record is handled, the consumer publishes
+// its new position with an interlocked exchange (release plus the full fence the producer's wake-up check
+// needs) and wakes the producer if it sleeps for room. The consumer never writes into the data area.
+//
+// Every length and type is checked before use: a record must fit between its position and the end of the
+// data area, types must come in a valid order, in-place totals must add up. Anything else is an
+// XCallProtocolException, which closes the channel.
+internal sealed unsafe class RingReader
+{
+    private readonly ShmRing _ring;
+    private readonly RingSignal _signal;
+    private readonly byte* _data;
+    private readonly long _mask;
+    private readonly int _capacity;
+    private readonly long _maxFrameLength;
+    private readonly InPlaceInput _inPlace;
+    private readonly GatheredFrame _gathered;
+    private long _position;
+
+    public RingReader(ShmRing ring, RingSignal signal, long maxFrameLength)
+    {
+        _ring = ring;
+        _signal = signal;
+        _data = ring.Data;
+        _capacity = ring.Capacity;
+        _mask = ring.Capacity - 1;
+        _maxFrameLength = maxFrameLength;
+        _position = Volatile.Read(ref *ring.ConsumerPosition);
+        _inPlace = new InPlaceInput(this);
+        _gathered = new GatheredFrame();
+    }
+
+    /// <summary>True when a published record waits at the read position.</summary>
+    public bool HasData
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => Volatile.Read(ref *(int*)(_data + (_position & _mask))) != 0;
+    }
+
+    /// <summary>The read position (everything before it is consumed).</summary>
+    public long Position => _position;
+
+    /// <summary>
+    /// Consumes records until one frame was delivered to <paramref name="handler"/>, or the ring is empty,
+    /// or a streamed frame made progress. Exceptions from the handler propagate; the reader must not be
+    /// polled again after one.
+    /// </summary>
+    public PollResult Poll(IFrameHandler handler)
+    {
+        while (true)
+        {
+            long position = _position;
+            byte* record = _data + (position & _mask);
+            int length = Volatile.Read(ref *(int*)record);
+            if (length == 0)
+            {
+                return PollResult.Empty;
+            }
+            CheckLength(position, length);
+            int type = *(int*)(record + 4);
+            long next = position + RingLayout.Align(length);
+            switch ((RecordType)type)
+            {
+                case RecordType.FrameStart:
+                    return OnFrameStart(record, length, next, handler);
+                case RecordType.Padding:
+                    Release(next);
+                    continue;
+                case RecordType.FrameChunk:
+                case RecordType.FrameEnd:
+                case RecordType.FrameAbort:
+                    return OnStreamed((RecordType)type, record, length, next, handler);
+                case RecordType.Goodbye:
+                    Release(next);
+                    return PollResult.Goodbye;
+                default:
+                    throw Malformed(position, $"unknown record type {type}");
+            }
+        }
+    }
+
+    /// <summary>Drops a partly gathered frame (the channel is closing).</summary>
+    public void Discard() => _gathered.Reset();
+
+    private PollResult OnFrameStart(byte* record, int length, long next, IFrameHandler handler)
+    {
+        if (_gathered.IsActive)
+        {
+            throw Malformed(_position, "a frame starts inside a streamed frame");
+        }
+        if (length < RingLayout.FirstPayloadOffset)
+        {
+            throw Malformed(_position, $"frame record of {length} bytes is shorter than its header");
+        }
+        FrameHeader header = FrameHeaderCodec.Read(record + RingLayout.RecordHeaderLength);
+        int total = *(int*)(record + RingLayout.TotalLengthOffset);
+        int first = length - RingLayout.FirstPayloadOffset;
+        byte* payload = record + RingLayout.FirstPayloadOffset;
+        if (total == first)
+        {
+            var reader = new MarshalReader(new ReadOnlySpan<byte>(payload, first), handler.Limits);
+            handler.OnFrame(in header, ref reader);
+            Release(next);
+            return PollResult.Frame;
+        }
+        if (total == RingLayout.UnknownLength)
+        {
+            _gathered.Begin(header);
+            _gathered.Append(payload, first, _maxFrameLength, _position);
+            Release(next);
+            return PollResult.Progress;
+        }
+        if (total < first || total > _capacity || total > _maxFrameLength)
+        {
+            throw Malformed(_position, $"frame total {total} does not match its first record ({first} bytes)");
+        }
+        _inPlace.Begin(next, total - first);
+        var chunked = new MarshalReader(new ReadOnlySpan<byte>(payload, first), total, _inPlace, handler.Limits);
+        handler.OnFrame(in header, ref chunked);
+        _inPlace.Finish();
+        return PollResult.Frame;
+    }
+
+    private PollResult OnStreamed(RecordType type, byte* record, int length, long next, IFrameHandler handler)
+    {
+        if (!_gathered.IsActive)
+        {
+            throw Malformed(_position, $"{type} record outside a streamed frame");
+        }
+        switch (type)
+        {
+            case RecordType.FrameChunk:
+                _gathered.Append(record + RingLayout.RecordHeaderLength, length - RingLayout.RecordHeaderLength, _maxFrameLength, _position);
+                Release(next);
+                return PollResult.Progress;
+            case RecordType.FrameEnd:
+                _gathered.Append(record + RingLayout.RecordHeaderLength, length - RingLayout.RecordHeaderLength, _maxFrameLength, _position);
+                Release(next);
+                _gathered.Dispatch(handler);
+                return PollResult.Frame;
+            default:
+                _gathered.Reset();
+                Release(next);
+                return PollResult.Progress;
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void Release(long next)
+    {
+        _position = next;
+        Interlocked.Exchange(ref *_ring.ConsumerPosition, next);
+        _signal.WakeProducerIfSleeping();
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void CheckLength(long position, int length)
+    {
+        if (length < RingLayout.RecordHeaderLength || length > _capacity - (int)(position & _mask))
+        {
+            ThrowBadLength(position, length);
+        }
+    }
+
+    [DoesNotReturn]
+    private void ThrowBadLength(long position, int length) =>
+        throw Malformed(position, $"record length {length} does not fit in the ring");
+
+    private static XCallProtocolException Malformed(long position, string what) =>
+        new($"Malformed shared-memory record at ring position {position}: {what}.");
+
+    /// <summary>The chunks of a frame that is all in the ring but not contiguous, read in place.</summary>
+    private sealed class InPlaceInput(RingReader owner) : IMarshalInput
+    {
+        private long _next;
+        private long _remaining;
+
+        public void Begin(long next, long remaining)
+        {
+            _next = next;
+            _remaining = remaining;
+        }
+
+        public ReadOnlySpan<byte> NextChunk()
+        {
+            if (_remaining <= 0)
+            {
+                return default;
+            }
+            owner.Release(_next); // the reader is done with the previous record
+            while (true)
+            {
+                long position = _next;
+                byte* record = owner._data + (position & owner._mask);
+                int length = Volatile.Read(ref *(int*)record);
+                if (length == 0)
+                {
+                    throw Malformed(position, "an in-place frame ends before its total length");
+                }
+                owner.CheckLength(position, length);
+                int type = *(int*)(record + 4);
+                long after = position + RingLayout.Align(length);
+                if (type == (int)RecordType.Padding)
+                {
+                    owner.Release(after);
+                    _next = after;
+                    continue;
+                }
+                int count = length - RingLayout.RecordHeaderLength;
+                if (type != (int)RecordType.FrameChunk || count <= 0 || count > _remaining)
+                {
+                    throw Malformed(position, $"record type {type} of {count} bytes inside an in-place frame with {_remaining} bytes to go");
+                }
+                _remaining -= count;
+                _next = after;
+                return new ReadOnlySpan<byte>(record + RingLayout.RecordHeaderLength, count);
+            }
+        }
+
+        /// <summary>Skips what the handler left unread and releases the whole frame.</summary>
+        public void Finish()
+        {
+            while (_remaining > 0)
+            {
+                NextChunk();
+            }
+            owner.Release(_next);
+        }
+    }
+}

@@ -1,0 +1,456 @@
+using System.Buffers;
+using System.Diagnostics;
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
+
+namespace XCall.Transport.Shm.Ring;
+
+// Design: the producer half of a single-producer / single-consumer ring in shared memory. Only this object
+// (under the channel's send lock) writes records, the producer position and the cached consumer position;
+// the consumer writes only the consumer position. A record is {int32 length, int32 type, bytes}, 8-byte
+// aligned, never crossing the end of the data area (a Padding record fills the rest of a lap). A record
+// becomes visible when its length word turns non-zero: the length is written last, with an interlocked
+// exchange (a release store and a full fence, which the wake-up check after it needs).
+//
+// Reachability invariant: the reader only ever looks at the length word at its position, and it reaches a
+// position only by stepping over a published record. So before publishing a record, the producer writes
+// the header that follows it: a real one (for the records of the same frame), or a zero "terminator".
+// Stale bytes of earlier laps are therefore never read as a record. To always have room for that
+// terminator, the producer keeps 8 bytes between its writes and the consumer's position + capacity.
+//
+// A frame is written in place: FrameStart {header, total length, reserved} and, when the frame does not fit
+// contiguously, FrameChunk records. Nothing is visible until the commit publishes the FrameStart length,
+// after every later record (their lengths can be plain stores: the reader cannot pass the FrameStart).
+// When a frame fills the whole ring before its commit (the reader has consumed everything before it), the
+// writer switches to streaming: it publishes FrameStart with total -1, then each chunk as it is filled, and
+// ends with FrameEnd (or FrameAbort). The reader gathers a streamed frame before handing it on.
+internal sealed unsafe class RingWriter : IBufferWriter<byte>
+{
+    // The first record always gets room for its prefix and this many payload bytes, so the GetSpan(sizeHint)
+    // promise of the frame channel (at least sizeHint bytes for sizeHint <= 64) holds from the first call.
+    private const int MinContiguous = 64;
+    private const int FirstRecordReserve = RingLayout.FirstPayloadOffset + MinContiguous;
+    private const int TerminatorReserve = RingLayout.RecordHeaderLength;
+
+    private readonly ShmRing _ring;
+    private readonly RingSignal _signal;
+    private readonly byte* _data;
+    private readonly long _mask;
+    private readonly int _capacity;
+    private readonly int _maxHint;
+    private readonly RingMemory _memory;
+
+    private long _tail;         // where the next frame starts (no frame open)
+    private long _limit;        // writes end at or before this: cached consumer + capacity - terminator
+    private long _frameStart;   // the FrameStart record of the open frame
+    private long _recordStart;  // the open record (FrameStart or FrameChunk)
+    private long _writePos;     // next payload byte
+    private long _lapEnd;       // end of the data area for the open record
+    private int _firstLength;   // FrameStart's length once closed (in-place frames)
+    private long _frameBytes;   // payload bytes in the frame's closed records
+    private int _spanLength;
+    private bool _open;
+    private bool _streaming;
+
+    public RingWriter(ShmRing ring, RingSignal signal)
+    {
+        _ring = ring;
+        _signal = signal;
+        _data = ring.Data;
+        _capacity = ring.Capacity;
+        _mask = ring.Capacity - 1;
+        _maxHint = ring.Capacity / 4;
+        _tail = Volatile.Read(ref *ring.ProducerPosition);
+        _memory = new RingMemory();
+        RefreshLimit(0);
+    }
+
+    /// <summary>True between <see cref="BeginFrame"/> and <see cref="Commit"/> / <see cref="Abort"/>.</summary>
+    public bool IsFrameOpen => _open;
+
+    /// <summary>True once the open frame streams (its start is visible to the reader).</summary>
+    public bool IsStreaming => _streaming;
+
+    /// <summary>End of the published records.</summary>
+    public long Tail => _tail;
+
+    // ---------------------------------------------------------------- frames
+
+    /// <summary>Opens a frame and writes its header; waits for room if the ring is full.</summary>
+    public void BeginFrame(in FrameHeader header)
+    {
+        Debug.Assert(!_open);
+        long p = _tail;
+        if ((p & _mask) + FirstRecordReserve > _capacity)
+        {
+            // Not enough room before the end of the data area: pad to the end and start the frame at the
+            // next lap. The padding is published at once, with the (still zero) FrameStart length as its
+            // terminator.
+            long lapEnd = LapEnd(p);
+            WaitForSpace(lapEnd + FirstRecordReserve);
+            SetType(p, RecordType.Padding);
+            *LengthAt(lapEnd) = 0;
+            Publish(p, (int)(lapEnd - p));
+            p = lapEnd;
+            _tail = p;
+        }
+        else if (p + FirstRecordReserve > _limit)
+        {
+            WaitForSpace(p + FirstRecordReserve);
+        }
+        _frameStart = p;
+        _recordStart = p;
+        _lapEnd = LapEnd(p);
+        FrameHeaderCodec.Write(At(p) + RingLayout.RecordHeaderLength, header);
+        _writePos = p + RingLayout.FirstPayloadOffset;
+        _frameBytes = 0;
+        _streaming = false;
+        _open = true;
+    }
+
+    /// <summary>Publishes the open frame. The caller wakes the reader (<see cref="RingSignal.WakeConsumerIfSleeping"/>).</summary>
+    public void Commit()
+    {
+        Debug.Assert(_open);
+        long next;
+        if (_streaming)
+        {
+            try
+            {
+                EnsureRecordEnd();
+            }
+            catch
+            {
+                _open = false; // the channel stopped; the frame is lost with it
+                throw;
+            }
+            next = PublishOpenRecord(RecordType.FrameEnd);
+        }
+        else
+        {
+            byte* first = At(_frameStart);
+            int firstLength;
+            if (_recordStart == _frameStart)
+            {
+                // The common case: one record.
+                firstLength = (int)(_writePos - _frameStart);
+                *(int*)(first + RingLayout.TotalLengthOffset) = firstLength - RingLayout.FirstPayloadOffset;
+                next = RingLayout.Align(_writePos);
+            }
+            else
+            {
+                next = CloseChunkUnpublished();
+                firstLength = _firstLength;
+                *(int*)(first + RingLayout.TotalLengthOffset) = checked((int)_frameBytes);
+            }
+            *(int*)(first + RingLayout.TotalLengthOffset + 4) = 0;
+            SetType(_frameStart, RecordType.FrameStart);
+            *LengthAt(next) = 0;
+            Publish(_frameStart, firstLength);
+        }
+        _tail = next;
+        Volatile.Write(ref *_ring.ProducerPosition, next);
+        _open = false;
+    }
+
+    /// <summary>
+    /// Drops the open frame. Nothing published yet: the ring is left as it was. Streaming: an abort record
+    /// ends the frame and the reader discards what it gathered. Returns true when the reader must be woken.
+    /// </summary>
+    public bool Abort()
+    {
+        Debug.Assert(_open);
+        _open = false;
+        if (!_streaming)
+        {
+            // The FrameStart length word was never written: it is still the zero terminator of the last
+            // published record, so the reader sees nothing.
+            _tail = _frameStart;
+            return false;
+        }
+        _writePos = _recordStart + RingLayout.RecordHeaderLength;
+        EnsureRecordEnd();
+        _tail = PublishOpenRecord(RecordType.FrameAbort);
+        Volatile.Write(ref *_ring.ProducerPosition, _tail);
+        return true;
+    }
+
+    /// <summary>Publishes a record without payload (e.g. <see cref="RecordType.Goodbye"/>) if there is room
+    /// now; false when the ring is full.</summary>
+    public bool TryWriteControl(RecordType type)
+    {
+        Debug.Assert(!_open);
+        long p = _tail;
+        long end = p + RingLayout.RecordHeaderLength;
+        if (end > _limit && !RefreshLimit(end))
+        {
+            return false;
+        }
+        SetType(p, type);
+        *LengthAt(end) = 0;
+        Publish(p, RingLayout.RecordHeaderLength);
+        _tail = end;
+        Volatile.Write(ref *_ring.ProducerPosition, end);
+        return true;
+    }
+
+    // ---------------------------------------------------------------- IBufferWriter<byte>
+
+    /// <inheritdoc/>
+    public void Advance(int count)
+    {
+        if ((uint)count > (uint)_spanLength)
+        {
+            ThrowAdvancedTooFar(count);
+        }
+        _writePos += count;
+        _spanLength = 0;
+    }
+
+    /// <inheritdoc/>
+    public Span<byte> GetSpan(int sizeHint = 0)
+    {
+        int need = sizeHint <= 0 ? 1 : sizeHint;
+        long available = Math.Min(_limit, _lapEnd) - _writePos;
+        if (available >= need)
+        {
+            _spanLength = (int)available;
+            return new Span<byte>(At(_writePos), _spanLength);
+        }
+        return GetSpanSlow(need);
+    }
+
+    /// <inheritdoc/>
+    public Memory<byte> GetMemory(int sizeHint = 0)
+    {
+        Span<byte> span = GetSpan(sizeHint);
+        return _memory.Wrap((byte*)Unsafe.AsPointer(ref span[0]), span.Length);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private Span<byte> GetSpanSlow(int need)
+    {
+        if (!_open)
+        {
+            throw new InvalidOperationException("No frame is open.");
+        }
+        need = Math.Min(need, _maxHint);
+        while (true)
+        {
+            long end = _writePos + need;
+            if (end <= _lapEnd)
+            {
+                if (end <= _limit || RefreshLimit(end))
+                {
+                    _spanLength = (int)(Math.Min(_limit, _lapEnd) - _writePos);
+                    return new Span<byte>(At(_writePos), _spanLength);
+                }
+                MakeRoom(end);
+                continue;
+            }
+            // The request crosses the end of the data area: go on in a chunk record at the next lap.
+            long required = _lapEnd + RingLayout.RecordHeaderLength + need;
+            if (required > _limit && !RefreshLimit(required))
+            {
+                MakeRoom(required);
+                continue;
+            }
+            WrapToNextLap();
+        }
+    }
+
+    // ---------------------------------------------------------------- records
+
+    private void WrapToNextLap()
+    {
+        long next = _lapEnd;
+        long padStart;
+        if (_recordStart != _frameStart && _writePos == _recordStart + RingLayout.RecordHeaderLength)
+        {
+            padStart = _recordStart; // an empty chunk just becomes the padding
+        }
+        else if (_streaming)
+        {
+            padStart = PublishOpenRecord(RecordType.FrameChunk);
+        }
+        else
+        {
+            padStart = CloseUnpublished();
+        }
+        if (padStart < next)
+        {
+            SetType(padStart, RecordType.Padding);
+            if (_streaming)
+            {
+                *LengthAt(next) = 0;
+                Publish(padStart, (int)(next - padStart));
+            }
+            else
+            {
+                *LengthAt(padStart) = (int)(next - padStart);
+            }
+        }
+        OpenChunk(next);
+    }
+
+    /// <summary>Waits until <paramref name="required"/> fits, switching to streaming when waiting cannot help.</summary>
+    private void MakeRoom(long required)
+    {
+        var spinner = new IdleSpinner();
+        while (true)
+        {
+            long consumer = RefreshConsumer();
+            if (required <= _limit)
+            {
+                return;
+            }
+            if (!_streaming)
+            {
+                if (consumer >= _frameStart)
+                {
+                    // The reader has consumed everything before this frame: only publishing frees room.
+                    StartStreaming();
+                    return;
+                }
+            }
+            else if (_writePos > _recordStart + RingLayout.RecordHeaderLength)
+            {
+                PublishOpenRecord(RecordType.FrameChunk);
+                return;
+            }
+            _signal.WaitForSpace(ref spinner, consumer);
+        }
+    }
+
+    private void StartStreaming()
+    {
+        byte* first = At(_frameStart);
+        *(int*)(first + RingLayout.TotalLengthOffset) = RingLayout.UnknownLength;
+        *(int*)(first + RingLayout.TotalLengthOffset + 4) = 0;
+        SetType(_frameStart, RecordType.FrameStart);
+        long next;
+        int firstLength;
+        if (_recordStart == _frameStart)
+        {
+            firstLength = (int)(_writePos - _frameStart);
+            _frameBytes += firstLength - RingLayout.FirstPayloadOffset;
+            next = RingLayout.Align(_writePos);
+        }
+        else
+        {
+            next = CloseChunkUnpublished();
+            firstLength = _firstLength;
+        }
+        *LengthAt(next) = 0;
+        Publish(_frameStart, firstLength);
+        _streaming = true;
+        OpenChunk(next);
+        _signal.WakeConsumerIfSleeping();
+    }
+
+    /// <summary>Closes the open record of an unpublished frame (plain stores); returns the next position.</summary>
+    private long CloseUnpublished()
+    {
+        if (_recordStart == _frameStart)
+        {
+            _firstLength = (int)(_writePos - _frameStart);
+            _frameBytes += _firstLength - RingLayout.FirstPayloadOffset;
+            SetType(_frameStart, RecordType.FrameStart);
+            return RingLayout.Align(_writePos);
+        }
+        return CloseChunkUnpublished();
+    }
+
+    /// <summary>Closes the open chunk of an unpublished frame, dropping it if empty; returns the next position.</summary>
+    private long CloseChunkUnpublished()
+    {
+        int length = (int)(_writePos - _recordStart);
+        if (length == RingLayout.RecordHeaderLength)
+        {
+            return _recordStart;
+        }
+        _frameBytes += length - RingLayout.RecordHeaderLength;
+        SetType(_recordStart, RecordType.FrameChunk);
+        *LengthAt(_recordStart) = length;
+        return RingLayout.Align(_writePos);
+    }
+
+    /// <summary>Streaming: publishes the open chunk as <paramref name="type"/> and opens the next one.</summary>
+    private long PublishOpenRecord(RecordType type)
+    {
+        int length = (int)(_writePos - _recordStart);
+        _frameBytes += length - RingLayout.RecordHeaderLength;
+        long next = RingLayout.Align(_writePos);
+        SetType(_recordStart, type);
+        *LengthAt(next) = 0;
+        Publish(_recordStart, length);
+        OpenChunk(next);
+        if (type == RecordType.FrameChunk)
+        {
+            _signal.WakeConsumerIfSleeping();
+        }
+        return next;
+    }
+
+    /// <summary>Streaming: an empty chunk may sit right at the limit; wait until its header and the terminator fit.</summary>
+    private void EnsureRecordEnd()
+    {
+        if (_writePos > _limit && !RefreshLimit(_writePos))
+        {
+            var spinner = new IdleSpinner();
+            while (!RefreshLimit(_writePos))
+            {
+                _signal.WaitForSpace(ref spinner, *_ring.ProducerCachedConsumer);
+            }
+        }
+    }
+
+    private void OpenChunk(long position)
+    {
+        _recordStart = position;
+        _writePos = position + RingLayout.RecordHeaderLength;
+        _lapEnd = LapEnd(position);
+    }
+
+    private void WaitForSpace(long end)
+    {
+        var spinner = new IdleSpinner();
+        while (!RefreshLimit(end))
+        {
+            _signal.WaitForSpace(ref spinner, *_ring.ProducerCachedConsumer);
+        }
+    }
+
+    private bool RefreshLimit(long end)
+    {
+        RefreshConsumer();
+        return end <= _limit;
+    }
+
+    private long RefreshConsumer()
+    {
+        long consumer = Volatile.Read(ref *_ring.ConsumerPosition);
+        *_ring.ProducerCachedConsumer = consumer;
+        _limit = consumer + _capacity - TerminatorReserve;
+        return consumer;
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private byte* At(long position) => _data + (position & _mask);
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private int* LengthAt(long position) => (int*)(_data + (position & _mask));
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void SetType(long position, RecordType type) => *(int*)(At(position) + 4) = (int)type;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void Publish(long position, int length) => Interlocked.Exchange(ref *LengthAt(position), length);
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private long LapEnd(long position) => (position & ~_mask) + _capacity;
+
+    [DoesNotReturn]
+    private static void ThrowAdvancedTooFar(int count) =>
+        throw new ArgumentOutOfRangeException(nameof(count), count, "Advanced past the span returned by GetSpan.");
+}

@@ -1,0 +1,416 @@
+using System.Runtime.CompilerServices;
+using XCall.Runtime;
+using XCall.Transport.Shm.Ring;
+
+namespace XCall.Transport.Shm;
+
+// Design: the receiver role. Exactly one thread at a time polls the incoming ring: the owner recorded in
+// _roleOwner (a managed thread id; 0 = free; -1 = closed for good), taken and released with interlocked
+// operations (full fences). The receive thread holds it by default. A caller waiting for its reply takes
+// it when it is free (or asks the receive thread for it through _roleWanted; the receive thread lets go
+// the next time it finds the ring empty) and polls on its own thread: the reply is handled there, with no
+// thread hop and no wake-up on either side.
+//
+// A caller that spun without its reply arriving sleeps on the ring itself (armed with the "leader" value,
+// so the peer wakes the leader futex word, not the receive thread), in short slices, for a bounded time;
+// then it gives the role back and blocks on the call.
+//
+// The receive thread sleeps in two ways:
+// (A) on the ring's futex, armed (the peer wakes it when it publishes), after releasing the role. It sets
+//     _rtSleeping first; a caller that then takes the role disarms the ring (the peer need not wake anybody
+//     while the caller polls) and, when it gives the role back while _rtSleeping is still set, re-arms
+//     the ring and re-checks it (arming is a full fence), handling anything that arrived meanwhile, all
+//     while it still holds the role, so it never touches shared memory after letting go.
+// (B) on a local semaphore, when it finds the role taken by a caller: it sets _rtBlocked, fences and
+//     re-checks the role; the caller that releases the role clears _rtBlocked and releases the semaphore.
+// Both checks are Dekker pairs (store flag, fence, load the other side's word), so no wake-up is lost.
+internal sealed partial class ShmChannel
+{
+    private const int RoleFree = 0;
+    private const int RoleClosed = -1;
+    private const int HandOverSpins = 1000; // ~35 µs: the receive thread lets go within one idle turn
+    private const int LeaderSleepSliceMs = 20;
+    private const int LeaderSleepBudgetMs = 200;
+    private const int DrainLimit = 64;
+
+    private readonly SemaphoreSlim _roleReleased = new(0);
+    private int _roleOwner;
+    private int _roleWanted;
+    private int _rtSleeping;
+    private int _rtBlocked;
+    private int _receiveThreadId;
+
+    private enum PumpOutcome
+    {
+        Completed,
+        TimedOut,
+        GaveUp,
+    }
+
+    /// <inheritdoc/>
+    public override bool WaitForReply(PendingCall call, long deadline)
+    {
+        if (call.IsCompleted)
+        {
+            return true;
+        }
+        IFrameHandler? handler = Volatile.Read(ref _handler);
+        if (handler is null || Volatile.Read(ref _stopping) != 0)
+        {
+            return call.Wait(deadline);
+        }
+        int me = Environment.CurrentManagedThreadId;
+        if (!TryTakeRole(me, call))
+        {
+            return call.Wait(deadline);
+        }
+        PumpOutcome outcome;
+        try
+        {
+            outcome = Pump(call, deadline, handler);
+        }
+        finally
+        {
+            ReleaseRole(handler);
+        }
+        return outcome switch
+        {
+            PumpOutcome.Completed => true,
+            PumpOutcome.TimedOut => call.IsCompleted,
+            _ => call.Wait(deadline),
+        };
+    }
+
+    private bool TryTakeRole(int me, PendingCall call)
+    {
+        int owner = Volatile.Read(ref _roleOwner);
+        if (owner == RoleFree)
+        {
+            return TryTakeFreeRole(me);
+        }
+        if (owner != _receiveThreadId || owner == me)
+        {
+            // Another caller polls (it handles our reply too), or the channel closes, or this thread is
+            // inside a frame it polled (a nested call from a handler): it cannot poll again until it returns.
+            return false;
+        }
+        Interlocked.Increment(ref _roleWanted);
+        try
+        {
+            for (int i = 0; i < HandOverSpins; i++)
+            {
+                owner = Volatile.Read(ref _roleOwner);
+                if (owner == RoleFree)
+                {
+                    return TryTakeFreeRole(me);
+                }
+                if (owner != _receiveThreadId || call.IsCompleted)
+                {
+                    return false;
+                }
+                Thread.SpinWait(1);
+            }
+            return false;
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _roleWanted);
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool TryTakeFreeRole(int me)
+    {
+        if (Interlocked.CompareExchange(ref _roleOwner, me, RoleFree) != RoleFree)
+        {
+            return false;
+        }
+        if (Volatile.Read(ref _rtSleeping) != 0)
+        {
+            _inSignal.DisarmConsumer();
+        }
+        return true;
+    }
+
+    private PumpOutcome Pump(PendingCall call, long deadline, IFrameHandler handler)
+    {
+        var spinner = new IdleSpinner();
+        ShmIdleStrategy strategy = _options.IdleStrategy;
+        int turns = 0;
+        long sleepingSince = 0;
+        while (!call.IsCompleted)
+        {
+            if (Volatile.Read(ref _stopping) != 0)
+            {
+                return PumpOutcome.GaveUp;
+            }
+            PollResult result;
+            try
+            {
+                result = _reader.Poll(handler);
+            }
+            catch (Exception ex)
+            {
+                RequestStop(StopKind.Fault, ex);
+                return PumpOutcome.GaveUp;
+            }
+            if (result != PollResult.Empty)
+            {
+                if (result == PollResult.Goodbye)
+                {
+                    RequestStop(StopKind.Goodbye, null);
+                    return PumpOutcome.GaveUp;
+                }
+                spinner.Reset();
+                continue;
+            }
+            if ((++turns & 255) == 0 && deadline != long.MaxValue && Environment.TickCount64 >= deadline)
+            {
+                return PumpOutcome.TimedOut;
+            }
+            if (spinner.SpinOnce(strategy))
+            {
+                continue;
+            }
+
+            // Spun long enough: sleep on the ring ourselves, so the reply costs one wake-up (the peer wakes
+            // us) instead of two (the peer wakes the receive thread, which wakes us). In slices, so that a
+            // call completed by another thread (cancel, timeout, close) is noticed; after a while, hand the
+            // role back and block on the call like any other waiter.
+            long now = Environment.TickCount64;
+            if (sleepingSince == 0)
+            {
+                sleepingSince = now;
+            }
+            else if (now - sleepingSince >= LeaderSleepBudgetMs)
+            {
+                return PumpOutcome.GaveUp;
+            }
+            if (deadline != long.MaxValue && now >= deadline)
+            {
+                return PumpOutcome.TimedOut;
+            }
+            int slice = deadline == long.MaxValue ? LeaderSleepSliceMs : (int)Math.Clamp(deadline - now, 1, LeaderSleepSliceMs);
+            int seq = _inSignal.LeaderSeq;
+            _inSignal.ArmLeader();
+            if (!_reader.HasData && !call.IsCompleted && Volatile.Read(ref _stopping) == 0)
+            {
+                _inSignal.WaitLeader(seq, slice);
+            }
+            _inSignal.DisarmConsumer();
+            spinner.Reset();
+        }
+        return PumpOutcome.Completed;
+    }
+
+    /// <summary>A caller gives the role back (it holds it).</summary>
+    private void ReleaseRole(IFrameHandler handler)
+    {
+        if (Volatile.Read(ref _stopping) == 0 && Volatile.Read(ref _rtSleeping) != 0)
+        {
+            // The receive thread sleeps on the ring and we disarmed it: re-arm, and handle what slipped in.
+            for (int handled = 0; ; )
+            {
+                _inSignal.ArmConsumer();
+                if (!_reader.HasData)
+                {
+                    break;
+                }
+                _inSignal.DisarmConsumer();
+                if (handled >= DrainLimit)
+                {
+                    _inSignal.WakeConsumer(remote: false); // a flood: let the receive thread take over
+                    break;
+                }
+                try
+                {
+                    PollResult result;
+                    while (handled++ < DrainLimit && (result = _reader.Poll(handler)) != PollResult.Empty)
+                    {
+                        if (result == PollResult.Goodbye)
+                        {
+                            RequestStop(StopKind.Goodbye, null);
+                            break;
+                        }
+                    }
+                }
+                catch (Exception ex)
+                {
+                    RequestStop(StopKind.Fault, ex);
+                }
+                if (Volatile.Read(ref _stopping) != 0)
+                {
+                    break;
+                }
+            }
+        }
+        Interlocked.Exchange(ref _roleOwner, RoleFree);
+        if (Volatile.Read(ref _rtBlocked) != 0 && Interlocked.Exchange(ref _rtBlocked, 0) != 0)
+        {
+            _roleReleased.Release();
+        }
+    }
+
+    private void ReceiveLoop()
+    {
+        IFrameHandler handler = _handler!;
+        int me = Environment.CurrentManagedThreadId;
+        ShmIdleStrategy strategy = _options.IdleStrategy;
+        try
+        {
+            while (Volatile.Read(ref _stopping) == 0)
+            {
+                if (Interlocked.CompareExchange(ref _roleOwner, me, RoleFree) != RoleFree)
+                {
+                    WaitForRoleRelease();
+                    continue;
+                }
+                var spinner = new IdleSpinner();
+                bool sleep = false;
+                while (Volatile.Read(ref _stopping) == 0)
+                {
+                    PollResult result;
+                    try
+                    {
+                        result = _reader.Poll(handler);
+                    }
+                    catch (Exception ex)
+                    {
+                        RequestStop(StopKind.Fault, ex);
+                        break;
+                    }
+                    if (result != PollResult.Empty)
+                    {
+                        if (result == PollResult.Goodbye)
+                        {
+                            RequestStop(StopKind.Goodbye, null);
+                            break;
+                        }
+                        spinner.Reset();
+                        continue;
+                    }
+                    if (Volatile.Read(ref _roleWanted) != 0 || !spinner.SpinOnce(strategy))
+                    {
+                        sleep = true;
+                        break;
+                    }
+                }
+                if (sleep)
+                {
+                    SleepOnRing();
+                }
+                else
+                {
+                    Interlocked.Exchange(ref _roleOwner, RoleFree);
+                }
+            }
+        }
+        catch (Exception ex)
+        {
+            RequestStop(StopKind.Fault, ex);
+            Interlocked.CompareExchange(ref _roleOwner, RoleFree, me);
+        }
+        FinishClose(handler);
+    }
+
+    /// <summary>The receive thread, holding the role, found nothing to do: state (A).</summary>
+    private void SleepOnRing()
+    {
+        int seq = _inSignal.ConsumerSeq;
+        Volatile.Write(ref _rtSleeping, 1);
+        _inSignal.ArmConsumer();
+        if (_reader.HasData || Volatile.Read(ref _stopping) != 0)
+        {
+            _inSignal.DisarmConsumer();
+            Volatile.Write(ref _rtSleeping, 0);
+            Interlocked.Exchange(ref _roleOwner, RoleFree);
+            return;
+        }
+        Interlocked.Exchange(ref _roleOwner, RoleFree); // callers may poll while we sleep
+        _inSignal.WaitConsumer(seq);
+        Volatile.Write(ref _rtSleeping, 0);
+    }
+
+    /// <summary>The receive thread found the role taken by a caller: state (B).</summary>
+    private void WaitForRoleRelease()
+    {
+        Volatile.Write(ref _rtBlocked, 1);
+        Interlocked.MemoryBarrier();
+        int owner = Volatile.Read(ref _roleOwner);
+        if (owner != RoleFree && owner != RoleClosed)
+        {
+            _roleReleased.Wait(); // the releaser cleared _rtBlocked
+            return;
+        }
+        if (Interlocked.Exchange(ref _rtBlocked, 0) == 0)
+        {
+            _roleReleased.Wait(); // a releaser claimed the flag: consume its signal
+        }
+    }
+
+    /// <summary>Takes the role for good (no caller polls any more).</summary>
+    private void TakeRoleForGood()
+    {
+        while (true)
+        {
+            int owner = Volatile.Read(ref _roleOwner);
+            if (owner == RoleClosed || (owner == RoleFree && Interlocked.CompareExchange(ref _roleOwner, RoleClosed, RoleFree) == RoleFree))
+            {
+                return;
+            }
+            if (owner != RoleFree)
+            {
+                WaitForRoleRelease();
+            }
+        }
+    }
+
+    private void FinishClose(IFrameHandler handler)
+    {
+        TakeRoleForGood();
+        bool peerGone;
+        lock (_stateLock)
+        {
+            peerGone = _stopKind == StopKind.PeerGone;
+        }
+        if (peerGone)
+        {
+            // Deliver what the peer published before it went (a reply that beat its exit, its goodbye).
+            try
+            {
+                for (int i = 0; i < 100_000; i++)
+                {
+                    PollResult result = _reader.Poll(handler);
+                    if (result == PollResult.Empty)
+                    {
+                        break;
+                    }
+                    if (result == PollResult.Goodbye)
+                    {
+                        RequestStop(StopKind.Goodbye, null);
+                        break;
+                    }
+                }
+            }
+            catch (Exception)
+            {
+                // A torn record from a dying peer: what came before was delivered.
+            }
+        }
+        _reader.Discard();
+        bool endSocket;
+        lock (_stateLock)
+        {
+            endSocket = _stopKind is StopKind.Fault or StopKind.Goodbye;
+        }
+        if (endSocket)
+        {
+            ShutdownSocket(); // a faulted channel tells its peer at once (EOF); after a goodbye, answer with ours
+        }
+        NotifyClosed(handler);
+        if (Volatile.Read(ref _releaseOnExit) != 0)
+        {
+            ReleaseResources();
+        }
+    }
+}

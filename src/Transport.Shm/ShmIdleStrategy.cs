@@ -1,0 +1,17 @@
+namespace XCall.Transport.Shm;
+
+/// <summary>How a thread that waits for the peer (a frame to read, or room in a full ring) spends its time.</summary>
+public enum ShmIdleStrategy
+{
+    /// <summary>Poll without ever sleeping: the lowest latency, one busy core per waiting side. For benchmarks
+    /// and latency-critical pairs on machines with cores to spare.</summary>
+    BusySpin,
+
+    /// <summary>Default. Spin a few thousand pause iterations, then yield, then sleep on a futex in the segment
+    /// until the peer wakes it: close to <see cref="BusySpin"/> under load, no CPU once idle.</summary>
+    Adaptive,
+
+    /// <summary>Spin only briefly before sleeping on the futex: frugal servers; a reply that is not immediate
+    /// costs a wake-up (tens of microseconds on a virtual machine).</summary>
+    Blocking,
+}

@@ -1,0 +1,91 @@
+namespace XCall.Transport.Shm;
+
+/// <summary>Settings of the shared-memory transport, for listeners and clients.</summary>
+public sealed record ShmOptions
+{
+    /// <summary>Smallest allowed <see cref="RingSize"/>: 4 KiB.</summary>
+    public const int MinRingSize = 4096;
+
+    /// <summary>Largest allowed <see cref="RingSize"/>: 1 GiB.</summary>
+    public const int MaxRingSize = 1 << 30;
+
+    /// <summary>The defaults.</summary>
+    public static ShmOptions Default { get; } = new();
+
+    /// <summary>
+    /// Bytes of ring per direction, a power of two between <see cref="MinRingSize"/> and
+    /// <see cref="MaxRingSize"/>. Default 1 MiB. A connection uses the larger of the two sides' values.
+    /// Frames larger than the ring still pass: they stream through it in chunks.
+    /// </summary>
+    public int RingSize { get; init; } = 1 << 20;
+
+    /// <summary>How waiting threads spend their time. Default <see cref="ShmIdleStrategy.Adaptive"/>.</summary>
+    public ShmIdleStrategy IdleStrategy { get; init; } = ShmIdleStrategy.Adaptive;
+
+    /// <summary>
+    /// User ids allowed to connect besides this process's own (checked with SO_PEERCRED on the rendezvous
+    /// socket, by both sides). Null or empty: only our own uid. A peer of another uid must also be able to
+    /// reach <see cref="RuntimeDirectory"/>, which is private to its owner (mode 0700).
+    /// </summary>
+    public IReadOnlyCollection<uint>? AllowedUids { get; init; }
+
+    /// <summary>
+    /// Where rendezvous sockets live: <c>$XDG_RUNTIME_DIR/xcall</c>, or <c>/tmp/xcall-&lt;uid&gt;</c> when
+    /// XDG_RUNTIME_DIR is not set. Created with mode 0700; an existing directory must belong to this user
+    /// (or to an allowed uid) and is made 0700.
+    /// </summary>
+    public string RuntimeDirectory { get; init; } = DefaultRuntimeDirectory();
+
+    /// <summary>How long connecting (socket connect, peer check, segment handshake) may take. Default 5 s.</summary>
+    public TimeSpan ConnectTimeout { get; init; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>
+    /// Largest frame accepted from the peer. Frames that fit in the ring are read in place; larger ones are
+    /// gathered on the receiving side, so this bounds what a peer can make us buffer. Default
+    /// <see cref="Array.MaxLength"/>.
+    /// </summary>
+    public long MaxFrameLength { get; init; } = Array.MaxLength;
+
+    /// <summary>Tests: wake through the rendezvous socket even where futexes work.</summary>
+    internal bool ForcePortableWake { get; init; }
+
+    /// <summary>Tests: called by the listener with the path of each segment file right after creating it.</summary>
+    internal Action<string>? SegmentCreated { get; init; }
+
+    internal static string DefaultRuntimeDirectory()
+    {
+        string? xdg = Environment.GetEnvironmentVariable("XDG_RUNTIME_DIR");
+        return !string.IsNullOrEmpty(xdg) && Path.IsPathRooted(xdg)
+            ? Path.Combine(xdg, "xcall")
+            : Path.Combine(Path.GetTempPath(), $"xcall-{Interop.Libc.EffectiveUid}");
+    }
+
+    internal void Validate()
+    {
+        if (RingSize < MinRingSize || RingSize > MaxRingSize || (RingSize & (RingSize - 1)) != 0)
+        {
+            throw new ArgumentOutOfRangeException(nameof(RingSize), RingSize, $"RingSize must be a power of two between {MinRingSize} and {MaxRingSize}.");
+        }
+        if (!Enum.IsDefined(IdleStrategy))
+        {
+            throw new ArgumentOutOfRangeException(nameof(IdleStrategy), IdleStrategy, "Unknown idle strategy.");
+        }
+        if (ConnectTimeout <= TimeSpan.Zero && ConnectTimeout != Timeout.InfiniteTimeSpan)
+        {
+            throw new ArgumentOutOfRangeException(nameof(ConnectTimeout), ConnectTimeout, "ConnectTimeout must be positive.");
+        }
+        if (MaxFrameLength <= 0)
+        {
+            throw new ArgumentOutOfRangeException(nameof(MaxFrameLength), MaxFrameLength, "MaxFrameLength must be positive.");
+        }
+        if (string.IsNullOrEmpty(RuntimeDirectory) || !Path.IsPathRooted(RuntimeDirectory))
+        {
+            throw new ArgumentException("RuntimeDirectory must be an absolute path.", nameof(RuntimeDirectory));
+        }
+    }
+
+    internal bool IsAllowed(uint uid) => uid == Interop.Libc.EffectiveUid || (AllowedUids?.Contains(uid) ?? false);
+
+    internal int ConnectTimeoutMilliseconds =>
+        ConnectTimeout == Timeout.InfiniteTimeSpan ? Timeout.Infinite : (int)Math.Min(int.MaxValue, Math.Ceiling(ConnectTimeout.TotalMilliseconds));
+}

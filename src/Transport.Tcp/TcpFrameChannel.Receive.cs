@@ -1,0 +1,324 @@
+using System.Buffers;
+using System.Net.Sockets;
+using XCall.Marshal;
+
+namespace XCall.Transport.Tcp;
+
+// Design: whoever holds the reader token (_reader) owns the socket's receive side and the receive buffer
+// (_rxBuffer, _rxStart, _rxEnd): it blocks in the receive system call, parses every complete frame and hands
+// each to the handler with a reader over the bytes in place. Frames therefore reach the handler in order
+// and never concurrently. Normally the token belongs to a dedicated receive thread. A blocking receive on a
+// thread of its own gives the lowest latency there is for a thread that is not the caller: the kernel
+// wakes exactly the thread that runs the handler (an asynchronous receive adds the epoll thread and a pool
+// hop, about twice the round trip on loopback). The cost is a thread per connection, fine for the tens or
+// hundreds of connections an RPC process holds.
+//
+// Leader / follower (plain TCP, TcpOptions.CallerReadsReplies): a synchronous caller waiting for its reply
+// takes the token when it is free and reads the socket itself, so its reply wakes it directly rather than
+// waking the receive thread, which then wakes the caller. On a small machine that is the difference between
+// two and three runnable threads per round trip. The receive thread steps aside (releases the token and
+// parks) after a batch when such a caller is trying to lead (_leaderCandidates), and takes the token back
+// when it has been free for a whole park period (about 1 ms, _leaderGeneration unchanged), or at once when
+// callers wait without trying to lead (_syncWaiters above _leaderCandidates: they sleep, someone must read).
+// A leader leaves (decrementing _syncWaiters first) and wakes the parked thread only in that case or after
+// a long lead (the parked thread backs off while one leader holds on), so back-to-back synchronous calls
+// keep reading on the calling thread without a wake-up; the price is that a reply to an
+// asynchronous call arriving just after a burst of synchronous ones waits up to that park period. TLS links
+// never lead: SslStream buffers decrypted bytes the socket's readiness cannot show.
+internal sealed partial class TcpFrameChannel
+{
+    private const int ReceiveBufferSize = 64 * 1024;
+    private const int ReaderFree = 0;
+    private const int ReaderThread = 1;
+    private const int ReaderCaller = 2;
+    private const int MaxParkMs = 16;
+    private const int MaxPollMs = 1000;
+
+    private static long s_leads;
+
+    private readonly object _readerGate = new();
+    private int _reader;
+    private int _leaderCandidates;
+    private int _syncWaiters;
+    private long _leaderGeneration;
+    private byte[] _rxBuffer;
+    private int _rxStart;
+    private int _rxEnd;
+    private int _receiving;
+    private bool _candidateSeen;
+    private long _receiveCount;
+
+    private void ReceiveLoop()
+    {
+        IFrameHandler handler = _handler!;
+        while (!IsClosed)
+        {
+            if (TryTakeReader(ReaderThread))
+            {
+                try
+                {
+                    // Step aside after a batch that arrived while a caller was trying to lead: looked at
+                    // before the batch is dispatched, since the caller stops trying once its reply is in.
+                    while (ReceiveOnce(handler, timeoutMs: -1) && !_candidateSeen)
+                    {
+                    }
+                }
+                finally
+                {
+                    Interlocked.Exchange(ref _reader, ReaderFree);
+                }
+            }
+            // Stepped aside, or a caller holds the socket: wait until it should come back here.
+            ParkReceiveThread();
+        }
+    }
+
+    /// <summary>Roughly how many synchronous waits read their own reply (diagnostics; racy).</summary>
+    internal static long Leads => Volatile.Read(ref s_leads);
+
+    private bool TryTakeReader(int who) => Interlocked.CompareExchange(ref _reader, who, ReaderFree) == ReaderFree;
+
+    /// <summary>
+    /// Waits until the token should come back to the receive thread: it is free and no caller took it for
+    /// a whole wait (about 1 ms), or callers sleep waiting for replies that someone has to read. While one
+    /// leader keeps the token (a long call) the waits back off to <see cref="MaxParkMs"/>; such a leader wakes
+    /// this thread when it leaves.
+    /// </summary>
+    private void ParkReceiveThread()
+    {
+        long seen = Volatile.Read(ref _leaderGeneration);
+        int waitMs = 1;
+        lock (_readerGate)
+        {
+            while (!IsClosed)
+            {
+                Monitor.Wait(_readerGate, waitMs);
+                long generation = Volatile.Read(ref _leaderGeneration);
+                bool free = Volatile.Read(ref _reader) == ReaderFree;
+                if (free && Volatile.Read(ref _leaderCandidates) == 0 && (generation == seen || Volatile.Read(ref _syncWaiters) != 0))
+                {
+                    return;
+                }
+                waitMs = !free && generation == seen ? Math.Min(waitMs * 2, MaxParkMs) : 1;
+                seen = generation;
+            }
+        }
+    }
+
+    /// <summary>Leads: reads and dispatches frames on the caller's thread until <paramref name="call"/> completes,
+    /// the deadline passes or the channel closes. The caller holds the token; this releases it.</summary>
+    private bool LeadUntil(Runtime.PendingCall call, long deadline, ref bool counted)
+    {
+        Interlocked.Increment(ref _leaderGeneration);
+        s_leads++; // racy on purpose: a diagnostic count
+        long started = Environment.TickCount64;
+        try
+        {
+            IFrameHandler handler = _handler!;
+            while (!call.IsCompleted)
+            {
+                int timeoutMs = -1;
+                if (deadline != long.MaxValue)
+                {
+                    long left = deadline - Environment.TickCount64;
+                    if (left <= 0)
+                    {
+                        break;
+                    }
+                    // In slices: Socket.Poll takes at most about 35 minutes, and the loop re-checks the call.
+                    timeoutMs = (int)Math.Min(left, MaxPollMs);
+                }
+                if (!ReceiveOnce(handler, timeoutMs))
+                {
+                    break;
+                }
+            }
+            return call.IsCompleted;
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _syncWaiters);
+            counted = false;
+            Interlocked.Exchange(ref _reader, ReaderFree);
+            bool othersWaiting = Volatile.Read(ref _syncWaiters) > Volatile.Read(ref _leaderCandidates);
+            if (othersWaiting || Environment.TickCount64 - started > 1)
+            {
+                lock (_readerGate)
+                {
+                    Monitor.PulseAll(_readerGate);
+                }
+            }
+        }
+    }
+
+    /// <summary>
+    /// One receive by the token holder: waits up to <paramref name="timeoutMs"/> (-1: forever) for bytes,
+    /// then dispatches every complete frame. False when the channel is closed.
+    /// </summary>
+    private bool ReceiveOnce(IFrameHandler handler, int timeoutMs)
+    {
+        try
+        {
+            if (timeoutMs >= 0 && !_link.Socket.Poll(TimeSpan.FromMilliseconds(timeoutMs), SelectMode.SelectRead))
+            {
+                return !IsClosed;
+            }
+            Volatile.Write(ref _receiving, 1);
+            int n = _link.Receive(_rxBuffer.AsSpan(_rxEnd));
+            Volatile.Write(ref _receiving, 0);
+            if (n == 0)
+            {
+                CloseFromReader(new XCallDisconnectedException(_endpoint, "the peer closed the connection"));
+                return false;
+            }
+            _rxEnd += n;
+            _candidateSeen = Volatile.Read(ref _leaderCandidates) != 0;
+            Volatile.Write(ref _receiveCount, _receiveCount + 1);
+            DispatchBuffered(handler);
+            return !IsClosed;
+        }
+        catch (Exception ex)
+        {
+            Volatile.Write(ref _receiving, 0);
+            if (!IsClosed)
+            {
+                CloseFromReader(TranslateError(ex));
+            }
+            return false;
+        }
+    }
+
+    /// <summary>Dispatches the complete frames in the buffer and makes room for the rest.</summary>
+    private void DispatchBuffered(IFrameHandler handler)
+    {
+        byte[] buffer = _rxBuffer;
+        int start = _rxStart;
+        int end = _rxEnd;
+        int maxFrame = _options.MaxFrameSize;
+        MarshalLimits limits = handler.Limits;
+        while (end - start >= FrameCodec.PrefixSize)
+        {
+            int length = FrameCodec.ReadLength(buffer.AsSpan(start));
+            FrameHeader header = FrameCodec.ReadHeader(buffer.AsSpan(start + FrameCodec.LengthSize));
+            ValidatePrefix(length, header, maxFrame);
+            int total = FrameCodec.PrefixSize + length;
+            if (end - start < total)
+            {
+                if (buffer.Length - start < total)
+                {
+                    // Make room for the whole frame only now that its length is known to be allowed.
+                    buffer = MakeRoom(buffer, ref start, ref end, total);
+                }
+                break;
+            }
+            if (Volatile.Read(ref _closed) != 0)
+            {
+                return;
+            }
+            _rxStart = start + total; // consumed before the handler runs: a throw must not replay it
+            Dispatch(handler, header, buffer.AsSpan(start + FrameCodec.PrefixSize, length), limits);
+            start += total;
+        }
+
+        if (start == end)
+        {
+            start = end = 0;
+            if (buffer.Length > ReceiveBufferSize)
+            {
+                // A large frame is done: give its buffer back rather than hold it for the connection's life.
+                ArrayPool<byte>.Shared.Return(buffer);
+                buffer = ArrayPool<byte>.Shared.Rent(ReceiveBufferSize);
+            }
+        }
+        else if (buffer.Length - end < FrameCodec.PrefixSize || start > buffer.Length / 2)
+        {
+            buffer.AsSpan(start, end - start).CopyTo(buffer);
+            end -= start;
+            start = 0;
+        }
+        _rxBuffer = buffer;
+        _rxStart = start;
+        _rxEnd = end;
+    }
+
+    private void CloseFromReader(Exception error)
+    {
+        try
+        {
+            // The peer answering our goodbye by closing is our own orderly close, not a lost connection.
+            Close(Volatile.Read(ref _disposing) != 0 ? null : error);
+        }
+        catch (Exception)
+        {
+            // The handler's OnClosed threw on the receive thread (or inside a caller's wait): nobody can take it.
+        }
+    }
+
+    private void ValidatePrefix(int length, in FrameHeader header, int maxFrame)
+    {
+        if ((uint)length > (uint)maxFrame)
+        {
+            throw new XCallProtocolException($"{_endpoint} sent a frame of {length} bytes; the limit is {maxFrame} (TcpOptions.MaxFrameSize).");
+        }
+        if (header.Version != FrameHeader.CurrentVersion)
+        {
+            throw new XCallProtocolException($"{_endpoint} sent a frame of version {header.Version}; this build speaks {FrameHeader.CurrentVersion}.");
+        }
+        if (header.Kind == 0)
+        {
+            throw new XCallProtocolException($"{_endpoint} sent a frame of kind 0.");
+        }
+    }
+
+    private static byte[] MakeRoom(byte[] buffer, ref int start, ref int end, int total)
+    {
+        int pending = end - start;
+        if (total <= buffer.Length)
+        {
+            buffer.AsSpan(start, pending).CopyTo(buffer);
+        }
+        else
+        {
+            byte[] larger = ArrayPool<byte>.Shared.Rent(total);
+            buffer.AsSpan(start, pending).CopyTo(larger);
+            ArrayPool<byte>.Shared.Return(buffer);
+            buffer = larger;
+        }
+        start = 0;
+        end = pending;
+        return buffer;
+    }
+
+    private void Dispatch(IFrameHandler handler, in FrameHeader header, ReadOnlySpan<byte> payload, MarshalLimits limits)
+    {
+        switch (header.Kind)
+        {
+            case FrameKind.Ping:
+                if (!TrySendControlNow(FrameKind.Pong, header.CallId))
+                {
+                    _pongCallId = header.CallId;
+                    QueueControl(ref _pongOwed);
+                }
+                break;
+            case FrameKind.Pong:
+                break;
+            case FrameKind.Goodbye:
+                Close(null);
+                break;
+            default:
+                var reader = new MarshalReader(payload, limits);
+                handler.OnFrame(header, ref reader);
+                break;
+        }
+    }
+
+    private Exception TranslateError(Exception error) => error switch
+    {
+        XCallProtocolException or XCallDisconnectedException => error,
+        SocketException { SocketErrorCode: SocketError.ConnectionReset } => new XCallDisconnectedException(_endpoint, "the connection was reset by the peer", error),
+        SocketException se => new XCallDisconnectedException(_endpoint, $"socket error {se.SocketErrorCode}", error),
+        IOException => new XCallDisconnectedException(_endpoint, error.Message, error),
+        ObjectDisposedException => new XCallDisconnectedException(_endpoint, "the socket was closed", error),
+        _ => error,
+    };
+}

@@ -1,0 +1,357 @@
+using System.Buffers;
+using System.Diagnostics;
+using System.Diagnostics.CodeAnalysis;
+using System.Net.Sockets;
+using System.Runtime.CompilerServices;
+
+namespace XCall.Transport.Tcp;
+
+// Design: _sendLock is held from BeginFrame to CommitFrame / AbortFrame, so frames never interleave and the
+// frame being written always sits at the end of _filling. At most one thread, the flusher (_flushing),
+// writes to the socket, and it does so without the lock: it swaps _filling and _spare under the lock,
+// releases it, sends the batch, and takes the lock again to look for more. A sender that commits while
+// nobody flushes becomes the flusher and sends its frame at once (one system call, the lowest latency
+// for a caller alone); a sender that commits while a flush is running only appends, and the flusher takes
+// every frame appended meanwhile in its next single write (batching for pipelined callers). Back-pressure:
+// while a flush runs (the socket's buffer is full when the peer reads slowly) and _filling holds
+// HighWater bytes, BeginFrame waits on the lock's condition; the flusher pulses after each swap.
+// Invariant: when nobody flushes, _filling holds nothing but the open frame.
+internal sealed partial class TcpFrameChannel
+{
+    private const int SendChunkSize = 64 * 1024;
+    private const long HighWater = 1024 * 1024;
+    private const int MaxFlushRounds = 16;
+    private const int GoodbyeTimeoutMs = 200;
+
+    private readonly object _sendLock = new();
+    private readonly FrameWriter _writer;
+    private readonly FlushContinuation _flushContinuation;
+    private SendBuffer _filling;
+    private SendBuffer _spare;
+    private SendBuffer.Mark _frameStart;
+    private long _framePayload;
+    private bool _frameOpen;
+    private bool _flushing;
+    private int _waitingForRoom;
+    private long _sendCount;
+
+    public override IBufferWriter<byte> BeginFrame(in FrameHeader header)
+    {
+        Monitor.Enter(_sendLock);
+        if (_frameOpen || _closed != 0 || (_flushing && _filling.Length >= HighWater))
+        {
+            WaitToBeginUnsynchronized();
+        }
+        try
+        {
+            Span<byte> prefix = _filling.GetSpan(FrameCodec.PrefixSize);
+            _frameStart = _filling.End;
+            FrameCodec.WritePrefix(prefix, 0, header);
+            _filling.Advance(FrameCodec.PrefixSize);
+        }
+        catch
+        {
+            Monitor.Exit(_sendLock);
+            throw;
+        }
+        _framePayload = 0;
+        _frameOpen = true;
+        return _writer;
+    }
+
+    public override void CommitFrame()
+    {
+        if (!_frameOpen || !Monitor.IsEntered(_sendLock))
+        {
+            ThrowNoFrame();
+        }
+        _frameOpen = false;
+        if (_closed != 0)
+        {
+            _filling.Truncate(_frameStart);
+            Monitor.Exit(_sendLock);
+            throw ClosedError();
+        }
+        FrameCodec.PatchLength(_filling.At(_frameStart, FrameCodec.LengthSize), (int)_framePayload);
+        if (_flushing)
+        {
+            Monitor.Exit(_sendLock);
+            return;
+        }
+        _flushing = true;
+        FlushAndExit();
+    }
+
+    public override void AbortFrame()
+    {
+        if (!_frameOpen || !Monitor.IsEntered(_sendLock))
+        {
+            ThrowNoFrame();
+        }
+        _frameOpen = false;
+        _filling.Truncate(_frameStart);
+        AssertInvariantsUnsynchronized();
+        Monitor.Exit(_sendLock);
+    }
+
+    [Conditional("DEBUG")]
+    private void AssertInvariantsUnsynchronized()
+    {
+        Debug.Assert(Monitor.IsEntered(_sendLock));
+        Debug.Assert(_flushing || _frameOpen || _filling.Length == 0 || _closed != 0, "frames left behind with nobody flushing");
+        Debug.Assert(_spare.Length == 0 || _flushing, "the spare buffer holds bytes outside a flush");
+    }
+
+    /// <summary>Frames sent so far (batches, in fact); the heartbeat watches it change.</summary>
+    internal long SendCount => Volatile.Read(ref _sendCount);
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void WaitToBeginUnsynchronized()
+    {
+        if (_frameOpen)
+        {
+            // Only this thread can hold the lock with a frame open: the lock is re-entrant.
+            Monitor.Exit(_sendLock);
+            throw new InvalidOperationException("A frame is already begun on this thread; commit or abort it first.");
+        }
+        while (true)
+        {
+            if (_closed != 0)
+            {
+                Monitor.Exit(_sendLock);
+                throw ClosedError();
+            }
+            if (!_flushing || _filling.Length < HighWater)
+            {
+                return;
+            }
+            _waitingForRoom++;
+            Monitor.Wait(_sendLock);
+            _waitingForRoom--;
+        }
+    }
+
+    /// <summary>
+    /// Called by the flusher with the lock held; sends batches until nothing is left, and returns with the
+    /// lock released. After <see cref="MaxFlushRounds"/> batches it hands the work to the thread pool, so a
+    /// caller is not kept writing other callers' frames forever.
+    /// </summary>
+    private void FlushAndExit()
+    {
+        int rounds = 0;
+        while (true)
+        {
+            SendBuffer batch = _filling;
+            _filling = _spare;
+            _spare = batch;
+            if (_waitingForRoom > 0)
+            {
+                Monitor.PulseAll(_sendLock);
+            }
+            Monitor.Exit(_sendLock);
+
+            Exception? error = null;
+            try
+            {
+                batch.WriteTo(_link);
+            }
+            catch (Exception ex) when (ex is SocketException or IOException or ObjectDisposedException)
+            {
+                error = ex;
+            }
+            batch.Reset();
+            Volatile.Write(ref _sendCount, _sendCount + 1);
+
+            Monitor.Enter(_sendLock);
+            if (error is not null || _closed != 0 || _filling.Length == 0)
+            {
+                _flushing = false;
+                AssertInvariantsUnsynchronized();
+                if (_waitingForRoom > 0)
+                {
+                    Monitor.PulseAll(_sendLock);
+                }
+                Monitor.Exit(_sendLock);
+                if (error is not null)
+                {
+                    Close(TranslateError(error));
+                    throw ClosedError();
+                }
+                return;
+            }
+            if (++rounds == MaxFlushRounds)
+            {
+                Monitor.Exit(_sendLock);
+                ThreadPool.UnsafeQueueUserWorkItem(_flushContinuation, preferLocal: false);
+                return;
+            }
+        }
+    }
+
+    private Span<byte> GetFrameSpan(int sizeHint)
+    {
+        if (!_frameOpen)
+        {
+            ThrowNoFrame();
+        }
+        if (_framePayload + Math.Max(sizeHint, 1) > _options.MaxFrameSize)
+        {
+            ThrowFrameTooLarge(_framePayload + Math.Max(sizeHint, 1));
+        }
+        return _filling.GetSpan(sizeHint);
+    }
+
+    private Memory<byte> GetFrameMemory(int sizeHint)
+    {
+        GetFrameSpan(sizeHint);
+        return _filling.GetMemory(sizeHint);
+    }
+
+    private void AdvanceFrame(int count)
+    {
+        if (!_frameOpen)
+        {
+            ThrowNoFrame();
+        }
+        _filling.Advance(count);
+        _framePayload += count;
+        if (_framePayload > _options.MaxFrameSize)
+        {
+            ThrowFrameTooLarge(_framePayload);
+        }
+    }
+
+    /// <summary>
+    /// Tells the peer this side closes on purpose, so it reports an orderly close rather than a lost
+    /// connection. Best effort, bounded by <see cref="GoodbyeTimeoutMs"/>: it waits that long at most for a
+    /// frame being written or a flush in progress (whose frames must go first) and for the socket to take it.
+    /// </summary>
+    private void TrySendGoodbye()
+    {
+        long deadline = Environment.TickCount64 + GoodbyeTimeoutMs;
+        if (!Monitor.TryEnter(_sendLock, GoodbyeTimeoutMs))
+        {
+            return;
+        }
+        try
+        {
+            while (_flushing && _closed == 0)
+            {
+                long left = deadline - Environment.TickCount64;
+                if (left <= 0)
+                {
+                    return;
+                }
+                _waitingForRoom++;
+                Monitor.Wait(_sendLock, (int)left);
+                _waitingForRoom--;
+            }
+            if (_closed != 0 || _frameOpen)
+            {
+                return;
+            }
+            Span<byte> frame = stackalloc byte[FrameCodec.PrefixSize];
+            FrameCodec.WritePrefix(frame, 0, new FrameHeader(FrameKind.Goodbye, 0, 0, 0));
+            _link.SendLastWord(frame, GoodbyeTimeoutMs);
+        }
+        catch (Exception ex) when (ex is SocketException or IOException or ObjectDisposedException)
+        {
+            // The peer will see the connection end without the goodbye: same outcome, less polite.
+        }
+        finally
+        {
+            Monitor.Exit(_sendLock);
+        }
+    }
+
+    /// <summary>
+    /// Sends a frame with no payload on the calling thread if that cannot block: nobody is writing a frame
+    /// or flushing, and the socket has room. Returns false (nothing sent) otherwise.
+    /// </summary>
+    private bool TrySendControlNow(FrameKind kind, ulong callId)
+    {
+        if (!Monitor.TryEnter(_sendLock))
+        {
+            return false;
+        }
+        if (_flushing || _frameOpen || _closed != 0 || !IsWritable())
+        {
+            Monitor.Exit(_sendLock);
+            return _closed != 0; // nothing to send on a closed channel
+        }
+        Span<byte> prefix = _filling.GetSpan(FrameCodec.PrefixSize);
+        FrameCodec.WritePrefix(prefix, 0, new FrameHeader(kind, callId, 0, 0));
+        _filling.Advance(FrameCodec.PrefixSize);
+        _flushing = true;
+        try
+        {
+            FlushAndExit();
+        }
+        catch (XCallDisconnectedException)
+        {
+            // The write failed and closed the channel; nobody to tell.
+        }
+        return true;
+    }
+
+    private bool IsWritable()
+    {
+        try
+        {
+            return _link.Socket.Poll(0, SelectMode.SelectWrite);
+        }
+        catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
+        {
+            return false;
+        }
+    }
+
+    private void SendControl(FrameKind kind, ulong callId)
+    {
+        try
+        {
+            BeginFrame(new FrameHeader(kind, callId, 0, 0));
+            CommitFrame();
+        }
+        catch (XCallDisconnectedException)
+        {
+            // Closed meanwhile: nobody to tell.
+        }
+    }
+
+    [DoesNotReturn]
+    private static void ThrowNoFrame() =>
+        throw new InvalidOperationException("No frame is begun on this thread: call BeginFrame first.");
+
+    [DoesNotReturn]
+    private void ThrowFrameTooLarge(long size) =>
+        throw new InvalidOperationException($"The frame to {_endpoint} would be {size} bytes, more than TcpOptions.MaxFrameSize ({_options.MaxFrameSize}).");
+
+    /// <summary>The output <see cref="BeginFrame"/> hands out: the open frame at the end of the send buffer.</summary>
+    private sealed class FrameWriter(TcpFrameChannel channel) : IBufferWriter<byte>
+    {
+        public void Advance(int count) => channel.AdvanceFrame(count);
+
+        public Memory<byte> GetMemory(int sizeHint = 0) => channel.GetFrameMemory(sizeHint);
+
+        public Span<byte> GetSpan(int sizeHint = 0) => channel.GetFrameSpan(sizeHint);
+    }
+
+    /// <summary>Goes on flushing on a pool thread after a caller flushed <see cref="MaxFlushRounds"/> batches.</summary>
+    private sealed class FlushContinuation(TcpFrameChannel channel) : IThreadPoolWorkItem
+    {
+        public void Execute()
+        {
+            Monitor.Enter(channel._sendLock);
+            try
+            {
+                channel.FlushAndExit();
+            }
+            catch (Exception)
+            {
+                // The channel closed and told its handler (XCallDisconnectedException), or the handler's
+                // OnClosed threw: there is no caller on this pool thread to tell.
+            }
+        }
+    }
+}

@@ -1,0 +1,94 @@
+namespace XCall.Transport.Tcp;
+
+/// <summary>Settings of TCP connections, for both the connecting and the listening side.</summary>
+public sealed record TcpOptions
+{
+    /// <summary>The defaults.</summary>
+    public static TcpOptions Default { get; } = new();
+
+    /// <summary>
+    /// How long establishing a connection may take: the TCP connect, TLS, the pre-shared-key exchange and the
+    /// transport preamble together. On the listening side, a peer that has not finished its handshake by then
+    /// is dropped. Default 5 s.
+    /// </summary>
+    public TimeSpan ConnectTimeout { get; init; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>
+    /// A ping frame is sent when nothing was sent for this long, so the peer sees the connection alive.
+    /// Default 1 s; <see cref="Timeout.InfiniteTimeSpan"/> sends no pings (then the peer must not expect them).
+    /// </summary>
+    public TimeSpan HeartbeatInterval { get; init; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>
+    /// When nothing at all was received for this long while the channel waited for input, the peer is
+    /// taken for dead: the channel closes with <see cref="XCallDisconnectedException"/> and every pending
+    /// call fails. Must be longer than the peer's <see cref="HeartbeatInterval"/>. Default 5 s;
+    /// <see cref="Timeout.InfiniteTimeSpan"/> disables the check (a closed or reset connection is still seen at once).
+    /// </summary>
+    public TimeSpan HeartbeatTimeout { get; init; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>
+    /// Largest frame payload accepted or sent, in bytes. An incoming length beyond it closes the connection
+    /// before anything is allocated; an outgoing frame beyond it fails with <see cref="InvalidOperationException"/>.
+    /// Default 64 MiB.
+    /// </summary>
+    public int MaxFrameSize { get; init; } = 64 * 1024 * 1024;
+
+    /// <summary>Disables Nagle's algorithm (TCP_NODELAY), so small frames leave at once. Default true.</summary>
+    public bool NoDelay { get; init; } = true;
+
+    /// <summary>The socket's send buffer size (SO_SNDBUF); null keeps the system's default.</summary>
+    public int? SendBufferSize { get; init; }
+
+    /// <summary>The socket's receive buffer size (SO_RCVBUF); null keeps the system's default.</summary>
+    public int? ReceiveBufferSize { get; init; }
+
+    /// <summary>
+    /// How long a synchronous caller spins for its reply before it sleeps. A loopback round trip takes
+    /// microseconds, and waking a sleeping thread costs about as much again, so a short spin halves the
+    /// latency of small calls at the price of that much CPU per call. Default 50 µs; <see cref="TimeSpan.Zero"/>
+    /// sleeps at once.
+    /// </summary>
+    public TimeSpan ReplySpinTime { get; init; } = TimeSpan.FromMicroseconds(50);
+
+    /// <summary>
+    /// Lets a synchronous caller waiting for its reply read the socket itself when no other thread is
+    /// reading (leader / follower), instead of being woken by the receive thread: the lowest latency for
+    /// back-to-back synchronous calls. The receive thread takes the socket back about 1 ms after the last
+    /// such caller left, so a reply to an asynchronous call that arrives within that millisecond waits for
+    /// it. Plain TCP only (ignored with TLS). Default true.
+    /// </summary>
+    public bool CallerReadsReplies { get; init; } = true;
+
+    /// <summary>TLS and pre-shared-key authentication; null means plain TCP with no authentication.</summary>
+    public TcpSecurity? Security { get; init; }
+
+    internal void Validate()
+    {
+        if (ConnectTimeout <= TimeSpan.Zero && ConnectTimeout != Timeout.InfiniteTimeSpan)
+        {
+            throw new ArgumentOutOfRangeException(nameof(ConnectTimeout), ConnectTimeout, "ConnectTimeout must be positive or infinite.");
+        }
+        if (HeartbeatInterval <= TimeSpan.Zero && HeartbeatInterval != Timeout.InfiniteTimeSpan)
+        {
+            throw new ArgumentOutOfRangeException(nameof(HeartbeatInterval), HeartbeatInterval, "HeartbeatInterval must be positive or infinite.");
+        }
+        if (HeartbeatTimeout <= TimeSpan.Zero && HeartbeatTimeout != Timeout.InfiniteTimeSpan)
+        {
+            throw new ArgumentOutOfRangeException(nameof(HeartbeatTimeout), HeartbeatTimeout, "HeartbeatTimeout must be positive or infinite.");
+        }
+        if (HeartbeatTimeout != Timeout.InfiniteTimeSpan && HeartbeatInterval != Timeout.InfiniteTimeSpan && HeartbeatTimeout <= HeartbeatInterval)
+        {
+            throw new ArgumentException($"HeartbeatTimeout ({HeartbeatTimeout}) must be longer than HeartbeatInterval ({HeartbeatInterval}).", nameof(HeartbeatTimeout));
+        }
+        if (MaxFrameSize <= 0 || MaxFrameSize > Array.MaxLength - FrameCodec.PrefixSize)
+        {
+            throw new ArgumentOutOfRangeException(nameof(MaxFrameSize), MaxFrameSize, "MaxFrameSize must be positive and fit in one array.");
+        }
+        if (ReplySpinTime < TimeSpan.Zero)
+        {
+            throw new ArgumentOutOfRangeException(nameof(ReplySpinTime), ReplySpinTime, "ReplySpinTime must not be negative.");
+        }
+        Security?.Validate();
+    }
+}
