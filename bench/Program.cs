@@ -92,6 +92,14 @@ foreach ((string transport, string mode, long rounds) in new[] { ("shm", "spin",
     }
 }
 
+// An idle shm connection: CPU used by both processes once idle for 50 ms (adaptive idle strategy).
+if (options.Transports.Contains("shm"))
+{
+    Console.WriteLine("// measuring an idle shm connection (2 s)...");
+    double percent = IdleConnection.CpuPercent("shm");
+    results.Add(new CallResult("idle", "shm", percent, null) { Note = "% of one core used by client + server, idle for 2 s after 50 ms" });
+}
+
 IReadOnlyList<CallResult> final = ResultWriter.WithRatios(results);
 string machine = Machine.Describe();
 Console.WriteLine();

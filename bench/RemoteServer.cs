@@ -18,6 +18,9 @@ internal sealed class RemoteServer : IDisposable
 
     public string Address { get; }
 
+    /// <summary>The server process, to read its CPU time.</summary>
+    public Process Process => _process;
+
     public static RemoteOptions Options { get; } = new()
     {
         Connection = new ConnectionOptions { DispatchMode = DispatchMode.Inline },

@@ -52,7 +52,11 @@ internal static class ResultWriter
                 ? $"- {r.Transport} byte[1MiB]: {(1 << 20) / r.NsPerCall:0.00} GB/s ({r.NsPerCall / 1000:0.0} µs per call)"
                 : $"- {r.Transport} {r.Signature}: {1e9 / r.NsPerCall:N0} calls/s");
         }
-        foreach (CallResult r in results.Where(r => r.Note is not null))
+        foreach (CallResult r in results.Where(r => r.Signature == "idle"))
+        {
+            sb.AppendLine($"- {r.Transport} idle connection: {r.NsPerCall:0.00} % of one core ({r.Note})");
+        }
+        foreach (CallResult r in results.Where(r => r.Note is not null && r.Signature != "idle"))
         {
             sb.AppendLine($"- {r.Transport} {(r.Signature == "int" ? "4 B" : "1000 B")}: {r.NsPerCall:0} ns median ({r.Note})");
         }
@@ -80,7 +84,7 @@ internal static class ResultWriter
         using (var w = new Utf8JsonWriter(json, new JsonWriterOptions { Indented = true }))
         {
             w.WriteStartArray();
-            foreach (CallResult r in results)
+            foreach (CallResult r in results.Where(r => r.Signature != "idle"))
             {
                 w.WriteStartObject();
                 w.WriteString("signature", r.Signature);
@@ -116,7 +120,7 @@ internal static class ResultWriter
         }
         File.WriteAllText(Path.Combine(directory, "calls.md"), Table(results, machine));
         var csv = new StringBuilder("signature,transport,ns_per_call,ratio_to_local,ratio_to_limit,allocated_bytes_per_call\n");
-        foreach (CallResult r in results)
+        foreach (CallResult r in results.Where(r => r.Signature != "idle"))
         {
             csv.Append(s_inv, $"{r.Signature},{r.Transport},{r.NsPerCall:0.###},{r.RatioToLocal:0.###},{r.RatioToLimit:0.###},{r.AllocatedBytesPerCall}\n");
         }

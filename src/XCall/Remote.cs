@@ -36,37 +36,53 @@ public static class Remote
             return new RemoteService<T>(CreateInDomain<T>(host), parsed, "domain", null, null);
         }
 
-        FrameChannel channel;
-        string transport;
-        if (parsed.Scheme == "shm")
+        (FrameChannel channel, string transport) = await ConnectChannel(parsed, options, cancellationToken).ConfigureAwait(false);
+        ReconnectingChannel? reconnecting = null;
+        if (options.Reconnect)
         {
-            channel = await ShmTransport.ConnectAsync(parsed.Name, options.Shm, cancellationToken).ConfigureAwait(false);
-            transport = "shm";
+            reconnecting = new ReconnectingChannel(channel, () => ConnectChannel(parsed, options, CancellationToken.None).GetAwaiter().GetResult().Channel, options);
+            channel = reconnecting;
         }
-        else if (options.PreferSharedMemory && parsed.Name.Length > 0 && IsThisMachine(parsed.Host!) && ShmListening(parsed.Name, options.Shm)
-            && await TryShm(parsed.Name, options.Shm, cancellationToken).ConfigureAwait(false) is { } shm)
-        {
-            channel = shm;
-            transport = "shm";
-        }
-        else
-        {
-            channel = await TcpTransport.ConnectAsync(parsed.Host!, parsed.Port, options.Tcp, cancellationToken).ConfigureAwait(false);
-            transport = "tcp";
-        }
-
         var connection = new XCallConnection(channel, options.Connection);
         try
         {
             connection.Start();
-            T proxy = connection.GetService<T>();
-            return new RemoteService<T>(proxy, parsed, transport, connection, null);
+            Contract<T> contract = ContractRegistry.Get<T>();
+            ulong objectId = connection.Hello(contract.Name, contract.Hash);
+            var service = new RemoteService<T>(contract.CreateProxy(connection, objectId), parsed, transport, connection, null);
+            if (reconnecting is not null)
+            {
+                reconnecting.StateChanged += service.OnStateChanged;
+                reconnecting.AfterReconnect = () =>
+                {
+                    ulong again = connection.Hello(contract.Name, contract.Hash);
+                    if (again != objectId)
+                    {
+                        throw new XCallException($"{parsed} serves {contract.Name} under another object id after the reconnect; open the service again.");
+                    }
+                };
+            }
+            return service;
         }
         catch
         {
             connection.Dispose();
             throw;
         }
+    }
+
+    private static async Task<(FrameChannel Channel, string Transport)> ConnectChannel(XCallAddress parsed, RemoteOptions options, CancellationToken cancellationToken)
+    {
+        if (parsed.Scheme == "shm")
+        {
+            return (await ShmTransport.ConnectAsync(parsed.Name, options.Shm, cancellationToken).ConfigureAwait(false), "shm");
+        }
+        if (options.PreferSharedMemory && parsed.Name.Length > 0 && IsThisMachine(parsed.Host!) && ShmListening(parsed.Name, options.Shm)
+            && await TryShm(parsed.Name, options.Shm, cancellationToken).ConfigureAwait(false) is { } shm)
+        {
+            return (shm, "shm");
+        }
+        return (await TcpTransport.ConnectAsync(parsed.Host!, parsed.Port, options.Tcp, cancellationToken).ConfigureAwait(false), "tcp");
     }
 
     /// <summary>

@@ -24,6 +24,15 @@ public sealed record RemoteOptions
     /// </summary>
     public bool PreferSharedMemory { get; init; } = true;
 
+    /// <summary>After a lost link, the next call reconnects (shm and tcp). Default true.</summary>
+    public bool Reconnect { get; init; } = true;
+
+    /// <summary>Wait after the first failed reconnect attempt; doubles after each failure. Default 100 ms.</summary>
+    public TimeSpan ReconnectBackoff { get; init; } = TimeSpan.FromMilliseconds(100);
+
+    /// <summary>Longest wait between reconnect attempts. Default 5 s.</summary>
+    public TimeSpan MaxReconnectBackoff { get; init; } = TimeSpan.FromSeconds(5);
+
     /// <summary>A TCP server also listens on shared memory under its name, for clients on its machine. Default true.</summary>
     public bool ServeSharedMemoryToo { get; init; } = true;
 }

@@ -29,6 +29,18 @@ public sealed class RemoteService<T> : IDisposable where T : class
     /// <summary>The connection (null for the domain transport, which has none).</summary>
     public XCallConnection? Connection { get; }
 
+    /// <summary>The state of the link (always <see cref="ConnectionState.Connected"/> for the domain transport until disposed).</summary>
+    public ConnectionState State { get; private set; } = ConnectionState.Connected;
+
+    /// <summary>Raised when the link is lost, comes back, or is closed; with the error of a loss.</summary>
+    public event Action<RemoteService<T>, ConnectionState, Exception?>? StateChanged;
+
+    internal void OnStateChanged(ConnectionState state, Exception? error)
+    {
+        State = state;
+        StateChanged?.Invoke(this, state, error);
+    }
+
     /// <summary>Closes the connection; pending and later calls fail with <see cref="XCallDisconnectedException"/>.</summary>
     public void Dispose()
     {

@@ -414,21 +414,22 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         Channel.Dispose();
     }
 
-    private void Close(Exception? error)
+    void IFrameHandler.OnLinkLost(Exception error)
     {
         PendingCall?[] slots;
         lock (_callLock)
         {
-            // Under the lock, so a call is either refused by RentCall or seen here.
-            if (_closed != 0)
-            {
-                return;
-            }
-            _closeReason = error;
-            Volatile.Write(ref _closed, 1);
             slots = _slots;
         }
-        var failure = new XCallDisconnectedException(RemoteEndpoint, error?.Message ?? "the connection was closed", error);
+        FailCalls(slots, new XCallDisconnectedException(RemoteEndpoint, error.Message, error));
+        LinkLost?.Invoke(this, error);
+    }
+
+    /// <summary>Raised when a reconnecting channel lost its link: calls in flight failed, later calls reconnect.</summary>
+    public event Action<XCallConnection, Exception>? LinkLost;
+
+    private void FailCalls(PendingCall?[] slots, XCallDisconnectedException failure)
+    {
         foreach (PendingCall? call in slots)
         {
             if (call is not null)
@@ -445,6 +446,23 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         {
             call.RequestCancel();
         }
+    }
+
+    private void Close(Exception? error)
+    {
+        PendingCall?[] slots;
+        lock (_callLock)
+        {
+            // Under the lock, so a call is either refused by RentCall or seen here.
+            if (_closed != 0)
+            {
+                return;
+            }
+            _closeReason = error;
+            Volatile.Write(ref _closed, 1);
+            slots = _slots;
+        }
+        FailCalls(slots, new XCallDisconnectedException(RemoteEndpoint, error?.Message ?? "the connection was closed", error));
         Closed?.Invoke(this, error);
     }
 

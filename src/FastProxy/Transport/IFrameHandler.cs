@@ -17,4 +17,12 @@ public interface IFrameHandler
 
     /// <summary>The channel closed: <paramref name="error"/> is null after an orderly close, else why.</summary>
     void OnClosed(Exception? error);
+
+    /// <summary>
+    /// The channel lost its underlying link but will reconnect (a reconnecting channel): every call in
+    /// flight fails with <see cref="XCallDisconnectedException"/>, the handler stays open for new calls.
+    /// </summary>
+    void OnLinkLost(Exception error)
+    {
+    }
 }

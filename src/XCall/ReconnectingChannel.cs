@@ -1,0 +1,168 @@
+using System.Buffers;
+using XCall.Marshal;
+using XCall.Runtime;
+using XCall.Transport;
+
+namespace XCall;
+
+/// <summary>
+/// A channel that survives the loss of its link: when the underlying channel closes, calls in flight fail
+/// with <see cref="XCallDisconnectedException"/> and the connection above stays open; the next call
+/// reconnects, no sooner than the backoff (doubling from <see cref="RemoteOptions.ReconnectBackoff"/> up to
+/// <see cref="RemoteOptions.MaxReconnectBackoff"/>) after a failed attempt.
+/// </summary>
+internal sealed class ReconnectingChannel : FrameChannel
+{
+    private readonly Func<FrameChannel> _connect;
+    private readonly RemoteOptions _options;
+    private readonly object _lock = new();
+    private readonly object _reconnectLock = new();
+    private readonly string _endpoint;
+    private FrameChannel? _inner;
+    private FrameChannel? _sending;
+    private IFrameHandler? _handler;
+    private TimeSpan _backoff;
+    private long _nextAttempt;
+    private bool _disposed;
+
+    public ReconnectingChannel(FrameChannel first, Func<FrameChannel> connect, RemoteOptions options)
+    {
+        _inner = first;
+        _connect = connect;
+        _options = options;
+        _endpoint = first.RemoteEndpoint;
+        _backoff = options.ReconnectBackoff;
+    }
+
+    public override string RemoteEndpoint => _endpoint;
+
+    /// <summary>Raised on every change of the link, with the error that caused a loss.</summary>
+    public event Action<ConnectionState, Exception?>? StateChanged;
+
+    /// <summary>Runs after a reconnect, before the call that triggered it proceeds (re-checks the contract).</summary>
+    public Action? AfterReconnect { get; set; }
+
+    public override void Start(IFrameHandler handler)
+    {
+        _handler = handler;
+        FrameChannel inner = _inner!;
+        inner.Start(new Link(this, inner));
+    }
+
+    public override IBufferWriter<byte> BeginFrame(in FrameHeader header)
+    {
+        FrameChannel inner = Current();
+        IBufferWriter<byte> output = inner.BeginFrame(header);
+        _sending = inner; // the inner channel's send lock is held until Commit / Abort
+        return output;
+    }
+
+    public override void CommitFrame() => _sending!.CommitFrame();
+
+    public override void AbortFrame() => _sending!.AbortFrame();
+
+    public override bool WaitForReply(PendingCall call, long deadline)
+    {
+        FrameChannel? inner = Volatile.Read(ref _inner);
+        return inner is null ? call.Wait(deadline) : inner.WaitForReply(call, deadline);
+    }
+
+    private FrameChannel Current()
+    {
+        FrameChannel? inner = Volatile.Read(ref _inner);
+        return inner ?? Reconnect();
+    }
+
+    private FrameChannel Reconnect()
+    {
+        FrameChannel connected;
+        lock (_reconnectLock)
+        {
+            if (Volatile.Read(ref _inner) is { } already)
+            {
+                return already;
+            }
+            ObjectDisposedException.ThrowIf(_disposed, this);
+            long wait = _nextAttempt - Environment.TickCount64;
+            if (wait > 0)
+            {
+                throw new XCallDisconnectedException(_endpoint, $"reconnecting: the next attempt is in {wait} ms");
+            }
+            try
+            {
+                connected = _connect();
+            }
+            catch (Exception ex) when (ex is XCallException or System.Net.Sockets.SocketException or TimeoutException or IOException)
+            {
+                _nextAttempt = Environment.TickCount64 + (long)_backoff.TotalMilliseconds;
+                _backoff = TimeSpan.FromTicks(Math.Min(_backoff.Ticks * 2, _options.MaxReconnectBackoff.Ticks));
+                throw new XCallDisconnectedException(_endpoint, $"reconnect failed: {ex.Message}", ex);
+            }
+            _backoff = _options.ReconnectBackoff;
+            _nextAttempt = 0;
+            lock (_lock)
+            {
+                _inner = connected;
+            }
+            connected.Start(new Link(this, connected));
+        }
+        StateChanged?.Invoke(ConnectionState.Connected, null);
+        AfterReconnect?.Invoke();
+        return connected;
+    }
+
+    private void OnInnerClosed(FrameChannel inner, Exception? error)
+    {
+        bool disposed;
+        lock (_lock)
+        {
+            if (!ReferenceEquals(_inner, inner))
+            {
+                return; // an old link's late close
+            }
+            _inner = null;
+            disposed = _disposed;
+        }
+        if (disposed)
+        {
+            _handler?.OnClosed(error);
+            return;
+        }
+        var lost = error ?? new XCallDisconnectedException(_endpoint, "the server closed the connection");
+        StateChanged?.Invoke(ConnectionState.Disconnected, lost);
+        _handler?.OnLinkLost(lost);
+    }
+
+    public override void Dispose()
+    {
+        FrameChannel? inner;
+        lock (_lock)
+        {
+            if (_disposed)
+            {
+                return;
+            }
+            _disposed = true;
+            inner = _inner;
+        }
+        if (inner is null)
+        {
+            _handler?.OnClosed(null);
+        }
+        else
+        {
+            inner.Dispose();
+        }
+        StateChanged?.Invoke(ConnectionState.Closed, null);
+    }
+
+    /// <summary>Forwards one underlying channel's frames, and tells the wrapper when that channel closes.</summary>
+    private sealed class Link(ReconnectingChannel owner, FrameChannel inner) : IFrameHandler
+    {
+        public MarshalLimits Limits => owner._handler!.Limits;
+
+        public void OnFrame(in FrameHeader header, ref MarshalReader payload) => owner._handler!.OnFrame(header, ref payload);
+
+        public void OnClosed(Exception? error) => owner.OnInnerClosed(inner, error);
+    }
+}
