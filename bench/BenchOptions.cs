@@ -4,7 +4,7 @@ namespace XCall.Bench;
 internal sealed record BenchOptions
 {
     public static readonly string[] AllTransports = ["direct", "domain", "shm", "tcp"];
-    public static readonly string[] AllSignatures = ["loc", "int", "virt", "data", "str", "byte"];
+    public static readonly string[] AllSignatures = ["loc", "int", "virt", "data", "str", "byte", "int[1M]", "struct", "ref/out", "Task<int>", "oneway", "graph100"];
 
     public string[] Transports { get; init; } = AllTransports;
     public string[] Filter { get; init; } = [];
@@ -54,7 +54,7 @@ internal sealed record BenchOptions
 
         usage: dotnet run -c Release --project bench -- [options]
           --transports LIST   comma-separated: direct,domain,shm,tcp (default: all)
-          --filter LIST       only signatures containing one of these (loc,int,virt,data,str,byte)
+          --filter LIST       only signatures containing one of these (loc,int,virt,data,str,byte,int[1M],struct,ref/out,Task<int>,oneway,graph100,...)
           --out DIR           write calls.json, calls.md, calls.csv there (default: a new folder it prints)
           --full              BenchmarkDotNet's full statistics (slower); default is a quick run
         """;

@@ -18,6 +18,9 @@ public class CallCostBenchmarks
     private readonly Data _data = new() { p = 1 };
     private readonly byte[] _bytes = new byte[1000];
     private const string Text = "hola";
+    private readonly int[] _ints = new int[1_000_000];
+    private readonly Vector _vector = new() { X = 1, Y = 2, Z = 3, Id = 4 };
+    private readonly TreeNode _tree = CallCostService.Tree(100);
 
     public static IEnumerable<string> Transports => BenchOptions.Current.Transports;
 
@@ -75,6 +78,29 @@ public class CallCostBenchmarks
 
     [Benchmark(Description = "byte")]
     public void Bytes() => _target.TestBytes(_bytes);
+
+    [Benchmark(Description = "int[1M]")]
+    public void Ints() => _target.TestInts(_ints);
+
+    [Benchmark(Description = "struct")]
+    public void Struct() => _target.TestStruct(_vector);
+
+    [Benchmark(Description = "ref/out")]
+    public int RefOut()
+    {
+        int value = 20;
+        _target.TestRefOut(ref value, out int doubled);
+        return value + doubled;
+    }
+
+    [Benchmark(Description = "Task<int>")]
+    public Task<int> TaskOfInt() => _target.TestTask(42);
+
+    [Benchmark(Description = "oneway")]
+    public void OneWay() => _target.TestOneWay(1);
+
+    [Benchmark(Description = "graph100")]
+    public void Graph() => _target.TestGraph(_tree);
 }
 
 /// <summary>The reference row: a plain local interface call of <c>void Test(int)</c>.</summary>

@@ -106,7 +106,7 @@ Console.WriteLine();
 Console.WriteLine(ResultWriter.Table(final, machine));
 string outDir = options.OutDirectory ?? Path.Combine(Path.GetTempPath(), "xcall-bench-" + DateTime.UtcNow.ToString("yyyyMMdd-HHmmss"));
 ResultWriter.WriteFiles(outDir, final, machine);
-Console.WriteLine($"Results written to {Path.GetFullPath(outDir)} (calls.json, calls.md, calls.csv)");
+Console.WriteLine($"Results written to {Path.GetFullPath(outDir)} (calls.json, calls.md, calls.csv, calls.png)");
 return final.Count > 0 ? 0 : 1;
 
 internal static class Machine

@@ -16,7 +16,7 @@ internal static class ResultWriter
         {
             string mode = transport == "shm" ? "limit-spin" : transport == "tcp" ? "limit-tcp" : "";
             string size = signature == "byte" ? "byte" : "int";
-            return signature is "loc" or "byte[1MiB]" or "oneway" or "async-pipelined" ? null
+            return signature is not ("int" or "virt" or "data" or "str" or "byte" or "struct") ? null
                 : results.FirstOrDefault(r => r.Transport == mode && r.Signature == size)?.NsPerCall;
         }
         return [.. results.Select(r => r with
@@ -26,7 +26,7 @@ internal static class ResultWriter
         })];
     }
 
-    private static readonly string[] s_extraSignatures = ["byte[1MiB]", "oneway", "async-pipelined"];
+    private static readonly string[] s_extraSignatures = ["byte[1MiB]", "oneway-batch", "async-pipelined"];
 
     public static string Table(IReadOnlyList<CallResult> results, string machine)
     {
@@ -125,5 +125,6 @@ internal static class ResultWriter
             csv.Append(s_inv, $"{r.Signature},{r.Transport},{r.NsPerCall:0.###},{r.RatioToLocal:0.###},{r.RatioToLimit:0.###},{r.AllocatedBytesPerCall}\n");
         }
         File.WriteAllText(Path.Combine(directory, "calls.csv"), csv.ToString());
+        ChartWriter.Write(Path.Combine(directory, "calls.png"), results);
     }
 }

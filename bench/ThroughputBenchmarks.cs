@@ -40,7 +40,7 @@ public class ThroughputBenchmarks
     [Benchmark(Description = "byte[1MiB]")]
     public int Big() => _target.TestBig(_big);
 
-    [Benchmark(Description = "oneway", OperationsPerInvoke = Batch)]
+    [Benchmark(Description = "oneway-batch", OperationsPerInvoke = Batch)]
     public long OneWay()
     {
         for (int i = 0; i < Batch; i++)

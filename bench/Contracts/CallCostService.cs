@@ -27,6 +27,46 @@ public class CallCostService : ICallCost
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     public void TestBytes(byte[] data) => _sink += data[^1];
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public void TestInts(int[] data) => _sink += data[^1];
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public void TestStruct(Vector value) => _sink += value.Id;
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public void TestRefOut(ref int value, out int doubled)
+    {
+        doubled = value * 2;
+        value++;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public Task<int> TestTask(int value) => Task.FromResult(value + 1);
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public void TestOneWay(int value) => Interlocked.Add(ref _sink, value);
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public void TestGraph(TreeNode root) => _sink += root.Children.Count;
+
+    /// <summary>A tree of <paramref name="count"/> nodes (root, 9 children, 9 grandchildren each, and so on).</summary>
+    public static TreeNode Tree(int count)
+    {
+        var root = new TreeNode { Id = 0, Name = "n0" };
+        var queue = new Queue<TreeNode>([root]);
+        for (int id = 1; id < count;)
+        {
+            TreeNode parent = queue.Dequeue();
+            for (int i = 0; i < 9 && id < count; i++, id++)
+            {
+                var child = new TreeNode { Id = id, Name = "n" + id };
+                parent.Children.Add(child);
+                queue.Enqueue(child);
+            }
+        }
+        return root;
+    }
 }
 
 /// <summary>Overrides the virtual method, so <c>virt</c> really dispatches virtually.</summary>

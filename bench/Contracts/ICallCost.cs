@@ -6,6 +6,23 @@ public class Data
     public int p;
 }
 
+/// <summary>An unmanaged struct: one block copy.</summary>
+public struct Vector
+{
+    public double X;
+    public double Y;
+    public double Z;
+    public int Id;
+}
+
+/// <summary>A node of the 100-object graph row.</summary>
+public sealed class TreeNode
+{
+    public int Id;
+    public string Name = "";
+    public List<TreeNode> Children = [];
+}
+
 /// <summary>The inherited part of the contract: <c>virt</c> calls reach a virtual method through a base interface.</summary>
 [Remotable]
 public interface ICallBase
@@ -24,4 +41,23 @@ public interface ICallCost : ICallBase
     void TestString(string text);
 
     void TestBytes(byte[] data);
+
+    /// <summary><c>int[1,000,000]</c>.</summary>
+    void TestInts(int[] data);
+
+    /// <summary>An unmanaged struct of 28 bytes.</summary>
+    void TestStruct(Vector value);
+
+    /// <summary><c>ref</c> and <c>out</c> parameters copied back.</summary>
+    void TestRefOut(ref int value, out int doubled);
+
+    /// <summary><c>Task&lt;int&gt;</c>, awaited.</summary>
+    Task<int> TestTask(int value);
+
+    /// <summary><c>[OneWay] void</c>: returns once sent.</summary>
+    [OneWay]
+    void TestOneWay(int value);
+
+    /// <summary>A tree of 100 objects.</summary>
+    void TestGraph(TreeNode root);
 }
