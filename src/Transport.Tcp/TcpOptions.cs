@@ -44,10 +44,10 @@ public sealed record TcpOptions
     public int? ReceiveBufferSize { get; init; }
 
     /// <summary>
-    /// How long a synchronous caller spins for its reply before it sleeps. A loopback round trip takes
-    /// microseconds, and waking a sleeping thread costs about as much again, so a short spin halves the
-    /// latency of small calls at the price of that much CPU per call. Default 50 µs; <see cref="TimeSpan.Zero"/>
-    /// sleeps at once.
+    /// How long a synchronous caller spins for its reply (trying, with <see cref="CallerReadsReplies"/>, to
+    /// take the socket's receive side) before it sleeps. A loopback round trip takes microseconds, and waking
+    /// a sleeping thread costs about as much again, so a short spin halves the latency of small calls at the
+    /// price of that much CPU per call. Default 50 µs; <see cref="TimeSpan.Zero"/> does not spin.
     /// </summary>
     public TimeSpan ReplySpinTime { get; init; } = TimeSpan.FromMicroseconds(50);
 

@@ -33,7 +33,7 @@ public sealed class PendingCall : IValueTaskSource
     private ulong _claimId;
     private int _state;
     private bool _async;
-    private bool _sleeping;
+    private int _sleeping;
 
     internal PendingCall(int slot)
     {
@@ -121,12 +121,13 @@ public sealed class PendingCall : IValueTaskSource
 
     private bool Finish()
     {
-        Volatile.Write(ref _state, Done);
+        // Full fence (Dekker with WaitBlocking): either the waiter sees Done, or this sees the waiter asleep.
+        Interlocked.Exchange(ref _state, Done);
         if (_async)
         {
             _core.SetResult(true);
         }
-        else if (Volatile.Read(ref _sleeping))
+        else if (Volatile.Read(ref _sleeping) != 0)
         {
             lock (_gate)
             {
@@ -157,7 +158,7 @@ public sealed class PendingCall : IValueTaskSource
     {
         lock (_gate)
         {
-            Volatile.Write(ref _sleeping, true);
+            Interlocked.Exchange(ref _sleeping, 1);
             try
             {
                 while (!IsCompleted)
@@ -173,7 +174,7 @@ public sealed class PendingCall : IValueTaskSource
             }
             finally
             {
-                _sleeping = false;
+                Volatile.Write(ref _sleeping, 0);
             }
         }
     }
