@@ -58,6 +58,21 @@ internal static class DiagnosticDescriptors
         "Method '{0}' has more than one CancellationToken parameter; keep one",
         Category, DiagnosticSeverity.Error, isEnabledByDefault: true);
 
+    public static readonly DiagnosticDescriptor DuplicateKnownType = new(
+        "XCALL011", "Known type listed twice",
+        "Known types of '{0}' collide: '{1}' cannot be listed because {2}; give each known type one entry with its own id",
+        Category, DiagnosticSeverity.Error, isEnabledByDefault: true);
+
+    public static readonly DiagnosticDescriptor KnownTypeNotDerived = new(
+        "XCALL012", "Known type does not derive from the marked type",
+        "Known type '{0}' of '{1}' is not a concrete class derived from it (or implementing it); list only concrete classes that can stand where '{1}' is declared",
+        Category, DiagnosticSeverity.Error, isEnabledByDefault: true);
+
+    public static readonly DiagnosticDescriptor BadRegisteredMarshaller = new(
+        "XCALL013", "Registered marshaller does not marshal the type",
+        "[XCallMarshaller] registers '{0}' for '{1}', but it is not a public or internal class implementing XCall.Marshal.IMarshaller<{1}>; implement that interface (static Write and Read)",
+        Category, DiagnosticSeverity.Error, isEnabledByDefault: true);
+
     public static DiagnosticDescriptor ById(string id) => id switch
     {
         "XCALL001" => GenericMethod,
@@ -70,6 +85,9 @@ internal static class DiagnosticDescriptors
         "XCALL008" => GenericInterface,
         "XCALL009" => SpanInAsync,
         "XCALL010" => TooManyTokens,
+        "XCALL011" => DuplicateKnownType,
+        "XCALL012" => KnownTypeNotDerived,
+        "XCALL013" => BadRegisteredMarshaller,
         _ => throw new ArgumentOutOfRangeException(nameof(id), id, "Unknown XCall diagnostic id."),
     };
 }

@@ -31,47 +31,153 @@ public sealed partial class ProxyGenerator
             string name = data.Marshaller.Substring("global::XCall.Generated.".Length);
             w.Line("namespace XCall.Generated;");
             w.Line();
-            w.Line($"/// <summary>Generated marshaller of <see cref=\"{data.FullName}\"/>: members in declaration order{(data.IsValueType ? "" : ", after a presence byte")}.</summary>");
+            string summary = data.Kind switch
+            {
+                DataKind.Struct => "members in declaration order",
+                DataKind.Mutable => "a reference (null, back-reference or new object); a new object's members follow breadth-first, after the outermost reference",
+                DataKind.Immutable => "a reference (null, back-reference or new object); a new object's members follow inline, in declaration order",
+                _ => "a reference (null, back-reference or new object of a known type)",
+            };
+            w.Line($"/// <summary>Generated marshaller of <see cref=\"{data.FullName}\"/>: {summary}.</summary>");
             w.Line("[global::System.CodeDom.Compiler.GeneratedCode(\"XCall.FastProxy.Generator\", \"1.0\")]");
             w.Open($"internal abstract class {name} : {MarshalNs}.IMarshaller<{data.FullName}>");
-
-            w.Open($"public static void Write(ref {MarshalNs}.MarshalWriter __w, {data.FullName} value)");
-            if (!data.IsValueType)
+            if (data.IsValueType)
             {
-                w.Open("if (value is null)");
-                w.Line("__w.WritePresence(false);");
-                w.Line("return;");
-                w.Close();
-                w.Line("__w.WritePresence(true);");
+                EmitStructMembers(w, data, name);
+            }
+            else
+            {
+                EmitClassMembers(w, data, name);
+            }
+            w.Close();
+            return w.ToString();
+        }
+
+        private static void EmitStructMembers(IndentedWriter w, DataTypeSpec data, string name)
+        {
+            // A struct that can hold objects may contain itself through a collection: its nesting is counted.
+            bool guard = !data.IsLeaf;
+            w.Open($"public static void Write(ref {MarshalNs}.MarshalWriter __w, {data.FullName} value)");
+            if (guard)
+            {
                 w.Line("__w.EnterObject();");
             }
-            foreach (MemberSpec m in data.Members)
-            {
-                w.Line(Write(m.Type, "value." + m.Name));
-            }
-            if (!data.IsValueType)
+            EmitWriteMembers(w, data);
+            if (guard)
             {
                 w.Line("__w.ExitObject();");
             }
             w.Close();
             w.Line();
-
             w.Open($"public static {data.FullName} Read(ref {MarshalNs}.MarshalReader __r)");
-            if (!data.IsValueType)
+            if (guard)
             {
-                w.Open("if (!__r.ReadPresence())");
-                w.Line("return null!;");
-                w.Close();
                 w.Line("__r.EnterObject();");
             }
+            EmitReadMembers(w, data);
+            if (guard)
+            {
+                w.Line("__r.ExitObject();");
+            }
+            w.Line($"return {Construct(data)};");
+            w.Close();
+            w.Line();
+            EmitClone(w, data, name);
+        }
+
+        private static void EmitClassMembers(IndentedWriter w, DataTypeSpec data, string name)
+        {
+            w.Line($"public static readonly {MarshalNs}.GraphType Graph = new GraphInfo();");
+            w.Line();
+            w.Line($"public static void Write(ref {MarshalNs}.MarshalWriter __w, {data.FullName} value) => __w.WriteReference(value, Graph);");
+            w.Line();
+            w.Line($"public static {data.FullName} Read(ref {MarshalNs}.MarshalReader __r) => __r.ReadReference<{data.FullName}>(Graph)!;");
+            w.Line();
+            EmitClone(w, data, name);
+            w.Line();
+
+            string kind = data.Kind switch
+            {
+                DataKind.Mutable => "Mutable",
+                DataKind.Immutable => "Immutable",
+                _ => "Abstract",
+            };
+            w.Open($"private sealed class GraphInfo : {MarshalNs}.GraphType");
+            w.Line($"public GraphInfo() : base(typeof({data.FullName}), {MarshalNs}.GraphTypeKind.{kind}) {{ }}");
+            if (data.Kind != DataKind.Abstract)
+            {
+                w.Line();
+                w.Open($"public override void WriteBody(ref {MarshalNs}.MarshalWriter __w, object __o)");
+                w.Line($"var value = ({data.FullName})__o;");
+                EmitWriteMembers(w, data);
+                w.Close();
+            }
+            if (data.Kind == DataKind.Mutable)
+            {
+                w.Line();
+                w.Line($"public override object CreateEmpty() => new {data.FullName}();");
+                w.Line();
+                w.Open($"public override void ReadBody(ref {MarshalNs}.MarshalReader __r, object __o)");
+                w.Line($"var value = ({data.FullName})__o;");
+                foreach (MemberSpec m in data.Members)
+                {
+                    w.Line($"value.{m.Name} = {Read(m.Type)};");
+                }
+                w.Close();
+            }
+            else if (data.Kind == DataKind.Immutable)
+            {
+                w.Line();
+                w.Open($"public override object ReadObject(ref {MarshalNs}.MarshalReader __r)");
+                EmitReadMembers(w, data);
+                w.Line($"return {Construct(data)};");
+                w.Close();
+            }
+            if (data.KnownTypes.Count > 0)
+            {
+                w.Line();
+                w.Open($"public override {MarshalNs}.GraphType? GetKnownType(global::System.Type runtimeType, out ushort typeId)");
+                foreach (KnownTypeSpec k in data.KnownTypes)
+                {
+                    w.Open($"if (runtimeType == typeof({k.FullName}))");
+                    w.Line($"typeId = {k.Id};");
+                    w.Line($"return {k.Marshaller}.Graph;");
+                    w.Close();
+                }
+                w.Line("typeId = 0;");
+                w.Line("return null;");
+                w.Close();
+                w.Line();
+                w.Open($"public override {MarshalNs}.GraphType? GetKnownType(ushort typeId) => typeId switch");
+                foreach (KnownTypeSpec k in data.KnownTypes)
+                {
+                    w.Line($"{k.Id} => {k.Marshaller}.Graph,");
+                }
+                w.Line("_ => null,");
+                w.Close(";");
+            }
+            w.Close();
+        }
+
+        private static void EmitWriteMembers(IndentedWriter w, DataTypeSpec data)
+        {
+            foreach (MemberSpec m in data.Members)
+            {
+                w.Line(Write(m.Type, "value." + m.Name));
+            }
+        }
+
+        private static void EmitReadMembers(IndentedWriter w, DataTypeSpec data)
+        {
             for (int i = 0; i < data.Members.Count; i++)
             {
                 w.Line($"var __m{i} = {Read(data.Members[i].Type)};");
             }
-            if (!data.IsValueType)
-            {
-                w.Line("__r.ExitObject();");
-            }
+        }
+
+        /// <summary>The expression that creates the type from its members, in locals <c>__m0</c>...</summary>
+        private static string Construct(DataTypeSpec data)
+        {
             var ctorArgs = new string[data.ConstructorParameterCount];
             var inits = new List<string>();
             for (int i = 0; i < data.Members.Count; i++)
@@ -87,24 +193,35 @@ public sealed partial class ProxyGenerator
                 }
             }
             string init = inits.Count == 0 ? "" : " { " + string.Join(", ", inits) + " }";
-            w.Line($"return new {data.FullName}({string.Join(", ", ctorArgs)}){init};");
-            w.Close();
-            w.Line();
+            return $"new {data.FullName}({string.Join(", ", ctorArgs)}){init}";
+        }
 
-            // A deep copy for domain calls: the same members, copied by the same rules as arguments.
-            w.Open($"public static {data.FullName} Clone({data.FullName} value, int depth)");
+        // A copy for domain calls. A type whose members hold no objects is copied member by member (the
+        // data case stays one allocation); anything that may share objects, form cycles or be a subtype
+        // goes through the marshaller, so the copy keeps identity exactly as a message does.
+        private static void EmitClone(IndentedWriter w, DataTypeSpec data, string name)
+        {
+            string roundTrip = $"{DomainNs}.DomainCopy.Copy<{data.FullName}, {name}>(value)";
+            if (!data.IsLeaf || data.Kind == DataKind.Abstract)
+            {
+                w.Line($"public static {data.FullName} Clone({data.FullName} value) => {roundTrip};");
+                return;
+            }
+            w.Open($"public static {data.FullName} Clone({data.FullName} value)");
             if (!data.IsValueType)
             {
                 w.Open("if (value is null)");
                 w.Line("return null!;");
                 w.Close();
-                w.Line($"{DomainNs}.DomainCopy.CheckDepth(depth);");
+                w.Open($"if (value.GetType() != typeof({data.FullName}))");
+                w.Line($"return {roundTrip};");
+                w.Close();
             }
             var cloneArgs = new string[data.ConstructorParameterCount];
             var cloneInits = new List<string>();
             foreach (MemberSpec m in data.Members)
             {
-                string copy = Copy(m.Type, "value." + m.Name, "depth + 1");
+                string copy = Copy(m.Type, "value." + m.Name);
                 if (m.ConstructorIndex >= 0)
                 {
                     cloneArgs[m.ConstructorIndex] = copy;
@@ -117,8 +234,6 @@ public sealed partial class ProxyGenerator
             string cloneInit = cloneInits.Count == 0 ? "" : " { " + string.Join(", ", cloneInits) + " }";
             w.Line($"return new {data.FullName}({string.Join(", ", cloneArgs)}){cloneInit};");
             w.Close();
-            w.Close();
-            return w.ToString();
         }
 
         // ------------------------------------------------------------------ contracts
@@ -440,11 +555,24 @@ public sealed partial class ProxyGenerator
                 w.Open($"{m.ReturnTypeName} {m.DeclaringInterface}.{Escape(m.Name)}({ParameterList(m)})");
                 w.Line("var __t = Target;");
                 var args = new List<string>();
+                // Arguments that may share objects are copied through one message, as a frame would carry them.
+                var batched = new HashSet<int>();
+                var sentWithObjects = m.Parameters.Select((p, index) => (p, index)).Where(x => x.p.Mode is ParameterMode.In or ParameterMode.Ref or ParameterMode.ReadOnlyRef && x.p.Type!.HasObjects).ToList();
+                if (sentWithObjects.Count >= 2)
+                {
+                    EmitBatchCopy(w, "__copy", sentWithObjects.Select(x => (x.p.Type!, Escape(x.p.Name), $"{x.p.Type!.FullName} __a{x.index}")).ToList());
+                    batched.UnionWith(sentWithObjects.Select(x => x.index));
+                }
                 int i = 0;
                 foreach (ParameterSpec p in m.Parameters)
                 {
                     string name = Escape(p.Name);
-                    string local = $"__a{i++}";
+                    string local = $"__a{i}";
+                    if (batched.Contains(i++))
+                    {
+                        args.Add(p.Mode switch { ParameterMode.Ref => "ref ", ParameterMode.ReadOnlyRef => "in ", _ => "" } + local);
+                        continue;
+                    }
                     switch (p.Mode)
                     {
                         case ParameterMode.CancellationToken:
@@ -528,24 +656,69 @@ public sealed partial class ProxyGenerator
                         {
                             EmitDomainTry(w, invoke + ";");
                         }
+                        var back = new List<(TypeSpec Type, string Value, string Target)>();
+                        if (m.Result is not null)
+                        {
+                            back.Add((m.Result, "__ret", "__ret"));
+                        }
                         int j = 0;
                         foreach (ParameterSpec p in m.Parameters)
                         {
                             if (p.Mode is ParameterMode.Ref or ParameterMode.Out)
                             {
-                                w.Line($"{Escape(p.Name)} = {Copy(p.Type!, $"__a{j}")};");
+                                back.Add((p.Type!, $"__a{j}", Escape(p.Name)));
                             }
                             j++;
                         }
+                        var backWithObjects = back.Where(b => b.Type.HasObjects).ToList();
+                        if (backWithObjects.Count < 2)
+                        {
+                            backWithObjects.Clear();
+                        }
+                        else
+                        {
+                            EmitBatchCopy(w, "__back", backWithObjects);
+                        }
+                        foreach ((TypeSpec type, string value, string target) in back)
+                        {
+                            if (target != "__ret" && !backWithObjects.Any(b => b.Target == target))
+                            {
+                                w.Line($"{target} = {Copy(type, value)};");
+                            }
+                        }
                         if (m.Result is not null)
                         {
-                            w.Line($"return {Copy(m.Result, "__ret")};");
+                            w.Line(backWithObjects.Any(b => b.Target == "__ret") ? "return __ret;" : $"return {Copy(m.Result, "__ret")};");
                         }
                         break;
                 }
                 w.Close();
             }
             w.Close();
+        }
+
+        /// <summary>
+        /// Copies <paramref name="values"/> through one buffer: written in order, then read back in order into
+        /// their targets (a declaration or an assignable name), so objects shared between them stay shared.
+        /// </summary>
+        private static void EmitBatchCopy(IndentedWriter w, string buffer, List<(TypeSpec Type, string Value, string Target)> values)
+        {
+            string writer = buffer + "W";
+            string reader = buffer + "R";
+            w.Line($"var {buffer} = {DomainNs}.DomainCopy.RentBuffer();");
+            w.Line($"var {writer} = new {MarshalNs}.MarshalWriter({buffer});");
+            foreach ((TypeSpec type, string value, _) in values)
+            {
+                w.Line(Write(type, value, writer));
+            }
+            w.Line($"{writer}.Flush();");
+            w.Line($"var {reader} = new {MarshalNs}.MarshalReader({buffer}.WrittenSpan);");
+            foreach ((TypeSpec type, _, string target) in values)
+            {
+                w.Line($"{target} = {Read(type, reader)};");
+            }
+            w.Line($"{reader}.EnsureFullyConsumed();");
+            w.Line($"{DomainNs}.DomainCopy.ReturnBuffer({buffer});");
         }
 
         private static void EmitDomainTry(IndentedWriter w, string statement)
@@ -560,30 +733,30 @@ public sealed partial class ProxyGenerator
 
         // ------------------------------------------------------------------ per-type code
 
-        private static string Write(TypeSpec t, string value) => t.Kind switch
+        private static string Write(TypeSpec t, string value, string w = "__w") => t.Kind switch
         {
-            WireKind.Unmanaged => $"__w.Write<{t.FullName}>({value});",
-            WireKind.String => $"__w.WriteString({value});",
-            WireKind.UnmanagedArray => $"__w.WriteArray<{t.ElementName}>({value});",
-            WireKind.UnmanagedList => $"__w.WriteList<{t.ElementName}>({value});",
-            WireKind.UnmanagedMemory => $"__w.WriteSpan<{t.ElementName}>({value}.Span);",
-            WireKind.ReadOnlySpan or WireKind.Span => $"__w.WriteSpan<{t.ElementName}>({value});",
-            _ => $"{t.Marshaller}.Write(ref __w, {value});",
+            WireKind.Unmanaged => $"{w}.Write<{t.FullName}>({value});",
+            WireKind.String => $"{w}.WriteString({value});",
+            WireKind.UnmanagedArray => $"{w}.WriteArray<{t.ElementName}>({value});",
+            WireKind.UnmanagedList => $"{w}.WriteList<{t.ElementName}>({value});",
+            WireKind.UnmanagedMemory => $"{w}.WriteSpan<{t.ElementName}>({value}.Span);",
+            WireKind.ReadOnlySpan or WireKind.Span => $"{w}.WriteSpan<{t.ElementName}>({value});",
+            _ => $"{t.Marshaller}.Write(ref {w}, {value});",
         };
 
-        private static string Read(TypeSpec t) => t.Kind switch
+        private static string Read(TypeSpec t, string r = "__r") => t.Kind switch
         {
-            WireKind.Unmanaged => $"__r.Read<{t.FullName}>()",
-            WireKind.String => "__r.ReadString()",
-            WireKind.UnmanagedArray or WireKind.ReadOnlySpan or WireKind.Span => $"__r.ReadArray<{t.ElementName}>()",
-            WireKind.UnmanagedList => $"__r.ReadList<{t.ElementName}>()",
-            _ => $"{t.Marshaller}.Read(ref __r)",
+            WireKind.Unmanaged => $"{r}.Read<{t.FullName}>()",
+            WireKind.String => $"{r}.ReadString()",
+            WireKind.UnmanagedArray or WireKind.ReadOnlySpan or WireKind.Span => $"{r}.ReadArray<{t.ElementName}>()",
+            WireKind.UnmanagedList => $"{r}.ReadList<{t.ElementName}>()",
+            _ => $"{t.Marshaller}.Read(ref {r})",
         };
 
-        private static string Copy(TypeSpec t, string value, string depth = "0") => t.Kind switch
+        private static string Copy(TypeSpec t, string value) => t.Kind switch
         {
-            WireKind.Data => $"{t.Marshaller}.Clone({value}, {depth})",
-            WireKind.Unmanaged or WireKind.String or WireKind.ReadOnlySpan => value,
+            WireKind.Data => $"{t.Marshaller}.Clone({value})",
+            WireKind.Unmanaged or WireKind.String or WireKind.ReadOnlySpan or WireKind.MarshalledImmutable => value,
             WireKind.UnmanagedArray => $"{DomainNs}.DomainCopy.CopyArray<{t.ElementName}>({value})",
             WireKind.UnmanagedList => $"{DomainNs}.DomainCopy.CopyList<{t.ElementName}>({value})",
             WireKind.UnmanagedMemory => $"{DomainNs}.DomainCopy.CopyMemory<{t.ElementName}>({value})",

@@ -21,11 +21,14 @@ public sealed partial class ProxyGenerator
         private readonly List<DiagnosticInfo> _diagnostics = [];
         private readonly Dictionary<string, DataTypeSpec?> _dataTypes = [];
         private readonly List<string> _dataOrder = [];
+        private Dictionary<string, string> _registered = [];
+        private readonly SortedSet<string> _usedRegistrations = new(System.StringComparer.Ordinal);
 
         public ParseResult Parse(INamedTypeSymbol iface)
         {
             Location? location = iface.Locations.FirstOrDefault();
             string display = iface.ToDisplayString();
+            _registered = RegisteredMarshallers(iface.ContainingAssembly);
             if (iface.IsGenericType)
             {
                 _diagnostics.Add(DiagnosticInfo.Create(DiagnosticDescriptors.GenericInterface, location, display));
@@ -77,12 +80,21 @@ public sealed partial class ProxyGenerator
             }
             foreach (DataTypeSpec data in _dataTypes.Values.Where(d => d is not null).OrderBy(d => d!.FullName, System.StringComparer.Ordinal)!)
             {
-                hashText.Append(data.FullName).Append('{');
+                hashText.Append(data.FullName).Append(' ').Append(data.Kind).Append('{');
                 foreach (MemberSpec m in data.Members)
                 {
                     hashText.Append(m.Name).Append(':').Append(m.Type.FullName).Append(',');
                 }
-                hashText.Append("}\n");
+                hashText.Append('}');
+                foreach (KnownTypeSpec k in data.KnownTypes)
+                {
+                    hashText.Append(' ').Append(k.Id).Append('=').Append(k.FullName);
+                }
+                hashText.Append('\n');
+            }
+            foreach (string registration in _usedRegistrations)
+            {
+                hashText.Append(registration).Append('\n');
             }
 
             var contract = new ContractSpec(
@@ -215,14 +227,21 @@ public sealed partial class ProxyGenerator
             return spec;
         }
 
+        private static string Plain(ITypeSymbol type) => type.WithNullableAnnotation(NullableAnnotation.NotAnnotated).ToDisplayString(s_fullName);
+
         private TypeSpec? TryMap(ITypeSymbol type, ref string? reason, Location? location)
         {
             string full = type.ToDisplayString(s_annotatedName);
-            string plain = type.WithNullableAnnotation(NullableAnnotation.NotAnnotated).ToDisplayString(s_fullName);
+            string plain = Plain(type);
             if (type is IPointerTypeSymbol or IFunctionPointerTypeSymbol)
             {
                 reason = "pointers have no meaning in another process; pass the values or an array";
                 return null;
+            }
+            if (_registered.TryGetValue(plain, out string? registered))
+            {
+                _usedRegistrations.Add(plain + " marshalled by " + registered);
+                return new TypeSpec(full, WireKind.Marshalled, null, $"global::XCall.Marshal.RegisteredMarshaller<{plain}, {registered}>");
             }
             if (type.SpecialType == SpecialType.System_String)
             {
@@ -232,12 +251,12 @@ public sealed partial class ProxyGenerator
             {
                 ITypeSymbol inner = nullable.TypeArguments[0];
                 string innerName = inner.ToDisplayString(s_fullName);
-                if (inner.IsUnmanagedType)
+                if (inner.IsUnmanagedType && !_registered.ContainsKey(innerName))
                 {
                     return new TypeSpec(full, WireKind.Marshalled, innerName, $"global::XCall.Marshal.NullableMarshaller<{innerName}>");
                 }
                 TypeSpec? innerSpec = TryMap(inner, ref reason, location);
-                return innerSpec is null ? null : new TypeSpec(full, WireKind.Marshalled, null, $"global::XCall.Marshal.NullableValueMarshaller<{innerName}, {innerSpec.Marshaller}>");
+                return innerSpec is null ? null : new TypeSpec(full, WireKind.Marshalled, null, $"global::XCall.Marshal.NullableValueMarshaller<{innerName}, {innerSpec.Marshaller}>", innerSpec.HasObjects);
             }
             if (type.IsUnmanagedType && type.TypeKind != Microsoft.CodeAnalysis.TypeKind.TypeParameter)
             {
@@ -251,13 +270,13 @@ public sealed partial class ProxyGenerator
                     return null;
                 }
                 ITypeSymbol element = array.ElementType;
-                string elementPlain = element.WithNullableAnnotation(NullableAnnotation.NotAnnotated).ToDisplayString(s_fullName);
-                if (element.IsUnmanagedType && element.TypeKind != Microsoft.CodeAnalysis.TypeKind.TypeParameter)
+                string elementPlain = Plain(element);
+                if (IsBlockCopied(element))
                 {
                     return new TypeSpec(full, WireKind.UnmanagedArray, elementPlain, $"global::XCall.Marshal.UnmanagedArrayMarshaller<{elementPlain}>");
                 }
                 TypeSpec? elementSpec = TryMap(element, ref reason, location);
-                return elementSpec is null ? null : new TypeSpec(full, WireKind.Marshalled, null, $"global::XCall.Marshal.ArrayMarshaller<{elementPlain}, {elementSpec.Marshaller}>");
+                return elementSpec is null ? null : new TypeSpec(full, WireKind.Marshalled, null, $"global::XCall.Marshal.ArrayMarshaller<{elementPlain}, {elementSpec.Marshaller}>", elementSpec.HasObjects);
             }
             if (type is INamedTypeSymbol named)
             {
@@ -265,15 +284,28 @@ public sealed partial class ProxyGenerator
                 switch (definition)
                 {
                     case "System.Collections.Generic.List<T>":
+                    case "System.Collections.Generic.HashSet<T>":
+                    case "System.Collections.Immutable.ImmutableArray<T>":
                     {
                         ITypeSymbol element = named.TypeArguments[0];
-                        string elementPlain = element.WithNullableAnnotation(NullableAnnotation.NotAnnotated).ToDisplayString(s_fullName);
-                        if (element.IsUnmanagedType)
+                        string elementPlain = Plain(element);
+                        bool blockCopied = IsBlockCopied(element);
+                        if (definition == "System.Collections.Generic.List<T>" && blockCopied)
                         {
                             return new TypeSpec(full, WireKind.UnmanagedList, elementPlain, $"global::XCall.Marshal.UnmanagedListMarshaller<{elementPlain}>");
                         }
+                        if (definition == "System.Collections.Immutable.ImmutableArray<T>" && blockCopied)
+                        {
+                            return new TypeSpec(full, WireKind.MarshalledImmutable, elementPlain, $"global::XCall.Marshal.UnmanagedImmutableArrayMarshaller<{elementPlain}>");
+                        }
                         TypeSpec? elementSpec = TryMap(element, ref reason, location);
-                        return elementSpec is null ? null : new TypeSpec(full, WireKind.Marshalled, null, $"global::XCall.Marshal.ListMarshaller<{elementPlain}, {elementSpec.Marshaller}>");
+                        string generic = definition switch
+                        {
+                            "System.Collections.Generic.List<T>" => "ListMarshaller",
+                            "System.Collections.Generic.HashSet<T>" => "HashSetMarshaller",
+                            _ => "ImmutableArrayMarshaller",
+                        };
+                        return elementSpec is null ? null : new TypeSpec(full, WireKind.Marshalled, null, $"global::XCall.Marshal.{generic}<{elementPlain}, {elementSpec.Marshaller}>", elementSpec.HasObjects);
                     }
                     case "System.Collections.Generic.Dictionary<TKey, TValue>":
                     {
@@ -285,9 +317,7 @@ public sealed partial class ProxyGenerator
                         {
                             return null;
                         }
-                        string k = key.WithNullableAnnotation(NullableAnnotation.NotAnnotated).ToDisplayString(s_fullName);
-                        string v = value.WithNullableAnnotation(NullableAnnotation.NotAnnotated).ToDisplayString(s_fullName);
-                        return new TypeSpec(full, WireKind.Marshalled, null, $"global::XCall.Marshal.DictionaryMarshaller<{k}, {keySpec.Marshaller}, {v}, {valueSpec.Marshaller}>");
+                        return new TypeSpec(full, WireKind.Marshalled, null, $"global::XCall.Marshal.DictionaryMarshaller<{Plain(key)}, {keySpec.Marshaller}, {Plain(value)}, {valueSpec.Marshaller}>", keySpec.HasObjects || valueSpec.HasObjects);
                     }
                     case "System.ReadOnlyMemory<T>":
                     case "System.ReadOnlySpan<T>":
@@ -315,28 +345,44 @@ public sealed partial class ProxyGenerator
             return null;
         }
 
+        /// <summary>Unmanaged, and not marshalled by a registered marshaller: one block copy.</summary>
+        private bool IsBlockCopied(ITypeSymbol element) =>
+            element.IsUnmanagedType && element.TypeKind != Microsoft.CodeAnalysis.TypeKind.TypeParameter && !_registered.ContainsKey(Plain(element));
+
+        private const string RegisterHint = "register a marshaller for it with [assembly: XCallMarshaller(typeof(T), typeof(TMarshaller))], where TMarshaller implements XCall.Marshal.IMarshaller<T>";
+
         private TypeSpec? MapDataType(INamedTypeSymbol type, string full, ref string? reason, Location? location)
         {
-            if (type.TypeKind is not (Microsoft.CodeAnalysis.TypeKind.Class or Microsoft.CodeAnalysis.TypeKind.Struct))
+            bool isInterface = type.TypeKind == Microsoft.CodeAnalysis.TypeKind.Interface;
+            if (type.TypeKind is not (Microsoft.CodeAnalysis.TypeKind.Class or Microsoft.CodeAnalysis.TypeKind.Struct) && !isInterface)
             {
-                reason = type.TypeKind == Microsoft.CodeAnalysis.TypeKind.Interface
-                    ? "interfaces cannot be created from the wire; pass a concrete data type"
-                    : "use a class, struct or record with public fields or properties";
+                reason = "use a class, struct or record with public fields or properties";
                 return null;
             }
-            if (type.IsAbstract || type.IsStatic)
+            if (type.IsStatic)
             {
-                reason = "abstract types cannot be created from the wire; pass a concrete data type";
+                reason = "static classes have no instances; pass a concrete data type";
                 return null;
             }
             if (type.IsGenericType)
             {
-                reason = "generic data types are not supported; declare a non-generic type";
+                reason = "generic data types are not supported; declare a non-generic type, or " + RegisterHint;
                 return null;
             }
-            if (type.SpecialType == SpecialType.System_Object || type.ContainingNamespace?.ToDisplayString() is string ns && (ns == "System" || ns.StartsWith("System.", System.StringComparison.Ordinal)))
+            bool framework = type.SpecialType == SpecialType.System_Object || type.ContainingNamespace?.ToDisplayString() is string ns && (ns == "System" || ns.StartsWith("System.", System.StringComparison.Ordinal));
+            if (isInterface && (framework || !HasKnownTypes(type)))
             {
-                reason = "framework types other than primitives, strings and the supported collections have no generated marshaller";
+                reason = "interfaces cannot be created from the wire; pass a concrete data type, or list the classes that may travel with [XCallKnownType(typeof(T), id)] on the interface";
+                return null;
+            }
+            if (framework)
+            {
+                reason = "framework types other than primitives, strings and the supported collections have no generated marshaller; " + RegisterHint;
+                return null;
+            }
+            if (type.IsAbstract && !isInterface && !HasKnownTypes(type))
+            {
+                reason = "abstract types cannot be created from the wire; pass a concrete data type, or list the concrete classes that may travel with [XCallKnownType(typeof(T), id)] on the abstract class";
                 return null;
             }
             if (type.DeclaredAccessibility is Accessibility.Private or Accessibility.Protected)
@@ -344,21 +390,28 @@ public sealed partial class ProxyGenerator
                 reason = "the type must be public or internal";
                 return null;
             }
-            string plain = type.WithNullableAnnotation(NullableAnnotation.NotAnnotated).ToDisplayString(s_fullName);
+            string plain = Plain(type);
             string marshaller = $"global::XCall.Generated.{Identifier(type)}_XCallMarshaller";
-            var spec = new TypeSpec(full, WireKind.Data, null, marshaller);
             if (_dataTypes.TryGetValue(plain, out DataTypeSpec? known))
             {
-                return spec; // known, or in progress (a recursive type)
+                // Known, or in progress (a recursive type): a struct in progress may hold objects.
+                return new TypeSpec(full, WireKind.Data, null, marshaller, known?.HasObjects ?? true);
             }
             _dataTypes[plain] = null;
+
+            EquatableArray<KnownTypeSpec> knownTypes = MapKnownTypes(type, location);
+            if (isInterface || type.IsAbstract)
+            {
+                Add(plain, new DataTypeSpec(plain, marshaller, DataKind.Abstract, 0, default, knownTypes, IsLeaf: false));
+                return new TypeSpec(full, WireKind.Data, null, marshaller, HasObjects: true);
+            }
 
             var chain = new List<INamedTypeSymbol>();
             for (INamedTypeSymbol? t = type; t is not null && t.SpecialType != SpecialType.System_Object && t.SpecialType != SpecialType.System_ValueType; t = t.BaseType)
             {
                 chain.Insert(0, t);
             }
-            var candidates = new List<(string Name, ITypeSymbol Type, bool Settable)>();
+            var candidates = new List<(string Name, ITypeSymbol Type, bool Settable, bool Assignable)>();
             foreach (INamedTypeSymbol t in chain)
             {
                 foreach (ISymbol member in t.GetMembers())
@@ -369,12 +422,12 @@ public sealed partial class ProxyGenerator
                     }
                     if (member is IFieldSymbol { IsConst: false } field)
                     {
-                        candidates.Add((field.Name, field.Type, !field.IsReadOnly));
+                        candidates.Add((field.Name, field.Type, !field.IsReadOnly, !field.IsReadOnly && !field.IsRequired));
                     }
                     else if (member is IPropertySymbol { IsIndexer: false, GetMethod: { DeclaredAccessibility: Accessibility.Public } } property)
                     {
                         bool settable = property.SetMethod is { DeclaredAccessibility: Accessibility.Public };
-                        candidates.Add((property.Name, property.Type, settable));
+                        candidates.Add((property.Name, property.Type, settable, settable && !property.SetMethod!.IsInitOnly && !property.IsRequired));
                     }
                 }
             }
@@ -394,18 +447,20 @@ public sealed partial class ProxyGenerator
                 {
                     _diagnostics.Add(DiagnosticInfo.Create(DiagnosticDescriptors.NoConstructor, type.Locations.FirstOrDefault() ?? location, type.ToDisplayString()));
                     reason = "see XCALL007";
-                    return spec; // reported; keep going so one root cause gives one error
+                    return new TypeSpec(full, WireKind.Data, null, marshaller, HasObjects: true); // reported; keep going so one root cause gives one error
                 }
             }
 
             var members = new List<MemberSpec>();
-            foreach ((string name, ITypeSymbol memberType, bool settable) in candidates)
+            bool assignable = true;
+            foreach ((string name, ITypeSymbol memberType, bool settable, bool canAssign) in candidates)
             {
                 int index = constructor is null ? -1 : IndexOfParameter(constructor, name);
                 if (index < 0 && !settable)
                 {
                     continue; // computed or private-set member: not part of the data
                 }
+                assignable &= index < 0 && canAssign;
                 string? memberReason = null;
                 TypeSpec? memberSpec = TryMap(memberType, ref memberReason, location);
                 if (memberSpec is null)
@@ -415,10 +470,134 @@ public sealed partial class ProxyGenerator
                 }
                 members.Add(new MemberSpec(name, memberSpec, index));
             }
-            _dataTypes[plain] = new DataTypeSpec(plain, marshaller, type.IsValueType, constructor?.Parameters.Length ?? 0, new EquatableArray<MemberSpec>(members));
-            _dataOrder.Add(plain);
-            return spec;
+            DataKind kind = type.IsValueType ? DataKind.Struct : constructor is null && assignable ? DataKind.Mutable : DataKind.Immutable;
+            bool leaf = members.All(m => !m.Type.HasObjects);
+            Add(plain, new DataTypeSpec(plain, marshaller, kind, constructor?.Parameters.Length ?? 0, new EquatableArray<MemberSpec>(members), knownTypes, leaf));
+            return new TypeSpec(full, WireKind.Data, null, marshaller, HasObjects: kind != DataKind.Struct || !leaf);
         }
+
+        private void Add(string plain, DataTypeSpec spec)
+        {
+            _dataTypes[plain] = spec;
+            _dataOrder.Add(plain);
+        }
+
+        private static IEnumerable<AttributeData> KnownTypeAttributes(INamedTypeSymbol type) =>
+            type.GetAttributes().Where(a => a.AttributeClass?.ToDisplayString() == KnownTypeAttribute);
+
+        private static bool HasKnownTypes(INamedTypeSymbol type) => KnownTypeAttributes(type).Any();
+
+        /// <summary>Reads and checks the [XCallKnownType] list of <paramref name="type"/>; maps every valid known type.</summary>
+        private EquatableArray<KnownTypeSpec> MapKnownTypes(INamedTypeSymbol type, Location? location)
+        {
+            var result = new List<KnownTypeSpec>();
+            var ids = new Dictionary<ushort, string>();
+            var listed = new HashSet<string>();
+            string display = type.ToDisplayString();
+            foreach (AttributeData attribute in KnownTypeAttributes(type))
+            {
+                if (attribute.ConstructorArguments.Length != 2 || attribute.ConstructorArguments[0].Value is not INamedTypeSymbol known || known.TypeKind == Microsoft.CodeAnalysis.TypeKind.Error || attribute.ConstructorArguments[1].Value is not ushort id)
+                {
+                    continue; // the compiler reports the broken attribute
+                }
+                Location? at = attribute.ApplicationSyntaxReference?.GetSyntax().GetLocation() ?? location;
+                string knownDisplay = known.ToDisplayString();
+                if (known.TypeKind != Microsoft.CodeAnalysis.TypeKind.Class || known.IsAbstract || !Derives(known, type))
+                {
+                    _diagnostics.Add(DiagnosticInfo.Create(DiagnosticDescriptors.KnownTypeNotDerived, at, knownDisplay, display));
+                    continue;
+                }
+                if (!listed.Add(knownDisplay))
+                {
+                    _diagnostics.Add(DiagnosticInfo.Create(DiagnosticDescriptors.DuplicateKnownType, at, display, knownDisplay, $"it is listed twice"));
+                    continue;
+                }
+                if (ids.TryGetValue(id, out string? other))
+                {
+                    _diagnostics.Add(DiagnosticInfo.Create(DiagnosticDescriptors.DuplicateKnownType, at, display, knownDisplay, $"id {id} is already given to '{other}'"));
+                    continue;
+                }
+                ids[id] = knownDisplay;
+                string? reason = null;
+                TypeSpec? spec = TryMap(known, ref reason, at);
+                if (spec is not { Kind: WireKind.Data })
+                {
+                    _diagnostics.Add(DiagnosticInfo.Create(DiagnosticDescriptors.UnsupportedType, at, $"Known type '{knownDisplay}'", display, knownDisplay, reason ?? "unsupported type"));
+                    continue;
+                }
+                result.Add(new KnownTypeSpec(id, Plain(known), spec.Marshaller));
+            }
+            return new EquatableArray<KnownTypeSpec>(result);
+        }
+
+        private static bool Derives(INamedTypeSymbol known, INamedTypeSymbol baseType)
+        {
+            if (baseType.TypeKind == Microsoft.CodeAnalysis.TypeKind.Interface)
+            {
+                return known.AllInterfaces.Any(i => SymbolEqualityComparer.Default.Equals(i, baseType));
+            }
+            for (INamedTypeSymbol? t = known.BaseType; t is not null; t = t.BaseType)
+            {
+                if (SymbolEqualityComparer.Default.Equals(t, baseType))
+                {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /// <summary>The valid [assembly: XCallMarshaller] registrations of <paramref name="assembly"/>, by marshalled type.</summary>
+        private static Dictionary<string, string> RegisteredMarshallers(IAssemblySymbol assembly)
+        {
+            var registered = new Dictionary<string, string>();
+            foreach ((ITypeSymbol type, INamedTypeSymbol marshaller, _) in Registrations(assembly))
+            {
+                if (ImplementsMarshaller(marshaller, type))
+                {
+                    registered[Plain(type)] = marshaller.ToDisplayString(s_fullName);
+                }
+            }
+            return registered;
+        }
+
+        /// <summary>XCALL013 for every registration whose marshaller does not implement IMarshaller of its type.</summary>
+        public static EquatableArray<DiagnosticInfo> CheckRegistrations(IAssemblySymbol assembly)
+        {
+            var diagnostics = new List<DiagnosticInfo>();
+            foreach ((ITypeSymbol type, INamedTypeSymbol marshaller, AttributeData attribute) in Registrations(assembly))
+            {
+                if (!ImplementsMarshaller(marshaller, type))
+                {
+                    diagnostics.Add(DiagnosticInfo.Create(
+                        DiagnosticDescriptors.BadRegisteredMarshaller,
+                        attribute.ApplicationSyntaxReference?.GetSyntax().GetLocation(),
+                        marshaller.ToDisplayString(),
+                        type.ToDisplayString()));
+                }
+            }
+            return new EquatableArray<DiagnosticInfo>(diagnostics);
+        }
+
+        private static IEnumerable<(ITypeSymbol Type, INamedTypeSymbol Marshaller, AttributeData Attribute)> Registrations(IAssemblySymbol assembly)
+        {
+            foreach (AttributeData attribute in assembly.GetAttributes())
+            {
+                if (attribute.AttributeClass?.ToDisplayString() == MarshallerAttribute
+                    && attribute.ConstructorArguments.Length == 2
+                    && attribute.ConstructorArguments[0].Value is ITypeSymbol { TypeKind: not Microsoft.CodeAnalysis.TypeKind.Error } type
+                    && attribute.ConstructorArguments[1].Value is INamedTypeSymbol { TypeKind: not Microsoft.CodeAnalysis.TypeKind.Error } marshaller)
+                {
+                    yield return (type, marshaller, attribute);
+                }
+            }
+        }
+
+        private static bool ImplementsMarshaller(INamedTypeSymbol marshaller, ITypeSymbol type) =>
+            !marshaller.IsUnboundGenericType
+            && marshaller.DeclaredAccessibility is Accessibility.Public or Accessibility.Internal
+            && marshaller.AllInterfaces.Any(i =>
+                i.OriginalDefinition.ToDisplayString() == "XCall.Marshal.IMarshaller<T>"
+                && SymbolEqualityComparer.Default.Equals(i.TypeArguments[0].WithNullableAnnotation(NullableAnnotation.NotAnnotated), type.WithNullableAnnotation(NullableAnnotation.NotAnnotated)));
 
         private static int IndexOfParameter(IMethodSymbol constructor, string name)
         {

@@ -15,6 +15,8 @@ namespace XCall.Generator;
 public sealed partial class ProxyGenerator : IIncrementalGenerator
 {
     internal const string RemotableAttribute = "XCall.RemotableAttribute";
+    internal const string KnownTypeAttribute = "XCall.XCallKnownTypeAttribute";
+    internal const string MarshallerAttribute = "XCall.XCallMarshallerAttribute";
 
     /// <summary>Tracking names of the pipeline steps, for the caching tests.</summary>
     internal static class Steps
@@ -35,6 +37,12 @@ public sealed partial class ProxyGenerator : IIncrementalGenerator
             .WithTrackingName(Steps.Parse);
 
         context.RegisterSourceOutput(parsed.SelectMany(static (r, _) => r.Diagnostics), static (spc, d) => spc.ReportDiagnostic(d.ToDiagnostic()));
+
+        // Registrations are checked once per compilation, not once per contract that uses them.
+        IncrementalValuesProvider<DiagnosticInfo> registrations = context.CompilationProvider
+            .Select(static (c, _) => Parser.CheckRegistrations(c.Assembly))
+            .SelectMany(static (d, _) => d);
+        context.RegisterSourceOutput(registrations, static (spc, d) => spc.ReportDiagnostic(d.ToDiagnostic()));
 
         IncrementalValuesProvider<ContractSpec> contracts = parsed
             .Where(static r => r.Contract is not null)

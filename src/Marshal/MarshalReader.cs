@@ -8,7 +8,7 @@ namespace XCall.Marshal;
 /// left of the message and against <see cref="MarshalLimits"/> before anything is allocated; malformed
 /// or truncated input raises <see cref="XCallProtocolException"/> and nothing else.
 /// </summary>
-public ref struct MarshalReader
+public ref partial struct MarshalReader
 {
     private ReadOnlySpan<byte> _span;
     private int _pos;
@@ -16,6 +16,11 @@ public ref struct MarshalReader
     private long _rest; // bytes of the message after the current span
     private readonly MarshalLimits _limits;
     private int _depth;
+    private GraphReadState? _graph;
+    private object? _first;
+    private int _objectCount;
+    private int _active;
+    private int _incomplete;
 
     /// <summary>Reads a message that is all in <paramref name="data"/>.</summary>
     public MarshalReader(ReadOnlySpan<byte> data, MarshalLimits? limits = null)
@@ -46,9 +51,13 @@ public ref struct MarshalReader
     /// <summary>Bytes of the message not read yet.</summary>
     public readonly long Remaining => _span.Length - _pos + _rest;
 
-    /// <summary>Raises <see cref="XCallProtocolException"/> unless the whole message was read.</summary>
-    public readonly void EnsureFullyConsumed()
+    /// <summary>Raises <see cref="XCallProtocolException"/> unless the whole message was read; ends the message's object graph.</summary>
+    public void EnsureFullyConsumed()
     {
+        if (_objectCount != 0)
+        {
+            EndGraph();
+        }
         if (Remaining != 0)
         {
             throw new XCallProtocolException($"{Remaining} unexpected byte(s) after the end of the payload.");

@@ -8,15 +8,22 @@ namespace XCall.Marshal;
 /// Writes XCall's wire format straight into transport memory: a fixed span, or an
 /// <see cref="IBufferWriter{T}"/> (a ring or a pooled socket buffer) that hands out more space when the
 /// current span is full. Values are little-endian; unmanaged values and arrays of them are one block copy.
-/// Call <see cref="Flush"/> when done so the last span is committed to the buffer writer.
+/// Call <see cref="Flush"/> when done so the last span is committed to the buffer writer: it also ends
+/// the message's object graph (see <see cref="WriteReference"/>).
 /// </summary>
-public ref struct MarshalWriter
+public ref partial struct MarshalWriter
 {
     private Span<byte> _span;
     private int _pos;
     private readonly IBufferWriter<byte>? _output;
     private long _flushed;
     private int _depth;
+    private GraphWriteState? _graph;
+    private object? _first;
+    private int _firstId;
+    private bool _firstBuilding;
+    private int _nextId;
+    private int _active;
 
     /// <summary>Writes into a fixed span; running out of room raises <see cref="InvalidOperationException"/>.</summary>
     public MarshalWriter(Span<byte> destination)
@@ -38,8 +45,20 @@ public ref struct MarshalWriter
     /// <summary>The bytes written into a fixed span so far (only meaningful without a buffer writer).</summary>
     public readonly ReadOnlySpan<byte> WrittenSpan => _span[.._pos];
 
-    /// <summary>Commits what is written to the buffer writer.</summary>
+    /// <summary>
+    /// Commits what is written to the buffer writer and ends the message's object graph: objects written
+    /// after a flush are new objects again (their ids continue, so a reader of both parts stays in step).
+    /// </summary>
     public void Flush()
+    {
+        if (_first is not null)
+        {
+            EndGraph();
+        }
+        Commit();
+    }
+
+    private void Commit()
     {
         if (_output is not null && _pos > 0)
         {
@@ -214,7 +233,7 @@ public ref struct MarshalWriter
         {
             ThrowHelper.WriterFull(size);
         }
-        Flush();
+        Commit();
         _span = _output.GetSpan(size);
         if (_span.Length < size)
         {

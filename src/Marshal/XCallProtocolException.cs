@@ -10,4 +10,7 @@ public sealed class XCallProtocolException : XCallException
 {
     /// <summary>Creates a protocol error with a message that says what was wrong.</summary>
     public XCallProtocolException(string message) : base(message) { }
+
+    /// <summary>Creates a protocol error with a message and the exception that revealed it (raised by a registered marshaller).</summary>
+    public XCallProtocolException(string message, Exception? inner) : base(message, inner) { }
 }

@@ -80,6 +80,235 @@ public sealed class DiagnosticTests
         Assert.Contains("Member 'Payload' of 'Sample.Envelope'", report.Message);
         Assert.Contains("'object?'", report.Message);
         Assert.Contains("framework types other than primitives, strings and the supported collections", report.Message);
+        Assert.Contains("[assembly: XCallMarshaller(typeof(T), typeof(TMarshaller))]", report.Message);
+    }
+
+    [Fact]
+    public void Framework_type_parameter_reports_XCALL002_naming_the_registration_fix()
+    {
+        Reported report = Report("XCALL002", """
+            [Remotable]
+            public interface ILinks
+            {
+                void Open(Uri address);
+            }
+            """);
+
+        Assert.Equal("address", report.LocatedText);
+        Assert.Contains("'System.Uri'", report.Message);
+        Assert.Contains("register a marshaller for it with [assembly: XCallMarshaller(typeof(T), typeof(TMarshaller))]", report.Message);
+    }
+
+    [Fact]
+    public void Registered_marshaller_makes_a_framework_type_valid()
+    {
+        GeneratorOutput output = GeneratorHarness.Run("""
+            using System;
+            using XCall;
+            using XCall.Marshal;
+
+            [assembly: XCallMarshaller(typeof(Uri), typeof(Sample.UriMarshaller))]
+
+            namespace Sample;
+
+            public abstract class UriMarshaller : IMarshaller<Uri?>
+            {
+                public static void Write(ref MarshalWriter writer, Uri? value) => writer.WriteString(value?.OriginalString);
+                public static Uri? Read(ref MarshalReader reader) => reader.ReadString() is { } s ? new Uri(s) : null;
+            }
+
+            public class Link
+            {
+                public Uri? Target;
+                public Uri[] Mirrors = [];
+            }
+
+            [Remotable]
+            public interface ILinks
+            {
+                Uri Open(Uri address, Link link);
+            }
+            """);
+
+        Assert.Empty(output.Diagnostics);
+        Assert.Empty(output.Compilation.GetDiagnostics().Where(d => d.Severity >= DiagnosticSeverity.Warning));
+        string contract = output.Result.GeneratedSources.Single(s => s.HintName == "Sample_ILinks.XCall.g.cs").SourceText.ToString();
+        Assert.Contains("global::XCall.Marshal.RegisteredMarshaller<global::System.Uri, global::Sample.UriMarshaller>.Write(ref __w, address);", contract);
+        string link = output.Result.GeneratedSources.Single(s => s.HintName == "Sample_Link_XCallMarshaller.g.cs").SourceText.ToString();
+        Assert.Contains("global::XCall.Marshal.ArrayMarshaller<global::System.Uri, global::XCall.Marshal.RegisteredMarshaller<global::System.Uri, global::Sample.UriMarshaller>>", link);
+    }
+
+    [Fact]
+    public void Registered_class_that_is_not_a_marshaller_of_the_type_reports_XCALL013_on_the_attribute()
+    {
+        const string Source = """
+            using System;
+            using XCall;
+            using XCall.Marshal;
+
+            [assembly: XCallMarshaller(typeof(Uri), typeof(Sample.StringOnly))]
+
+            namespace Sample;
+
+            public abstract class StringOnly : IMarshaller<string?>
+            {
+                public static void Write(ref MarshalWriter writer, string? value) => writer.WriteString(value);
+                public static string? Read(ref MarshalReader reader) => reader.ReadString();
+            }
+
+            [Remotable]
+            public interface IPing
+            {
+                void Ping();
+            }
+            """;
+        GeneratorOutput output = GeneratorHarness.Run(Source);
+
+        Diagnostic diagnostic = Assert.Single(output.Diagnostics);
+        Assert.Equal("XCALL013", diagnostic.Id);
+        Assert.Equal(GeneratorHarness.ContractPath, diagnostic.Location.GetLineSpan().Path);
+        Assert.Equal("XCallMarshaller(typeof(Uri), typeof(Sample.StringOnly))", Source.Substring(diagnostic.Location.SourceSpan.Start, diagnostic.Location.SourceSpan.Length));
+        string message = diagnostic.GetMessage(CultureInfo.InvariantCulture);
+        Assert.Contains("'Sample.StringOnly'", message);
+        Assert.Contains("IMarshaller<System.Uri>", message);
+    }
+
+    [Fact]
+    public void Abstract_parameter_without_known_types_reports_XCALL002_naming_XCallKnownType()
+    {
+        Reported report = Report("XCALL002", """
+            public abstract class Shape
+            {
+                public double X;
+            }
+
+            [Remotable]
+            public interface IDraw
+            {
+                void Draw(Shape shape);
+            }
+            """);
+
+        Assert.Equal("shape", report.LocatedText);
+        Assert.Contains("abstract types cannot be created from the wire", report.Message);
+        Assert.Contains("[XCallKnownType(typeof(T), id)]", report.Message);
+    }
+
+    [Fact]
+    public void Abstract_class_and_interface_with_known_types_are_valid_parameters()
+    {
+        GeneratorOutput output = GeneratorHarness.Run(Usings + """
+            [XCallKnownType(typeof(Circle), 1)]
+            public abstract class Shape
+            {
+                public double X;
+            }
+
+            [XCallKnownType(typeof(Circle), 1)]
+            public interface IRound
+            {
+            }
+
+            public sealed class Circle : Shape, IRound
+            {
+                public double Radius;
+            }
+
+            [Remotable]
+            public interface IDraw
+            {
+                IRound Draw(Shape shape, IRound[] rounds);
+            }
+            """);
+
+        Assert.Empty(output.Diagnostics);
+        Assert.Empty(output.Compilation.GetDiagnostics().Where(d => d.Severity >= DiagnosticSeverity.Warning));
+    }
+
+    [Fact]
+    public void Two_known_types_with_one_id_report_XCALL011_on_the_second_attribute()
+    {
+        Reported report = Report("XCALL011", """
+            [XCallKnownType(typeof(Circle), 1)]
+            [XCallKnownType(typeof(Square), 1)]
+            public abstract class Shape
+            {
+            }
+
+            public sealed class Circle : Shape
+            {
+            }
+
+            public sealed class Square : Shape
+            {
+            }
+
+            [Remotable]
+            public interface IDraw
+            {
+                void Draw(Shape shape);
+            }
+            """);
+
+        Assert.Equal("XCallKnownType(typeof(Square), 1)", report.LocatedText);
+        Assert.Contains("'Sample.Shape'", report.Message);
+        Assert.Contains("'Sample.Square'", report.Message);
+        Assert.Contains("id 1 is already given to 'Sample.Circle'", report.Message);
+    }
+
+    [Fact]
+    public void Known_type_listed_twice_reports_XCALL011()
+    {
+        Reported report = Report("XCALL011", """
+            [XCallKnownType(typeof(Circle), 1)]
+            [XCallKnownType(typeof(Circle), 2)]
+            public abstract class Shape
+            {
+            }
+
+            public sealed class Circle : Shape
+            {
+            }
+
+            [Remotable]
+            public interface IDraw
+            {
+                void Draw(Shape shape);
+            }
+            """);
+
+        Assert.Equal("XCallKnownType(typeof(Circle), 2)", report.LocatedText);
+        Assert.Contains("listed twice", report.Message);
+    }
+
+    [Theory]
+    [InlineData("public sealed class Other { }", "Other")]
+    [InlineData("public struct Other : IShape { }", "Other")]
+    [InlineData("public abstract class Other : Shape { }", "Other")]
+    public void Known_type_that_is_not_a_concrete_subclass_reports_XCALL012_on_the_attribute(string declaration, string name)
+    {
+        Reported report = Report("XCALL012", $$"""
+            public interface IShape
+            {
+            }
+
+            [XCallKnownType(typeof({{name}}), 1)]
+            public abstract class Shape : IShape
+            {
+            }
+
+            {{declaration}}
+
+            [Remotable]
+            public interface IDraw
+            {
+                void Draw(Shape shape);
+            }
+            """);
+
+        Assert.Equal($"XCallKnownType(typeof({name}), 1)", report.LocatedText);
+        Assert.Contains($"'Sample.{name}'", report.Message);
+        Assert.Contains("is not a concrete class derived from it", report.Message);
     }
 
     [Fact]

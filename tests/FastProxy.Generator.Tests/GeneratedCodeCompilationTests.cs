@@ -9,6 +9,7 @@ public sealed class GeneratedCodeCompilationTests
     [InlineData(nameof(ContractSources.Shapes))]
     [InlineData(nameof(ContractSources.DataTypes))]
     [InlineData(nameof(ContractSources.Inheritance))]
+    [InlineData(nameof(ContractSources.Graphs))]
     public void Generated_code_compiles_without_errors_or_warnings(string name)
     {
         GeneratorOutput output = GeneratorHarness.Run(ContractSources.ByCase(name));

@@ -122,6 +122,41 @@ public sealed class MethodIdTests
         Assert.NotEqual(before.Hash, after.Hash);
     }
 
+    [Fact]
+    public void Contract_hash_changes_when_a_data_class_becomes_immutable()
+    {
+        // Same members, but the body now follows its tag inline instead of breadth-first: another wire format.
+        ContractSpec before = Parse(Calculator);
+        ContractSpec after = Parse(Calculator.Replace("public int p;", "public int p { get; init; }", StringComparison.Ordinal));
+
+        Assert.NotEqual(before.Hash, after.Hash);
+    }
+
+    [Fact]
+    public void Contract_hash_changes_when_a_known_type_id_changes()
+    {
+        const string Shapes = """
+            using XCall;
+
+            namespace Sample;
+
+            [XCallKnownType(typeof(Circle), 1)]
+            public abstract class Shape { public double X; }
+
+            public sealed class Circle : Shape { public double R; }
+
+            [Remotable]
+            public interface IDraw
+            {
+                void Draw(Shape shape);
+            }
+            """;
+        ContractSpec before = Parse(Shapes);
+        ContractSpec after = Parse(Shapes.Replace("typeof(Circle), 1)", "typeof(Circle), 2)", StringComparison.Ordinal));
+
+        Assert.NotEqual(before.Hash, after.Hash);
+    }
+
     private static ContractSpec Parse(string source)
     {
         CSharpCompilation compilation = GeneratorHarness.CreateCompilation(source);

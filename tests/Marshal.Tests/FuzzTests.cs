@@ -10,6 +10,8 @@ using NullableIntListMarshaller = ListMarshaller<int?, NullableMarshaller<int>>;
 using NullablePersonMarshaller = NullableValueMarshaller<Person, PersonMarshaller>;
 using MemoryArrayMarshaller = ArrayMarshaller<ReadOnlyMemory<byte>, UnmanagedMemoryMarshaller<byte>>;
 using DictionaryListMarshaller = ListMarshaller<Dictionary<int, string?>?, DictionaryMarshaller<int, UnmanagedMarshaller<int>, string?, StringMarshaller>>;
+using AnimalListMarshaller = ListMarshaller<Animal?, AnimalMarshaller>;
+using NodeImmutableArrayMarshaller = ImmutableArrayMarshaller<ListNode?, ListNodeMarshaller>;
 
 /// <summary>
 /// Random and mutated payloads fed to every reader method and the generic marshallers: a read either
@@ -64,7 +66,46 @@ public sealed class FuzzTests
         UnmanagedListMarshaller<double>.Write(ref w, RandomArray(random, r => r.NextDouble())?.ToList());
         MemoryArrayMarshaller.Write(ref w, RandomArray(random, r => (ReadOnlyMemory<byte>)RandomArray(r, x => (byte)x.Next())));
         DictionaryListMarshaller.Write(ref w, random.Next(3) == 0 ? null : [null, new() { [1] = "a" }]);
+        WriteGraphSample(ref w, random);
         w.WriteBoolean(random.Next(2) == 1);
+    }
+
+    /// <summary>Object graphs of every shape: lists, cycles, shared objects, known types, immutable objects, deferred set keys.</summary>
+    private static void WriteGraphSample(ref MarshalWriter w, Random random)
+    {
+        ListNode? chain = ListNode.Chain(random.Next(0, 4));
+        ListNodeMarshaller.Write(ref w, chain);
+        ListNodeMarshaller.Write(ref w, random.Next(2) == 0 ? chain : null); // a back-reference across values
+        var vertices = Enumerable.Range(0, random.Next(1, 4)).Select(i => new Vertex { Name = RandomString(random) }).ToArray();
+        foreach (Vertex v in vertices)
+        {
+            v.Edges = [.. Enumerable.Range(0, random.Next(0, 3)).Select(_ => random.Next(4) == 0 ? null : vertices[random.Next(vertices.Length)])];
+        }
+        VertexMarshaller.Write(ref w, vertices[0]);
+        var dog = new Dog { Name = RandomString(random), Barks = random.Next() };
+        AnimalListMarshaller.Write(ref w, random.Next(4) == 0 ? null : [dog, new Cat { Name = "c", Friend = random.Next(2) == 0 ? dog : null }, null]);
+        var knot = new Knot(RandomString(random) ?? "") { Node = chain, Next = random.Next(2) == 0 ? new Knot("n") : null };
+        KnotMarshaller.Write(ref w, random.Next(4) == 0 ? null : knot);
+        var tag = new Tag { Name = RandomString(random) ?? "" };
+        TagBagMarshaller.Write(ref w, new TagBag { Favorite = tag, Tags = [tag, new Tag { Name = tag.Name + "+" }], Counts = new() { [tag] = random.Next() } });
+        PairMarshaller.Write(ref w, new Pair { Left = chain, Right = random.Next(2) == 0 ? chain : new ListNode() });
+        NodeImmutableArrayMarshaller.Write(ref w, random.Next(3) == 0 ? default : [chain, null]);
+        HashSetMarshaller<int, UnmanagedMarshaller<int>>.Write(ref w, RandomArray(random, r => r.Next())?.ToHashSet());
+        UnmanagedImmutableArrayMarshaller<short>.Write(ref w, RandomArray(random, r => (short)r.Next()) is { } shorts ? [.. shorts] : default);
+    }
+
+    private static void ReadGraphSample(ref MarshalReader r)
+    {
+        ListNodeMarshaller.Read(ref r);
+        ListNodeMarshaller.Read(ref r);
+        VertexMarshaller.Read(ref r);
+        AnimalListMarshaller.Read(ref r);
+        KnotMarshaller.Read(ref r);
+        TagBagMarshaller.Read(ref r);
+        PairMarshaller.Read(ref r);
+        NodeImmutableArrayMarshaller.Read(ref r);
+        HashSetMarshaller<int, UnmanagedMarshaller<int>>.Read(ref r);
+        UnmanagedImmutableArrayMarshaller<short>.Read(ref r);
     }
 
     /// <summary>The fixed sequence of reads: every reader method and the generic marshallers, in the order
@@ -106,6 +147,7 @@ public sealed class FuzzTests
         UnmanagedListMarshaller<double>.Read(ref r);
         MemoryArrayMarshaller.Read(ref r);
         DictionaryListMarshaller.Read(ref r);
+        ReadGraphSample(ref r);
         r.ReadBoolean();
         r.EnsureFullyConsumed();
         return 0;
@@ -163,6 +205,18 @@ public sealed class FuzzTests
         ("UnmanagedMemoryMarshaller<ushort>", (ref MarshalReader r) => UnmanagedMemoryMarshaller<ushort>.Read(ref r).Length),
         ("ArrayMarshaller<ReadOnlyMemory<byte>>", (ref MarshalReader r) => MemoryArrayMarshaller.Read(ref r)?.Length ?? 0),
         ("ListMarshaller<Dictionary<int,string>>", (ref MarshalReader r) => DictionaryListMarshaller.Read(ref r)?.Count ?? 0),
+        ("Graph sample", (ref MarshalReader r) => { ReadGraphSample(ref r); return 0; }),
+        ("ListNodeMarshaller*", (ref MarshalReader r) => { while (r.Remaining > 0) { ListNodeMarshaller.Read(ref r); } return 0; }),
+        ("VertexMarshaller", (ref MarshalReader r) => VertexMarshaller.Read(ref r)?.Edges.Count ?? 0),
+        ("AnimalMarshaller*", (ref MarshalReader r) => { while (r.Remaining > 0) { AnimalMarshaller.Read(ref r); } return 0; }),
+        ("ListMarshaller<Animal>", (ref MarshalReader r) => AnimalListMarshaller.Read(ref r)?.Count ?? 0),
+        ("KnotMarshaller", (ref MarshalReader r) => KnotMarshaller.Read(ref r)?.Name.Length ?? 0),
+        ("TagBagMarshaller", (ref MarshalReader r) => TagBagMarshaller.Read(ref r)?.Tags.Count ?? 0),
+        ("PairMarshaller", (ref MarshalReader r) => PairMarshaller.Read(ref r)?.Left?.Value ?? 0),
+        ("ImmutableArrayMarshaller<ListNode>", (ref MarshalReader r) => NodeImmutableArrayMarshaller.Read(ref r) is { IsDefault: false } a ? a.Length : -1),
+        ("HashSetMarshaller<int>", (ref MarshalReader r) => HashSetMarshaller<int, UnmanagedMarshaller<int>>.Read(ref r)?.Count ?? 0),
+        ("PositiveMarshaller*", (ref MarshalReader r) => { while (r.Remaining > 0) { PositiveMarshaller.Read(ref r); } return 0; }),
+        ("UnmanagedImmutableArrayMarshaller<short>", (ref MarshalReader r) => UnmanagedImmutableArrayMarshaller<short>.Read(ref r) is { IsDefault: false } a ? a.Length : -1),
     ];
 
     private static string? RandomString(Random random)

@@ -267,4 +267,132 @@ public abstract class ShapesContractTests
         });
         Assert.Equal(0, failures);
     }
+
+    // ---------------------------------------------------------------- object graphs
+
+    [Fact]
+    public void Million_node_linked_list_travels_both_ways()
+    {
+        const int Count = 1_000_000;
+        Node head = Node.Chain(Count)!;
+
+        Assert.Equal(Count, Shapes.Length(head));
+        Node? reversed = Shapes.ReverseList(head);
+
+        int expected = Count - 1;
+        int wrong = 0;
+        for (Node? node = reversed; node is not null; node = node.Next)
+        {
+            wrong += node.Value == expected-- ? 0 : 1;
+        }
+        Assert.Equal(-1, expected);
+        Assert.Equal(0, wrong);
+        // The callee reversed its own copy.
+        Assert.Equal((0, 1), (head.Value, head.Next!.Value));
+    }
+
+    [Fact]
+    public void Cyclic_graph_arrives_with_its_cycles_and_shared_vertices()
+    {
+        var a = new GraphNode { Name = "a" };
+        var b = new GraphNode { Name = "b" };
+        a.Edges = [b, a];
+        b.Edges = [a];
+        var graph = new Graph { Nodes = [a, b], Root = a };
+
+        Graph back = Shapes.Touch(graph);
+
+        Assert.NotSame(graph, back);
+        Assert.Equal(1, back.Touches);
+        GraphNode a2 = back.Nodes[0];
+        GraphNode b2 = back.Nodes[1];
+        Assert.Equal(("a!", "b!"), (a2.Name, b2.Name));
+        Assert.Same(a2, back.Root);
+        Assert.Same(b2, a2.Edges[0]);
+        Assert.Same(a2, a2.Edges[1]);
+        Assert.Same(a2, b2.Edges[0]);
+        Assert.Equal((0, "a"), (graph.Touches, a.Name));
+    }
+
+    [Fact]
+    public void Object_passed_as_two_arguments_arrives_as_one_object()
+    {
+        var data = new Data { p = 1 };
+        Assert.True(Shapes.AreSame(data, data));
+        Assert.False(Shapes.AreSame(data, new Data { p = 1 }));
+    }
+
+    [Fact]
+    public void Polymorphic_array_keeps_runtime_types_and_shared_elements()
+    {
+        var circle = new Circle { X = 1, Y = 2, Radius = 3 };
+        var square = new Square { X = -1, Side = 4 };
+
+        Shape[] back = Shapes.Scale([circle, square, circle], 2);
+
+        Circle c = Assert.IsType<Circle>(back[0]);
+        Assert.Same(c, back[2]);
+        Assert.Equal((1.0, 2.0, 6.0), (c.X, c.Y, c.Radius));
+        Square s = Assert.IsType<Square>(back[1]);
+        Assert.Equal((-1.0, 8.0), (s.X, s.Side));
+        Assert.Equal(3, circle.Radius);
+    }
+
+    [Fact]
+    public void Polymorphic_list_round_trips()
+    {
+        List<Shape> sorted = Shapes.ByArea([new Square { Side = 3 }, new Circle { Radius = 1 }, new Square { Side = 1 }]);
+
+        Assert.Equal([typeof(Square), typeof(Circle), typeof(Square)], sorted.Select(s => s.GetType()));
+        Assert.Equal((1.0, 1.0, 3.0), (((Square)sorted[0]).Side, ((Circle)sorted[1]).Radius, ((Square)sorted[2]).Side));
+    }
+
+    [Fact]
+    public void Subtype_missing_from_the_known_types_is_refused_by_the_sender()
+    {
+        var ex = Assert.Throws<XCallException>(() => Shapes.Scale([new Circle(), new Triangle { Base = 1 }], 2));
+
+        Assert.Contains(typeof(Triangle).FullName!, ex.Message);
+        Assert.Contains("[XCallKnownType(typeof(Triangle), id)]", ex.Message);
+        Assert.Equal(5, Shapes.Add(2, 3));
+    }
+
+    [Fact]
+    public void Records_built_by_constructor_and_init_only_members_round_trip()
+    {
+        var person = new Person("Ada", new Address("London", "N1"), ["math", "engines"]);
+
+        Person moved = Shapes.Move(person, "Paris");
+        Settings promoted = Shapes.Promote(new Settings { Name = "ops", Level = 1, Owner = person, Flags = ["a"] });
+
+        Assert.Equal(new Address("Paris", "N1"), moved.Home);
+        Assert.Equal(["math", "engines"], moved.Tags.AsEnumerable());
+        Assert.Equal(("OPS", 2), (promoted.Name, promoted.Level));
+        Assert.Equal(person.Home, promoted.Owner!.Home);
+        Assert.Equal(["a", "promoted"], promoted.Flags.Order());
+    }
+
+    [Fact]
+    public void Hash_sets_and_immutable_arrays_round_trip()
+    {
+        Assert.Equal(["a", "b", "c"], Shapes.Union(["a", "b"], ["b", "c"]).Order());
+        Assert.Equal([2, 4], Shapes.Evens([1, 2, 3, 4]).AsEnumerable());
+        Assert.Empty(Shapes.Evens([]));
+        Assert.True(Shapes.Evens(default).IsDefault);
+    }
+
+    [Fact]
+    public void Dictionary_of_lists_of_polymorphic_objects_round_trips()
+    {
+        Dictionary<string, List<Shape>> groups = Shapes.GroupByKind([new Circle { Radius = 1 }, new Square { Side = 2 }, new Circle { Radius = 3 }]);
+
+        Assert.Equal([1.0, 3.0], groups["Circle"].Cast<Circle>().Select(c => c.Radius));
+        Assert.Equal(2, Assert.IsType<Square>(Assert.Single(groups["Square"])).Side);
+    }
+
+    [Fact]
+    public void Registered_marshaller_carries_a_framework_type()
+    {
+        Assert.Equal(new Uri("https://example.org/a/c?x=1"), Shapes.Resolve(new Uri("https://example.org/a/b"), "c?x=1"));
+    }
 }

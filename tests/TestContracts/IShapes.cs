@@ -1,3 +1,5 @@
+using System.Collections.Immutable;
+
 namespace XCall.Tests.Contracts;
 
 /// <summary>Every method shape the generator supports.</summary>
@@ -36,6 +38,20 @@ public interface IShapes
     decimal AddDecimal(decimal a, decimal b);
     Guid Same(Guid g);
     List<int>? Squares(List<int>? values);
+
+    // Object graphs: identity, cycles, depth, polymorphism, records, more collections, registered marshallers.
+    Node? ReverseList(Node? head);
+    int Length(Node? head);
+    Graph Touch(Graph graph);
+    bool AreSame(Data a, Data b);
+    Shape[] Scale(Shape[] shapes, double factor);
+    List<Shape> ByArea(List<Shape> shapes);
+    Person Move(Person person, string city);
+    Settings Promote(Settings settings);
+    HashSet<string> Union(HashSet<string> a, ImmutableArray<string> b);
+    ImmutableArray<int> Evens(ImmutableArray<int> values);
+    Dictionary<string, List<Shape>> GroupByKind(List<Shape> shapes);
+    Uri Resolve(Uri baseUri, string relative);
 }
 
 /// <summary>A second contract, for hosts that serve several.</summary>

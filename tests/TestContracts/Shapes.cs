@@ -1,3 +1,4 @@
+using System.Collections.Immutable;
 using System.Globalization;
 using System.Threading.Channels;
 
@@ -94,6 +95,87 @@ public class Shapes : IShapes
     public decimal AddDecimal(decimal a, decimal b) => a + b;
     public Guid Same(Guid g) => g;
     public List<int>? Squares(List<int>? values) => values?.Select(v => v * v).ToList();
+
+    public Node? ReverseList(Node? head)
+    {
+        Node? reversed = null;
+        while (head is not null)
+        {
+            Node? next = head.Next;
+            head.Next = reversed;
+            reversed = head;
+            head = next;
+        }
+        return reversed;
+    }
+
+    public int Length(Node? head)
+    {
+        int length = 0;
+        for (; head is not null; head = head.Next)
+        {
+            length++;
+        }
+        return length;
+    }
+
+    public Graph Touch(Graph graph)
+    {
+        graph.Touches++;
+        foreach (GraphNode node in graph.Nodes)
+        {
+            node.Name += "!";
+        }
+        return graph;
+    }
+
+    public bool AreSame(Data a, Data b) => ReferenceEquals(a, b);
+
+    public Shape[] Scale(Shape[] shapes, double factor)
+    {
+        // Each distinct shape once: a shape listed twice is one object here too.
+        foreach (Shape shape in shapes.Distinct(ReferenceEqualityComparer.Instance).Cast<Shape>())
+        {
+            switch (shape)
+            {
+                case Circle c:
+                    c.Radius *= factor;
+                    break;
+                case Square s:
+                    s.Side *= factor;
+                    break;
+            }
+        }
+        return shapes;
+    }
+
+    public List<Shape> ByArea(List<Shape> shapes) => [.. shapes.OrderBy(Area)];
+
+    public Person Move(Person person, string city) => person with { Home = person.Home with { City = city } };
+
+    public Settings Promote(Settings settings) => new()
+    {
+        Name = settings.Name.ToUpperInvariant(),
+        Level = settings.Level + 1,
+        Owner = settings.Owner,
+        Flags = [.. settings.Flags, "promoted"],
+    };
+
+    public HashSet<string> Union(HashSet<string> a, ImmutableArray<string> b) => [.. a, .. b];
+
+    public ImmutableArray<int> Evens(ImmutableArray<int> values) => values.IsDefault ? values : [.. values.Where(v => v % 2 == 0)];
+
+    public Dictionary<string, List<Shape>> GroupByKind(List<Shape> shapes) =>
+        shapes.GroupBy(s => s.GetType().Name).ToDictionary(g => g.Key, g => g.ToList());
+
+    public Uri Resolve(Uri baseUri, string relative) => new(baseUri, relative);
+
+    private static double Area(Shape shape) => shape switch
+    {
+        Circle c => Math.PI * c.Radius * c.Radius,
+        Square s => s.Side * s.Side,
+        _ => 0,
+    };
 }
 
 /// <summary>Implementation of <see cref="IGreeter"/>.</summary>

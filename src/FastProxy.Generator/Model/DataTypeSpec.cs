@@ -3,13 +3,41 @@ namespace XCall.Generator.Model;
 /// <summary>One member of a data type, written in declaration order.</summary>
 /// <param name="Name">Member name.</param>
 /// <param name="Type">How it is marshalled.</param>
-/// <param name="ConstructorIndex">Position in the constructor used to create the type, or -1 when set by an initializer.</param>
+/// <param name="ConstructorIndex">Position in the constructor used to create the type, or -1 when set by an initializer or assignment.</param>
 internal sealed record MemberSpec(string Name, TypeSpec Type, int ConstructorIndex);
 
-/// <summary>A class, struct or record that travels by value, field by field.</summary>
+/// <summary>How a data type is written and created.</summary>
+internal enum DataKind
+{
+    /// <summary>A struct: its members, inline, no identity.</summary>
+    Struct,
+
+    /// <summary>A class created empty and filled (parameterless constructor, settable members): body breadth-first.</summary>
+    Mutable,
+
+    /// <summary>A class built from its members (constructor, init-only or required members): body inline.</summary>
+    Immutable,
+
+    /// <summary>An abstract class or interface: only its known types travel.</summary>
+    Abstract,
+}
+
+/// <summary>A concrete type listed with [XCallKnownType] on a data type.</summary>
+internal sealed record KnownTypeSpec(ushort Id, string FullName, string Marshaller);
+
+/// <summary>A class, struct, record or interface that travels by value, member by member.</summary>
+/// <param name="IsLeaf">No member can hold a data class object, so a copy member by member is a deep copy.</param>
 internal sealed record DataTypeSpec(
     string FullName,
     string Marshaller,
-    bool IsValueType,
+    DataKind Kind,
     int ConstructorParameterCount,
-    EquatableArray<MemberSpec> Members);
+    EquatableArray<MemberSpec> Members,
+    EquatableArray<KnownTypeSpec> KnownTypes,
+    bool IsLeaf)
+{
+    public bool IsValueType => Kind == DataKind.Struct;
+
+    /// <summary>Whether a value of this type can hold data class objects.</summary>
+    public bool HasObjects => Kind != DataKind.Struct || !IsLeaf;
+}

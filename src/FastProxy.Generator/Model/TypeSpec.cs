@@ -24,10 +24,13 @@ internal enum WireKind
     /// <summary>Span&lt;T&gt; of unmanaged T (sync methods only).</summary>
     Span,
 
-    /// <summary>Anything written through a marshaller type (collections, nullable structs).</summary>
+    /// <summary>Anything written through a marshaller type (collections, nullable structs, registered marshallers).</summary>
     Marshalled,
 
-    /// <summary>A data type with a generated marshaller (and a generated deep copy for domain calls).</summary>
+    /// <summary>Written through a marshaller, and immutable: the domain proxy passes it as is (ImmutableArray of unmanaged values).</summary>
+    MarshalledImmutable,
+
+    /// <summary>A data type with a generated marshaller (and a generated copy for domain calls).</summary>
     Data,
 }
 
@@ -35,4 +38,5 @@ internal enum WireKind
 /// <param name="FullName">Fully qualified name with nullable annotation, as it appears in signatures.</param>
 /// <param name="ElementName">For arrays, lists, memory and spans of unmanaged values: the element type.</param>
 /// <param name="Marshaller">The marshaller type (always set; used for <see cref="WireKind.Marshalled"/> and domain copies).</param>
-internal sealed record TypeSpec(string FullName, WireKind Kind, string? ElementName, string Marshaller);
+/// <param name="HasObjects">Whether a value can hold data class objects, which keep their identity within a message.</param>
+internal sealed record TypeSpec(string FullName, WireKind Kind, string? ElementName, string Marshaller, bool HasObjects = false);

@@ -7,8 +7,10 @@ namespace XCall.Domain;
 
 /// <summary>
 /// How generated domain proxies copy values between load contexts, so no mutable object is shared:
-/// unmanaged values and strings pass as they are (immutable), unmanaged arrays are one block copy,
-/// everything else goes through its marshaller into a thread-local buffer and back.
+/// unmanaged values and strings pass as they are (immutable), unmanaged arrays are one block copy, data
+/// objects without object members are copied member by member, and everything else goes through its
+/// marshaller into a thread-local buffer and back, so shared references, cycles, subtypes and deep
+/// structures come out exactly as a message would deliver them.
 /// </summary>
 [EditorBrowsable(EditorBrowsableState.Never)]
 public static class DomainCopy
@@ -19,40 +21,43 @@ public static class DomainCopy
     /// <summary>A deep copy of <paramref name="value"/> through its marshaller.</summary>
     public static T Copy<T, TMarshaller>(T value) where TMarshaller : IMarshaller<T>
     {
-        ArrayBufferWriter<byte> buffer = t_buffer ??= new ArrayBufferWriter<byte>(256);
-        buffer.ResetWrittenCount();
+        ArrayBufferWriter<byte> buffer = RentBuffer();
         var writer = new MarshalWriter(buffer);
         TMarshaller.Write(ref writer, value);
         writer.Flush();
         var reader = new MarshalReader(buffer.WrittenSpan);
-        // A copy made while reading may re-enter (a nested domain call); it gets its own buffer.
-        t_buffer = null;
-        try
-        {
-            return TMarshaller.Read(ref reader);
-        }
-        finally
-        {
-            if (buffer.Capacity <= 1 << 20)
-            {
-                t_buffer = buffer;
-            }
-        }
+        T copy = TMarshaller.Read(ref reader);
+        reader.EnsureFullyConsumed();
+        ReturnBuffer(buffer);
+        return copy;
     }
 
-    /// <summary>Guards generated deep copies against cycles and runaway depth.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public static void CheckDepth(int depth)
+    /// <summary>
+    /// An empty buffer of this thread, to copy several values through one message (a call's arguments, a
+    /// reply's values), so objects they share stay shared in the copy. Give it back with <see cref="ReturnBuffer"/>;
+    /// a buffer lost to an exception is simply collected.
+    /// </summary>
+    public static ArrayBufferWriter<byte> RentBuffer()
     {
-        if (depth > MarshalLimits.Default.MaxDepth)
+        ArrayBufferWriter<byte>? buffer = t_buffer;
+        if (buffer is null)
         {
-            ThrowTooDeep();
+            return new ArrayBufferWriter<byte>(256);
         }
+        // A copy nested in this one (user code in a getter or constructor) gets a buffer of its own.
+        t_buffer = null;
+        buffer.ResetWrittenCount();
+        return buffer;
     }
 
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void ThrowTooDeep() => throw new XCallException(
-        $"Object graph nested deeper than {MarshalLimits.Default.MaxDepth} levels while copying for a domain call: it is too deep, or it contains a cycle.");
+    /// <summary>Gives back a buffer of <see cref="RentBuffer"/>; one grown past 1 MiB is left to the GC.</summary>
+    public static void ReturnBuffer(ArrayBufferWriter<byte> buffer)
+    {
+        if (buffer.Capacity <= 1 << 20)
+        {
+            t_buffer = buffer;
+        }
+    }
 
     /// <summary>A copy of an unmanaged array (one block copy).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

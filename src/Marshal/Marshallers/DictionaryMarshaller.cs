@@ -1,6 +1,13 @@
+using System.Runtime.CompilerServices;
+
 namespace XCall.Marshal;
 
-/// <summary>A dictionary: count, then key and value pairs through their marshallers. A duplicate or null key is a protocol error.</summary>
+/// <summary>
+/// A dictionary: count, then key and value pairs through their marshallers. A duplicate or null key is a
+/// protocol error. The dictionary arrives with the default comparer. While a mutable object of the graph still
+/// waits for its members, keys that may be objects are added once every object is complete, so their hash
+/// codes see their members.
+/// </summary>
 public abstract class DictionaryMarshaller<TKey, TKeyMarshaller, TValue, TValueMarshaller> : IMarshaller<Dictionary<TKey, TValue>?>
     where TKey : notnull
     where TKeyMarshaller : IMarshaller<TKey>
@@ -31,15 +38,48 @@ public abstract class DictionaryMarshaller<TKey, TKeyMarshaller, TValue, TValueM
             return null;
         }
         var dictionary = new Dictionary<TKey, TValue>(length);
+        if (GraphKeys.MayBeIncomplete<TKey>())
+        {
+            // Keys may be objects whose members are not read yet (value equality would hash them empty):
+            // read every pair first, then add them now or once the graph is complete.
+            var pairs = new KeyValuePair<TKey, TValue>[length];
+            for (int i = 0; i < pairs.Length; i++)
+            {
+                TKey key = TKeyMarshaller.Read(ref reader);
+                pairs[i] = new KeyValuePair<TKey, TValue>(key, TValueMarshaller.Read(ref reader));
+            }
+            if (reader.HasIncompleteObjects)
+            {
+                reader.WhenGraphComplete(() => AddAll(dictionary, pairs));
+            }
+            else
+            {
+                AddAll(dictionary, pairs);
+            }
+            return dictionary;
+        }
         for (int i = 0; i < length; i++)
         {
             TKey key = TKeyMarshaller.Read(ref reader);
-            TValue value = TValueMarshaller.Read(ref reader);
-            if (key is null || !dictionary.TryAdd(key, value))
-            {
-                throw new XCallProtocolException("Dictionary payload holds a null or duplicate key.");
-            }
+            Add(dictionary, key, TValueMarshaller.Read(ref reader));
         }
         return dictionary;
+    }
+
+    private static void AddAll(Dictionary<TKey, TValue> dictionary, KeyValuePair<TKey, TValue>[] pairs)
+    {
+        foreach (KeyValuePair<TKey, TValue> pair in pairs)
+        {
+            Add(dictionary, pair.Key, pair.Value);
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void Add(Dictionary<TKey, TValue> dictionary, TKey key, TValue value)
+    {
+        if (key is null || !dictionary.TryAdd(key, value))
+        {
+            throw new XCallProtocolException("Dictionary payload holds a null or duplicate key.");
+        }
     }
 }

@@ -139,12 +139,94 @@ internal static class ContractSources
         }
         """;
 
+    /// <summary>Object graphs: a mutable list node, known types on an abstract class and an interface, records,
+    /// init-only members, a recursive struct, hash sets, immutable arrays, a registered marshaller, and methods
+    /// whose domain copies go through one message.</summary>
+    public const string Graphs = """
+        using System;
+        using System.Collections.Generic;
+        using System.Collections.Immutable;
+        using XCall;
+        using XCall.Marshal;
+
+        [assembly: XCallMarshaller(typeof(Uri), typeof(Sample.Graphs.UriMarshaller))]
+
+        namespace Sample.Graphs;
+
+        public abstract class UriMarshaller : IMarshaller<Uri?>
+        {
+            public static void Write(ref MarshalWriter writer, Uri? value) => writer.WriteString(value?.OriginalString);
+
+            public static Uri? Read(ref MarshalReader reader) => reader.ReadString() is { } text ? new Uri(text, UriKind.Absolute) : null;
+        }
+
+        public sealed class Node
+        {
+            public int Value;
+            public Node? Next;
+        }
+
+        [XCallKnownType(typeof(Circle), 1)]
+        [XCallKnownType(typeof(Square), 2)]
+        public abstract class Shape
+        {
+            public double X;
+        }
+
+        public sealed class Circle : Shape, IRound
+        {
+            public double Radius;
+        }
+
+        public class Square : Shape
+        {
+            public double Side;
+        }
+
+        [XCallKnownType(typeof(Circle), 10)]
+        public interface IRound
+        {
+        }
+
+        public sealed record Person(string Name, ImmutableArray<string> Tags, Node? Favorite);
+
+        public sealed record Chain(string Name, Chain? Next);
+
+        public sealed class Settings
+        {
+            public required string Name { get; init; }
+            public HashSet<Node> Watched { get; init; } = [];
+        }
+
+        public struct Holder
+        {
+            public Node? Node;
+            public List<Holder>? Children;
+        }
+
+        [Remotable]
+        public interface IGraphs
+        {
+            Node? Reverse(Node? head);
+            bool Same(Node a, Node b);
+            Shape[] Scale(Shape[] shapes, double factor);
+            IRound? Roundest(List<IRound> items);
+            Person Rename(Person person, string name);
+            Chain Extend(Chain chain);
+            Settings Watch(Settings settings, out Node first, ref Node? second);
+            Dictionary<string, HashSet<Node>> Index(ImmutableArray<Node> nodes, ImmutableArray<int> keys);
+            Uri Resolve(Uri root, string relative);
+            Holder Wrap(Holder holder);
+        }
+        """;
+
     /// <summary>The source of a baseline case by name.</summary>
     public static string ByCase(string name) => name switch
     {
         nameof(Shapes) => Shapes,
         nameof(DataTypes) => DataTypes,
         nameof(Inheritance) => Inheritance,
+        nameof(Graphs) => Graphs,
         _ => throw new ArgumentOutOfRangeException(nameof(name), name, "Unknown contract case."),
     };
 }

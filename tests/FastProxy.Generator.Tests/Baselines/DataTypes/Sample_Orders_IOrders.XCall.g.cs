@@ -306,7 +306,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
 internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runtime.Dispatcher
 {
     public override string ContractName => "Sample.Orders.IOrders";
-    public override ulong ContractHash => 0x39f360d8c3fdc397UL;
+    public override ulong ContractHash => 0xff918ed2675a6158UL;
 
     public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
     {
@@ -458,7 +458,7 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
     global::Sample.Orders.Order global::Sample.Orders.IOrders.RoundTrip(global::Sample.Orders.Order order)
     {
         var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Clone(order, 0);
+        var __a0 = global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Clone(order);
         global::Sample.Orders.Order __ret;
         try
         {
@@ -468,7 +468,7 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Clone(__ret, 0);
+        return global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Clone(__ret);
     }
 
     global::System.Threading.Tasks.Task<global::Sample.Orders.Order?> global::Sample.Orders.IOrders.FindAsync(global::System.Guid key)
@@ -483,7 +483,7 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Domain.DomainCopy.Wrap(__task, static __v => global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Clone(__v, 0));
+        return global::XCall.Domain.DomainCopy.Wrap(__task, static __v => global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Clone(__v));
     }
 
     global::Sample.Orders.Immutable global::Sample.Orders.IOrders.Make(int a, string b)
@@ -498,7 +498,7 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Generated.Sample_Orders_Immutable_XCallMarshaller.Clone(__ret, 0);
+        return global::XCall.Generated.Sample_Orders_Immutable_XCallMarshaller.Clone(__ret);
     }
 
     global::System.Collections.Generic.List<global::Sample.Orders.Order>? global::Sample.Orders.IOrders.All(global::System.Collections.Generic.List<int>? ids)
@@ -599,7 +599,7 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal sealed class Sample_Orders_IOrders_XCallContract : global::XCall.Runtime.Contract<global::Sample.Orders.IOrders>
 {
-    public const ulong ContractHash = 0x39f360d8c3fdc397UL;
+    public const ulong ContractHash = 0xff918ed2675a6158UL;
     public static readonly Sample_Orders_IOrders_XCallDispatcher SharedDispatcher = new();
     public override string Name => "Sample.Orders.IOrders";
     public override ulong Hash => ContractHash;

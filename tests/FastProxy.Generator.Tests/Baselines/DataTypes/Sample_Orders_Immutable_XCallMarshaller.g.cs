@@ -4,44 +4,45 @@
 
 namespace XCall.Generated;
 
-/// <summary>Generated marshaller of <see cref="global::Sample.Orders.Immutable"/>: members in declaration order, after a presence byte.</summary>
+/// <summary>Generated marshaller of <see cref="global::Sample.Orders.Immutable"/>: a reference (null, back-reference or new object); a new object's members follow inline, in declaration order.</summary>
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal abstract class Sample_Orders_Immutable_XCallMarshaller : global::XCall.Marshal.IMarshaller<global::Sample.Orders.Immutable>
 {
-    public static void Write(ref global::XCall.Marshal.MarshalWriter __w, global::Sample.Orders.Immutable value)
-    {
-        if (value is null)
-        {
-            __w.WritePresence(false);
-            return;
-        }
-        __w.WritePresence(true);
-        __w.EnterObject();
-        __w.Write<int>(value.A);
-        __w.WriteString(value.B);
-        __w.ExitObject();
-    }
+    public static readonly global::XCall.Marshal.GraphType Graph = new GraphInfo();
 
-    public static global::Sample.Orders.Immutable Read(ref global::XCall.Marshal.MarshalReader __r)
-    {
-        if (!__r.ReadPresence())
-        {
-            return null!;
-        }
-        __r.EnterObject();
-        var __m0 = __r.Read<int>();
-        var __m1 = __r.ReadString();
-        __r.ExitObject();
-        return new global::Sample.Orders.Immutable(__m0, __m1);
-    }
+    public static void Write(ref global::XCall.Marshal.MarshalWriter __w, global::Sample.Orders.Immutable value) => __w.WriteReference(value, Graph);
 
-    public static global::Sample.Orders.Immutable Clone(global::Sample.Orders.Immutable value, int depth)
+    public static global::Sample.Orders.Immutable Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Orders.Immutable>(Graph)!;
+
+    public static global::Sample.Orders.Immutable Clone(global::Sample.Orders.Immutable value)
     {
         if (value is null)
         {
             return null!;
         }
-        global::XCall.Domain.DomainCopy.CheckDepth(depth);
+        if (value.GetType() != typeof(global::Sample.Orders.Immutable))
+        {
+            return global::XCall.Domain.DomainCopy.Copy<global::Sample.Orders.Immutable, Sample_Orders_Immutable_XCallMarshaller>(value);
+        }
         return new global::Sample.Orders.Immutable(value.A, value.B);
+    }
+
+    private sealed class GraphInfo : global::XCall.Marshal.GraphType
+    {
+        public GraphInfo() : base(typeof(global::Sample.Orders.Immutable), global::XCall.Marshal.GraphTypeKind.Immutable) { }
+
+        public override void WriteBody(ref global::XCall.Marshal.MarshalWriter __w, object __o)
+        {
+            var value = (global::Sample.Orders.Immutable)__o;
+            __w.Write<int>(value.A);
+            __w.WriteString(value.B);
+        }
+
+        public override object ReadObject(ref global::XCall.Marshal.MarshalReader __r)
+        {
+            var __m0 = __r.Read<int>();
+            var __m1 = __r.ReadString();
+            return new global::Sample.Orders.Immutable(__m0, __m1);
+        }
     }
 }

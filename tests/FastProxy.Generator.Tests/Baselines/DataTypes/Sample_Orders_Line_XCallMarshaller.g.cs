@@ -4,44 +4,47 @@
 
 namespace XCall.Generated;
 
-/// <summary>Generated marshaller of <see cref="global::Sample.Orders.Line"/>: members in declaration order, after a presence byte.</summary>
+/// <summary>Generated marshaller of <see cref="global::Sample.Orders.Line"/>: a reference (null, back-reference or new object); a new object's members follow breadth-first, after the outermost reference.</summary>
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal abstract class Sample_Orders_Line_XCallMarshaller : global::XCall.Marshal.IMarshaller<global::Sample.Orders.Line>
 {
-    public static void Write(ref global::XCall.Marshal.MarshalWriter __w, global::Sample.Orders.Line value)
-    {
-        if (value is null)
-        {
-            __w.WritePresence(false);
-            return;
-        }
-        __w.WritePresence(true);
-        __w.EnterObject();
-        __w.WriteString(value.Sku);
-        __w.Write<int>(value.Qty);
-        __w.ExitObject();
-    }
+    public static readonly global::XCall.Marshal.GraphType Graph = new GraphInfo();
 
-    public static global::Sample.Orders.Line Read(ref global::XCall.Marshal.MarshalReader __r)
-    {
-        if (!__r.ReadPresence())
-        {
-            return null!;
-        }
-        __r.EnterObject();
-        var __m0 = __r.ReadString();
-        var __m1 = __r.Read<int>();
-        __r.ExitObject();
-        return new global::Sample.Orders.Line() { Sku = __m0, Qty = __m1 };
-    }
+    public static void Write(ref global::XCall.Marshal.MarshalWriter __w, global::Sample.Orders.Line value) => __w.WriteReference(value, Graph);
 
-    public static global::Sample.Orders.Line Clone(global::Sample.Orders.Line value, int depth)
+    public static global::Sample.Orders.Line Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Orders.Line>(Graph)!;
+
+    public static global::Sample.Orders.Line Clone(global::Sample.Orders.Line value)
     {
         if (value is null)
         {
             return null!;
         }
-        global::XCall.Domain.DomainCopy.CheckDepth(depth);
+        if (value.GetType() != typeof(global::Sample.Orders.Line))
+        {
+            return global::XCall.Domain.DomainCopy.Copy<global::Sample.Orders.Line, Sample_Orders_Line_XCallMarshaller>(value);
+        }
         return new global::Sample.Orders.Line() { Sku = value.Sku, Qty = value.Qty };
+    }
+
+    private sealed class GraphInfo : global::XCall.Marshal.GraphType
+    {
+        public GraphInfo() : base(typeof(global::Sample.Orders.Line), global::XCall.Marshal.GraphTypeKind.Mutable) { }
+
+        public override void WriteBody(ref global::XCall.Marshal.MarshalWriter __w, object __o)
+        {
+            var value = (global::Sample.Orders.Line)__o;
+            __w.WriteString(value.Sku);
+            __w.Write<int>(value.Qty);
+        }
+
+        public override object CreateEmpty() => new global::Sample.Orders.Line();
+
+        public override void ReadBody(ref global::XCall.Marshal.MarshalReader __r, object __o)
+        {
+            var value = (global::Sample.Orders.Line)__o;
+            value.Sku = __r.ReadString();
+            value.Qty = __r.Read<int>();
+        }
     }
 }

@@ -4,62 +4,52 @@
 
 namespace XCall.Generated;
 
-/// <summary>Generated marshaller of <see cref="global::Sample.Orders.Order"/>: members in declaration order, after a presence byte.</summary>
+/// <summary>Generated marshaller of <see cref="global::Sample.Orders.Order"/>: a reference (null, back-reference or new object); a new object's members follow inline, in declaration order.</summary>
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal abstract class Sample_Orders_Order_XCallMarshaller : global::XCall.Marshal.IMarshaller<global::Sample.Orders.Order>
 {
-    public static void Write(ref global::XCall.Marshal.MarshalWriter __w, global::Sample.Orders.Order value)
-    {
-        if (value is null)
-        {
-            __w.WritePresence(false);
-            return;
-        }
-        __w.WritePresence(true);
-        __w.EnterObject();
-        __w.Write<int>(value.Id);
-        __w.WriteString(value.Customer);
-        global::XCall.Marshal.ListMarshaller<global::Sample.Orders.Line, global::XCall.Generated.Sample_Orders_Line_XCallMarshaller>.Write(ref __w, value.Lines);
-        global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::System.Collections.Generic.List<int>, global::XCall.Marshal.UnmanagedListMarshaller<int>>.Write(ref __w, value.Tags);
-        global::XCall.Generated.Sample_Orders_Money_XCallMarshaller.Write(ref __w, value.Price);
-        global::XCall.Marshal.NullableValueMarshaller<global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>.Write(ref __w, value.Discount);
-        __w.Write<global::Sample.Orders.Color>(value.Color);
-        global::XCall.Marshal.NullableMarshaller<int>.Write(ref __w, value.Optional);
-        global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Write(ref __w, value.Parent);
-        __w.WriteArray<global::Sample.Orders.Vec3>(value.Path);
-        global::XCall.Marshal.ArrayMarshaller<string, global::XCall.Marshal.StringMarshaller>.Write(ref __w, value.Notes);
-        __w.ExitObject();
-    }
+    public static readonly global::XCall.Marshal.GraphType Graph = new GraphInfo();
 
-    public static global::Sample.Orders.Order Read(ref global::XCall.Marshal.MarshalReader __r)
-    {
-        if (!__r.ReadPresence())
-        {
-            return null!;
-        }
-        __r.EnterObject();
-        var __m0 = __r.Read<int>();
-        var __m1 = __r.ReadString();
-        var __m2 = global::XCall.Marshal.ListMarshaller<global::Sample.Orders.Line, global::XCall.Generated.Sample_Orders_Line_XCallMarshaller>.Read(ref __r);
-        var __m3 = global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::System.Collections.Generic.List<int>, global::XCall.Marshal.UnmanagedListMarshaller<int>>.Read(ref __r);
-        var __m4 = global::XCall.Generated.Sample_Orders_Money_XCallMarshaller.Read(ref __r);
-        var __m5 = global::XCall.Marshal.NullableValueMarshaller<global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>.Read(ref __r);
-        var __m6 = __r.Read<global::Sample.Orders.Color>();
-        var __m7 = global::XCall.Marshal.NullableMarshaller<int>.Read(ref __r);
-        var __m8 = global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Read(ref __r);
-        var __m9 = __r.ReadArray<global::Sample.Orders.Vec3>();
-        var __m10 = global::XCall.Marshal.ArrayMarshaller<string, global::XCall.Marshal.StringMarshaller>.Read(ref __r);
-        __r.ExitObject();
-        return new global::Sample.Orders.Order() { Id = __m0, Customer = __m1, Lines = __m2, Tags = __m3, Price = __m4, Discount = __m5, Color = __m6, Optional = __m7, Parent = __m8, Path = __m9, Notes = __m10 };
-    }
+    public static void Write(ref global::XCall.Marshal.MarshalWriter __w, global::Sample.Orders.Order value) => __w.WriteReference(value, Graph);
 
-    public static global::Sample.Orders.Order Clone(global::Sample.Orders.Order value, int depth)
+    public static global::Sample.Orders.Order Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Orders.Order>(Graph)!;
+
+    public static global::Sample.Orders.Order Clone(global::Sample.Orders.Order value) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Orders.Order, Sample_Orders_Order_XCallMarshaller>(value);
+
+    private sealed class GraphInfo : global::XCall.Marshal.GraphType
     {
-        if (value is null)
+        public GraphInfo() : base(typeof(global::Sample.Orders.Order), global::XCall.Marshal.GraphTypeKind.Immutable) { }
+
+        public override void WriteBody(ref global::XCall.Marshal.MarshalWriter __w, object __o)
         {
-            return null!;
+            var value = (global::Sample.Orders.Order)__o;
+            __w.Write<int>(value.Id);
+            __w.WriteString(value.Customer);
+            global::XCall.Marshal.ListMarshaller<global::Sample.Orders.Line, global::XCall.Generated.Sample_Orders_Line_XCallMarshaller>.Write(ref __w, value.Lines);
+            global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::System.Collections.Generic.List<int>, global::XCall.Marshal.UnmanagedListMarshaller<int>>.Write(ref __w, value.Tags);
+            global::XCall.Generated.Sample_Orders_Money_XCallMarshaller.Write(ref __w, value.Price);
+            global::XCall.Marshal.NullableValueMarshaller<global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>.Write(ref __w, value.Discount);
+            __w.Write<global::Sample.Orders.Color>(value.Color);
+            global::XCall.Marshal.NullableMarshaller<int>.Write(ref __w, value.Optional);
+            global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Write(ref __w, value.Parent);
+            __w.WriteArray<global::Sample.Orders.Vec3>(value.Path);
+            global::XCall.Marshal.ArrayMarshaller<string, global::XCall.Marshal.StringMarshaller>.Write(ref __w, value.Notes);
         }
-        global::XCall.Domain.DomainCopy.CheckDepth(depth);
-        return new global::Sample.Orders.Order() { Id = value.Id, Customer = value.Customer, Lines = global::XCall.Domain.DomainCopy.Copy<global::System.Collections.Generic.List<global::Sample.Orders.Line>, global::XCall.Marshal.ListMarshaller<global::Sample.Orders.Line, global::XCall.Generated.Sample_Orders_Line_XCallMarshaller>>(value.Lines), Tags = global::XCall.Domain.DomainCopy.Copy<global::System.Collections.Generic.Dictionary<string, global::System.Collections.Generic.List<int>>?, global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::System.Collections.Generic.List<int>, global::XCall.Marshal.UnmanagedListMarshaller<int>>>(value.Tags), Price = global::XCall.Generated.Sample_Orders_Money_XCallMarshaller.Clone(value.Price, depth + 1), Discount = global::XCall.Domain.DomainCopy.Copy<global::Sample.Orders.Money?, global::XCall.Marshal.NullableValueMarshaller<global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>>(value.Discount), Color = value.Color, Optional = global::XCall.Domain.DomainCopy.Copy<int?, global::XCall.Marshal.NullableMarshaller<int>>(value.Optional), Parent = global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Clone(value.Parent, depth + 1), Path = global::XCall.Domain.DomainCopy.CopyArray<global::Sample.Orders.Vec3>(value.Path), Notes = global::XCall.Domain.DomainCopy.Copy<string[]?, global::XCall.Marshal.ArrayMarshaller<string, global::XCall.Marshal.StringMarshaller>>(value.Notes) };
+
+        public override object ReadObject(ref global::XCall.Marshal.MarshalReader __r)
+        {
+            var __m0 = __r.Read<int>();
+            var __m1 = __r.ReadString();
+            var __m2 = global::XCall.Marshal.ListMarshaller<global::Sample.Orders.Line, global::XCall.Generated.Sample_Orders_Line_XCallMarshaller>.Read(ref __r);
+            var __m3 = global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::System.Collections.Generic.List<int>, global::XCall.Marshal.UnmanagedListMarshaller<int>>.Read(ref __r);
+            var __m4 = global::XCall.Generated.Sample_Orders_Money_XCallMarshaller.Read(ref __r);
+            var __m5 = global::XCall.Marshal.NullableValueMarshaller<global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>.Read(ref __r);
+            var __m6 = __r.Read<global::Sample.Orders.Color>();
+            var __m7 = global::XCall.Marshal.NullableMarshaller<int>.Read(ref __r);
+            var __m8 = global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Read(ref __r);
+            var __m9 = __r.ReadArray<global::Sample.Orders.Vec3>();
+            var __m10 = global::XCall.Marshal.ArrayMarshaller<string, global::XCall.Marshal.StringMarshaller>.Read(ref __r);
+            return new global::Sample.Orders.Order() { Id = __m0, Customer = __m1, Lines = __m2, Tags = __m3, Price = __m4, Discount = __m5, Color = __m6, Optional = __m7, Parent = __m8, Path = __m9, Notes = __m10 };
+        }
     }
 }

@@ -34,7 +34,7 @@ internal sealed class Sample_Inheritance_IAudit_XCallProxy : global::XCall.Runti
 internal sealed class Sample_Inheritance_IAudit_XCallDispatcher : global::XCall.Runtime.Dispatcher
 {
     public override string ContractName => "Sample.Inheritance.IAudit";
-    public override ulong ContractHash => 0xf8b1cb886da28c67UL;
+    public override ulong ContractHash => 0xc1473697db6ae6b9UL;
 
     public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
     {
@@ -70,7 +70,7 @@ internal sealed class Sample_Inheritance_IAudit_XCallDomainProxy : global::XCall
     void global::Sample.Inheritance.IAudit.Record(global::Sample.Inheritance.Item item)
     {
         var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(item, 0);
+        var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(item);
         global::XCall.Domain.DomainCopy.RunOneWay(() => __t.Record(__a0));
     }
 }
@@ -79,7 +79,7 @@ internal sealed class Sample_Inheritance_IAudit_XCallDomainProxy : global::XCall
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal sealed class Sample_Inheritance_IAudit_XCallContract : global::XCall.Runtime.Contract<global::Sample.Inheritance.IAudit>
 {
-    public const ulong ContractHash = 0xf8b1cb886da28c67UL;
+    public const ulong ContractHash = 0xc1473697db6ae6b9UL;
     public static readonly Sample_Inheritance_IAudit_XCallDispatcher SharedDispatcher = new();
     public override string Name => "Sample.Inheritance.IAudit";
     public override ulong Hash => ContractHash;

@@ -125,7 +125,7 @@ internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runti
 internal sealed class Sample_Inheritance_IStore_XCallDispatcher : global::XCall.Runtime.Dispatcher
 {
     public override string ContractName => "Sample.Inheritance.IStore";
-    public override ulong ContractHash => 0x9eb055278d12dd3eUL;
+    public override ulong ContractHash => 0xf915b6c2ab41aac8UL;
 
     public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
     {
@@ -186,7 +186,7 @@ internal sealed class Sample_Inheritance_IStore_XCallDomainProxy : global::XCall
     void global::Sample.Inheritance.IStore.Put(global::Sample.Inheritance.Item item, bool @checked)
     {
         var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(item, 0);
+        var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(item);
         try
         {
             __t.Put(__a0, @checked);
@@ -200,7 +200,7 @@ internal sealed class Sample_Inheritance_IStore_XCallDomainProxy : global::XCall
     global::System.Threading.Tasks.Task<string> global::Sample.Inheritance.IStore.DescribeAsync(global::Sample.Inheritance.Item @event)
     {
         var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(@event, 0);
+        var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(@event);
         global::System.Threading.Tasks.Task<string> __task;
         try
         {
@@ -225,7 +225,7 @@ internal sealed class Sample_Inheritance_IStore_XCallDomainProxy : global::XCall
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(__ret, 0);
+        return global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(__ret);
     }
 }
 
@@ -233,7 +233,7 @@ internal sealed class Sample_Inheritance_IStore_XCallDomainProxy : global::XCall
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal sealed class Sample_Inheritance_IStore_XCallContract : global::XCall.Runtime.Contract<global::Sample.Inheritance.IStore>
 {
-    public const ulong ContractHash = 0x9eb055278d12dd3eUL;
+    public const ulong ContractHash = 0xf915b6c2ab41aac8UL;
     public static readonly Sample_Inheritance_IStore_XCallDispatcher SharedDispatcher = new();
     public override string Name => "Sample.Inheritance.IStore";
     public override ulong Hash => ContractHash;

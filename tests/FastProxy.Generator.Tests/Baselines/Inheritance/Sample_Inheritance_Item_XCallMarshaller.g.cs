@@ -4,42 +4,45 @@
 
 namespace XCall.Generated;
 
-/// <summary>Generated marshaller of <see cref="global::Sample.Inheritance.Item"/>: members in declaration order, after a presence byte.</summary>
+/// <summary>Generated marshaller of <see cref="global::Sample.Inheritance.Item"/>: a reference (null, back-reference or new object); a new object's members follow breadth-first, after the outermost reference.</summary>
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal abstract class Sample_Inheritance_Item_XCallMarshaller : global::XCall.Marshal.IMarshaller<global::Sample.Inheritance.Item>
 {
-    public static void Write(ref global::XCall.Marshal.MarshalWriter __w, global::Sample.Inheritance.Item value)
-    {
-        if (value is null)
-        {
-            __w.WritePresence(false);
-            return;
-        }
-        __w.WritePresence(true);
-        __w.EnterObject();
-        __w.WriteString(value.Name);
-        __w.ExitObject();
-    }
+    public static readonly global::XCall.Marshal.GraphType Graph = new GraphInfo();
 
-    public static global::Sample.Inheritance.Item Read(ref global::XCall.Marshal.MarshalReader __r)
-    {
-        if (!__r.ReadPresence())
-        {
-            return null!;
-        }
-        __r.EnterObject();
-        var __m0 = __r.ReadString();
-        __r.ExitObject();
-        return new global::Sample.Inheritance.Item() { Name = __m0 };
-    }
+    public static void Write(ref global::XCall.Marshal.MarshalWriter __w, global::Sample.Inheritance.Item value) => __w.WriteReference(value, Graph);
 
-    public static global::Sample.Inheritance.Item Clone(global::Sample.Inheritance.Item value, int depth)
+    public static global::Sample.Inheritance.Item Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Inheritance.Item>(Graph)!;
+
+    public static global::Sample.Inheritance.Item Clone(global::Sample.Inheritance.Item value)
     {
         if (value is null)
         {
             return null!;
         }
-        global::XCall.Domain.DomainCopy.CheckDepth(depth);
+        if (value.GetType() != typeof(global::Sample.Inheritance.Item))
+        {
+            return global::XCall.Domain.DomainCopy.Copy<global::Sample.Inheritance.Item, Sample_Inheritance_Item_XCallMarshaller>(value);
+        }
         return new global::Sample.Inheritance.Item() { Name = value.Name };
+    }
+
+    private sealed class GraphInfo : global::XCall.Marshal.GraphType
+    {
+        public GraphInfo() : base(typeof(global::Sample.Inheritance.Item), global::XCall.Marshal.GraphTypeKind.Mutable) { }
+
+        public override void WriteBody(ref global::XCall.Marshal.MarshalWriter __w, object __o)
+        {
+            var value = (global::Sample.Inheritance.Item)__o;
+            __w.WriteString(value.Name);
+        }
+
+        public override object CreateEmpty() => new global::Sample.Inheritance.Item();
+
+        public override void ReadBody(ref global::XCall.Marshal.MarshalReader __r, object __o)
+        {
+            var value = (global::Sample.Inheritance.Item)__o;
+            value.Name = __r.ReadString();
+        }
     }
 }

@@ -4,42 +4,45 @@
 
 namespace XCall.Generated;
 
-/// <summary>Generated marshaller of <see cref="global::Sample.Data"/>: members in declaration order, after a presence byte.</summary>
+/// <summary>Generated marshaller of <see cref="global::Sample.Data"/>: a reference (null, back-reference or new object); a new object's members follow breadth-first, after the outermost reference.</summary>
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal abstract class Sample_Data_XCallMarshaller : global::XCall.Marshal.IMarshaller<global::Sample.Data>
 {
-    public static void Write(ref global::XCall.Marshal.MarshalWriter __w, global::Sample.Data value)
-    {
-        if (value is null)
-        {
-            __w.WritePresence(false);
-            return;
-        }
-        __w.WritePresence(true);
-        __w.EnterObject();
-        __w.Write<int>(value.p);
-        __w.ExitObject();
-    }
+    public static readonly global::XCall.Marshal.GraphType Graph = new GraphInfo();
 
-    public static global::Sample.Data Read(ref global::XCall.Marshal.MarshalReader __r)
-    {
-        if (!__r.ReadPresence())
-        {
-            return null!;
-        }
-        __r.EnterObject();
-        var __m0 = __r.Read<int>();
-        __r.ExitObject();
-        return new global::Sample.Data() { p = __m0 };
-    }
+    public static void Write(ref global::XCall.Marshal.MarshalWriter __w, global::Sample.Data value) => __w.WriteReference(value, Graph);
 
-    public static global::Sample.Data Clone(global::Sample.Data value, int depth)
+    public static global::Sample.Data Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Data>(Graph)!;
+
+    public static global::Sample.Data Clone(global::Sample.Data value)
     {
         if (value is null)
         {
             return null!;
         }
-        global::XCall.Domain.DomainCopy.CheckDepth(depth);
+        if (value.GetType() != typeof(global::Sample.Data))
+        {
+            return global::XCall.Domain.DomainCopy.Copy<global::Sample.Data, Sample_Data_XCallMarshaller>(value);
+        }
         return new global::Sample.Data() { p = value.p };
+    }
+
+    private sealed class GraphInfo : global::XCall.Marshal.GraphType
+    {
+        public GraphInfo() : base(typeof(global::Sample.Data), global::XCall.Marshal.GraphTypeKind.Mutable) { }
+
+        public override void WriteBody(ref global::XCall.Marshal.MarshalWriter __w, object __o)
+        {
+            var value = (global::Sample.Data)__o;
+            __w.Write<int>(value.p);
+        }
+
+        public override object CreateEmpty() => new global::Sample.Data();
+
+        public override void ReadBody(ref global::XCall.Marshal.MarshalReader __r, object __o)
+        {
+            var value = (global::Sample.Data)__o;
+            value.p = __r.Read<int>();
+        }
     }
 }

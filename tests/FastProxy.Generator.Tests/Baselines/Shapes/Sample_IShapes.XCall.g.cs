@@ -533,7 +533,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
 internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dispatcher
 {
     public override string ContractName => "Sample.IShapes";
-    public override ulong ContractHash => 0x5e54f7cf58a26fc8UL;
+    public override ulong ContractHash => 0x29bd0e4fdaa5c1aaUL;
 
     public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
     {
@@ -825,7 +825,7 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
     global::Sample.Data global::Sample.IShapes.Increment(global::Sample.Data data)
     {
         var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Data_XCallMarshaller.Clone(data, 0);
+        var __a0 = global::XCall.Generated.Sample_Data_XCallMarshaller.Clone(data);
         global::Sample.Data __ret;
         try
         {
@@ -835,13 +835,13 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Generated.Sample_Data_XCallMarshaller.Clone(__ret, 0);
+        return global::XCall.Generated.Sample_Data_XCallMarshaller.Clone(__ret);
     }
 
     global::Sample.Point global::Sample.IShapes.Move(global::Sample.Point point, int dx)
     {
         var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(point, 0);
+        var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(point);
         global::Sample.Point __ret;
         try
         {
@@ -851,7 +851,7 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(__ret, 0);
+        return global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(__ret);
     }
 
     void global::Sample.IShapes.Swap(ref int a, ref int b)
@@ -936,7 +936,7 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
     global::System.Threading.Tasks.ValueTask<global::Sample.Point> global::Sample.IShapes.MoveAsync(global::Sample.Point point, global::System.Threading.CancellationToken cancellationToken)
     {
         var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(point, 0);
+        var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(point);
         global::System.Threading.Tasks.ValueTask<global::Sample.Point> __task;
         try
         {
@@ -946,7 +946,7 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return __task.IsCompletedSuccessfully ? new global::System.Threading.Tasks.ValueTask<global::Sample.Point>(global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(__task.Result, 0)) : new global::System.Threading.Tasks.ValueTask<global::Sample.Point>(global::XCall.Domain.DomainCopy.Wrap(__task.AsTask(), static __v => global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(__v, 0)));
+        return __task.IsCompletedSuccessfully ? new global::System.Threading.Tasks.ValueTask<global::Sample.Point>(global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(__task.Result)) : new global::System.Threading.Tasks.ValueTask<global::Sample.Point>(global::XCall.Domain.DomainCopy.Wrap(__task.AsTask(), static __v => global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(__v)));
     }
 
     void global::Sample.IShapes.Post(string message)
@@ -975,7 +975,7 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal sealed class Sample_IShapes_XCallContract : global::XCall.Runtime.Contract<global::Sample.IShapes>
 {
-    public const ulong ContractHash = 0x5e54f7cf58a26fc8UL;
+    public const ulong ContractHash = 0x29bd0e4fdaa5c1aaUL;
     public static readonly Sample_IShapes_XCallDispatcher SharedDispatcher = new();
     public override string Name => "Sample.IShapes";
     public override ulong Hash => ContractHash;

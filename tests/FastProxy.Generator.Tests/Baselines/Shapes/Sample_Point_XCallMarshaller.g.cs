@@ -4,44 +4,45 @@
 
 namespace XCall.Generated;
 
-/// <summary>Generated marshaller of <see cref="global::Sample.Point"/>: members in declaration order, after a presence byte.</summary>
+/// <summary>Generated marshaller of <see cref="global::Sample.Point"/>: a reference (null, back-reference or new object); a new object's members follow inline, in declaration order.</summary>
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal abstract class Sample_Point_XCallMarshaller : global::XCall.Marshal.IMarshaller<global::Sample.Point>
 {
-    public static void Write(ref global::XCall.Marshal.MarshalWriter __w, global::Sample.Point value)
-    {
-        if (value is null)
-        {
-            __w.WritePresence(false);
-            return;
-        }
-        __w.WritePresence(true);
-        __w.EnterObject();
-        __w.Write<int>(value.X);
-        __w.Write<int>(value.Y);
-        __w.ExitObject();
-    }
+    public static readonly global::XCall.Marshal.GraphType Graph = new GraphInfo();
 
-    public static global::Sample.Point Read(ref global::XCall.Marshal.MarshalReader __r)
-    {
-        if (!__r.ReadPresence())
-        {
-            return null!;
-        }
-        __r.EnterObject();
-        var __m0 = __r.Read<int>();
-        var __m1 = __r.Read<int>();
-        __r.ExitObject();
-        return new global::Sample.Point(__m0, __m1);
-    }
+    public static void Write(ref global::XCall.Marshal.MarshalWriter __w, global::Sample.Point value) => __w.WriteReference(value, Graph);
 
-    public static global::Sample.Point Clone(global::Sample.Point value, int depth)
+    public static global::Sample.Point Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Point>(Graph)!;
+
+    public static global::Sample.Point Clone(global::Sample.Point value)
     {
         if (value is null)
         {
             return null!;
         }
-        global::XCall.Domain.DomainCopy.CheckDepth(depth);
+        if (value.GetType() != typeof(global::Sample.Point))
+        {
+            return global::XCall.Domain.DomainCopy.Copy<global::Sample.Point, Sample_Point_XCallMarshaller>(value);
+        }
         return new global::Sample.Point(value.X, value.Y);
+    }
+
+    private sealed class GraphInfo : global::XCall.Marshal.GraphType
+    {
+        public GraphInfo() : base(typeof(global::Sample.Point), global::XCall.Marshal.GraphTypeKind.Immutable) { }
+
+        public override void WriteBody(ref global::XCall.Marshal.MarshalWriter __w, object __o)
+        {
+            var value = (global::Sample.Point)__o;
+            __w.Write<int>(value.X);
+            __w.Write<int>(value.Y);
+        }
+
+        public override object ReadObject(ref global::XCall.Marshal.MarshalReader __r)
+        {
+            var __m0 = __r.Read<int>();
+            var __m1 = __r.Read<int>();
+            return new global::Sample.Point(__m0, __m1);
+        }
     }
 }

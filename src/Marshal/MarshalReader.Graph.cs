@@ -1,0 +1,189 @@
+using System.Runtime.CompilerServices;
+
+namespace XCall.Marshal;
+
+public ref partial struct MarshalReader
+{
+    /// <summary>
+    /// Reads a reference written by <see cref="MarshalWriter.WriteReference"/>: null, an object read
+    /// before in this message (the same instance), or a new object of the declared type or of one of its
+    /// known types. A mutable object is created empty and registered at once, its body read breadth-first
+    /// before the outermost reference returns, so every object is complete when that one returns.
+    /// </summary>
+    /// <exception cref="XCallProtocolException">A bad tag, an unknown type id, a reference id that names no
+    /// earlier object or an object of another type, a cycle through immutable objects, or a constructor or
+    /// setter that throws on what the payload holds.</exception>
+    public T? ReadReference<T>(GraphType declared) where T : class
+    {
+        byte tag = Read<byte>();
+        GraphType type;
+        switch (tag)
+        {
+            case WireFormat.Null:
+                return null;
+            case WireFormat.BackReference:
+                return ReadBackReference<T>();
+            case WireFormat.NewObject:
+                if (!declared._isConcrete)
+                {
+                    ThrowHelper.AbstractNewObject(declared.Type);
+                }
+                type = declared;
+                break;
+            case WireFormat.NewKnownType:
+                ushort typeId = Read<ushort>();
+                type = declared.GetKnownType(typeId)!;
+                if (type is null)
+                {
+                    ThrowHelper.UnknownTypeId(typeId, declared.Type);
+                }
+                break;
+            default:
+                ThrowHelper.BadTag("object reference", tag);
+                return null;
+        }
+
+        if (_active != 0)
+        {
+            return (T)ReadNewObject(type, outermost: false);
+        }
+        try
+        {
+            return (T)ReadNewObject(type, outermost: true);
+        }
+        catch (Exception e) when (e is not XCallException)
+        {
+            // A constructor or setter that rejects what the payload holds: the payload is what is wrong.
+            throw new XCallProtocolException($"Creating a '{type.Type.FullName}' from the payload failed: {e.Message}", e);
+        }
+    }
+
+    private object ReadNewObject(GraphType type, bool outermost)
+    {
+        int id = _objectCount++;
+        _active++;
+        object value;
+        if (type._isMutable)
+        {
+            value = type.CreateEmpty();
+            Register(id, value);
+            _incomplete++;
+            if (outermost)
+            {
+                // Outside any object the queue is empty: this body is the next one anyway.
+                type.ReadBody(ref this, value);
+                _incomplete--;
+            }
+            else
+            {
+                (_graph ??= GraphReadState.Rent()).Queue.Enqueue(value, type);
+            }
+        }
+        else
+        {
+            Register(id, GraphReadState.BuildingMarker);
+            EnterObject();
+            value = type.ReadObject(ref this);
+            ExitObject();
+            if (id == 0)
+            {
+                _first = value;
+            }
+            else
+            {
+                _graph!.Replace(id - 1, value);
+            }
+        }
+        if (outermost && _graph is not null)
+        {
+            DrainGraph(_graph);
+        }
+        _active--;
+        return value;
+    }
+
+    /// <summary>
+    /// Runs <paramref name="action"/> once every object read so far is complete: at once when no mutable
+    /// object is waiting for its members, else before the outermost reference returns. Hash sets and
+    /// dictionaries add their keys this way, so a key's hash code never sees an object whose members are
+    /// not read yet.
+    /// </summary>
+    public void WhenGraphComplete(Action action)
+    {
+        if (_incomplete > 0)
+        {
+            (_graph ??= GraphReadState.Rent()).Defer(action);
+        }
+        else
+        {
+            action();
+        }
+    }
+
+    /// <summary>Whether some mutable object read so far still waits for its members, so that
+    /// <see cref="WhenGraphComplete"/> would defer its work.</summary>
+    public readonly bool HasIncompleteObjects => _incomplete > 0;
+
+    private void Register(int id, object value)
+    {
+        if (id == 0)
+        {
+            _first = value;
+        }
+        else
+        {
+            (_graph ??= GraphReadState.Rent()).Append(value);
+        }
+    }
+
+    private T ReadBackReference<T>() where T : class
+    {
+        int id = Read<int>();
+        if ((uint)id >= (uint)_objectCount)
+        {
+            ThrowHelper.BadReference(id, _objectCount);
+        }
+        object value = id == 0 ? _first! : _graph!.Get(id - 1);
+        if (ReferenceEquals(value, GraphReadState.BuildingMarker))
+        {
+            ThrowHelper.ImmutableCycle(id);
+        }
+        if (value is not T typed)
+        {
+            ThrowHelper.ReferenceTypeMismatch(id, value.GetType(), typeof(T));
+            return null;
+        }
+        return typed;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void DrainGraph(GraphReadState graph)
+    {
+        while (true)
+        {
+            while (graph.Queue.TryDequeue(out object value, out GraphType type))
+            {
+                type.ReadBody(ref this, value);
+                _incomplete--;
+            }
+            if (!graph.HasDeferred)
+            {
+                return;
+            }
+            graph.RunDeferred();
+        }
+    }
+
+    private void EndGraph()
+    {
+        _first = null;
+        _objectCount = 0;
+        _active = 0;
+        _incomplete = 0;
+        if (_graph is not null)
+        {
+            GraphReadState.Return(_graph);
+            _graph = null;
+        }
+    }
+}

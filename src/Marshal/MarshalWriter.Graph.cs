@@ -1,0 +1,136 @@
+using System.Runtime.CompilerServices;
+
+namespace XCall.Marshal;
+
+public ref partial struct MarshalWriter
+{
+    /// <summary>
+    /// Writes a reference to a class object of declared type <paramref name="declared"/>: tag 0 for null,
+    /// 2 and the id for an object already written in this message, 1 (declared type) or 3 and the type id
+    /// (known subtype) for a new one. A mutable object's body is queued and written breadth-first before the
+    /// outermost reference returns, so depth and cycles cost no stack; an immutable object's body follows
+    /// its tag at once.
+    /// </summary>
+    /// <exception cref="XCallException">The runtime type is neither the declared type nor one of its known
+    /// types, or an immutable object contains itself through immutable objects only.</exception>
+    public void WriteReference(object? value, GraphType declared)
+    {
+        if (value is null)
+        {
+            Write(WireFormat.Null);
+            return;
+        }
+
+        // The first object of a message lives in this writer's fields; the others in a pooled dictionary.
+        GraphWriteState.Slot slot = default;
+        if (_first is not null)
+        {
+            int found = ReferenceEquals(value, _first)
+                ? (_firstBuilding ? GraphWriteState.Building : _firstId)
+                : (_graph ??= GraphWriteState.Rent()).Find(value, out slot);
+            if (found >= 0)
+            {
+                Write(WireFormat.BackReference);
+                Write(found);
+                return;
+            }
+            if (found == GraphWriteState.Building)
+            {
+                ThrowHelper.WriterImmutableCycle(value.GetType());
+            }
+        }
+
+        // Only a new object needs its type checked: a back-reference is checked by the reader against the declared type.
+        GraphType type;
+        ushort typeId = 0;
+        Type runtimeType = value.GetType();
+        if (runtimeType == declared.Type)
+        {
+            type = declared;
+        }
+        else
+        {
+            type = declared.GetKnownType(runtimeType, out typeId) ?? throw UnknownType(runtimeType, declared);
+        }
+
+        bool mutable = type._isMutable;
+        int id = _nextId++;
+        if (_first is null)
+        {
+            _first = value;
+            _firstId = id;
+            _firstBuilding = !mutable;
+        }
+        else
+        {
+            slot.Set(id, building: !mutable);
+        }
+        if (type == declared)
+        {
+            Write(WireFormat.NewObject);
+        }
+        else
+        {
+            Write(WireFormat.NewKnownType);
+            Write(typeId);
+        }
+
+        bool outermost = _active == 0;
+        _active++;
+        if (!mutable)
+        {
+            EnterObject();
+            type.WriteBody(ref this, value);
+            ExitObject();
+            if (ReferenceEquals(value, _first))
+            {
+                _firstBuilding = false;
+            }
+            else
+            {
+                _graph!.Built(value, id);
+            }
+        }
+        else if (outermost)
+        {
+            // The queue is empty outside any object: this body would be the next one drained anyway.
+            type.WriteBody(ref this, value);
+        }
+        else
+        {
+            (_graph ??= GraphWriteState.Rent()).Queue.Enqueue(value, type);
+        }
+        if (outermost && _graph is not null)
+        {
+            DrainGraph(_graph);
+        }
+        _active--;
+    }
+
+    private void DrainGraph(GraphWriteState graph)
+    {
+        while (graph.Queue.TryDequeue(out object value, out GraphType type))
+        {
+            type.WriteBody(ref this, value);
+        }
+    }
+
+    private void EndGraph()
+    {
+        _first = null;
+        _firstBuilding = false;
+        _active = 0;
+        if (_graph is not null)
+        {
+            GraphWriteState.Return(_graph);
+            _graph = null;
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static XCallException UnknownType(Type runtimeType, GraphType declared) => new(
+        declared.Kind == GraphTypeKind.Abstract || runtimeType.IsAssignableTo(declared.Type)
+            ? $"Cannot marshal an object of type '{runtimeType.FullName}' where '{declared.Type.FullName}' is declared: it is not one of its known types. " +
+              $"List it on '{declared.Type.Name}' with [XCallKnownType(typeof({runtimeType.Name}), id)] (a small id unique to '{declared.Type.Name}'), or pass a '{declared.Type.Name}'."
+            : $"Cannot marshal an object of type '{runtimeType.FullName}' where '{declared.Type.FullName}' is declared.");
+}
