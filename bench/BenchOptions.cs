@@ -1,3 +1,5 @@
+using Peers_ = XCall.Bench.Peers;
+
 namespace XCall.Bench;
 
 /// <summary>Command-line options of the call-cost benchmark.</summary>
@@ -8,6 +10,7 @@ internal sealed record BenchOptions
 
     public string[] Transports { get; init; } = AllTransports;
     public string[] Filter { get; init; } = [];
+    public string[] Peers { get; init; } = Peers_.PeerBenchmarks.AllPeers;
     public string? OutDirectory { get; init; }
     public bool Full { get; init; }
 
@@ -25,6 +28,7 @@ internal sealed record BenchOptions
                 "--full" => options with { Full = true },
                 "--out" => options with { OutDirectory = Next() },
                 "--transports" => options with { Transports = Split(Next(), AllTransports, "transport") },
+                "--peers" => options with { Peers = Next() is "none" ? [] : Split(args[i], Peers_.PeerBenchmarks.AllPeers, "peer") },
                 "--filter" => options with { Filter = Next().Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries) },
                 "-h" or "--help" => throw new HelpRequestedException(),
                 _ => throw new ArgumentException($"Unknown option {args[i]}."),
@@ -55,6 +59,7 @@ internal sealed record BenchOptions
         usage: dotnet run -c Release --project bench -- [options]
           --transports LIST   comma-separated: direct,domain,shm,tcp (default: all)
           --filter LIST       only signatures containing one of these (loc,int,virt,data,str,byte,int[1M],struct,ref/out,Task<int>,oneway,graph100,...)
+          --peers LIST        side-by-side peers: grpc-tcp,grpc-uds,jsonrpc-uds, or none (default: all)
           --out DIR           write calls.json, calls.md, calls.csv there (default: a new folder it prints)
           --full              BenchmarkDotNet's full statistics (slower); default is a quick run
         """;

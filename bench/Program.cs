@@ -13,6 +13,11 @@ if (args.Length > 0 && args[0] == "--probe-child")
     return LimitProbe.Child(args);
 }
 
+if (XCall.Bench.Peers.PeerServers.Run(args) is int peerExit)
+{
+    return peerExit;
+}
+
 if (args.Length > 1 && args[0] == "--serve")
 {
     return RemoteServer.Serve(args[1]);
@@ -63,9 +68,17 @@ IConfig config = ManualConfig.CreateMinimumViable()
     .WithOptions(ConfigOptions.DisableLogFile | ConfigOptions.JoinSummary);
 
 var results = new List<CallResult>();
-Type[] suites = options.Transports.Any(t => t is "shm" or "tcp")
-    ? [typeof(LocalCallBenchmark), typeof(CallCostBenchmarks), typeof(ThroughputBenchmarks)]
-    : [typeof(LocalCallBenchmark), typeof(CallCostBenchmarks)];
+XCall.Bench.Peers.PeerBenchmarks.Selected = options.Peers;
+var suiteList = new List<Type> { typeof(LocalCallBenchmark), typeof(CallCostBenchmarks) };
+if (options.Transports.Any(t => t is "shm" or "tcp"))
+{
+    suiteList.Add(typeof(ThroughputBenchmarks));
+}
+if (options.Peers.Length > 0)
+{
+    suiteList.Add(typeof(XCall.Bench.Peers.PeerBenchmarks));
+}
+Type[] suites = [.. suiteList];
 Summary[] summaries = BenchmarkRunner.Run(suites, config);
 foreach (BenchmarkReport report in summaries.SelectMany(s => s.Reports))
 {
@@ -74,7 +87,7 @@ foreach (BenchmarkReport report in summaries.SelectMany(s => s.Reports))
         continue;
     }
     string signature = report.BenchmarkCase.Descriptor.WorkloadMethodDisplayInfo.Trim('\'');
-    string transport = report.BenchmarkCase.Parameters.Items.FirstOrDefault(p => p.Name == "Transport")?.Value as string ?? "direct";
+    string transport = report.BenchmarkCase.Parameters.Items.FirstOrDefault(p => p.Name is "Transport" or "Peer")?.Value as string ?? "direct";
     results.Add(new CallResult(signature, transport, report.ResultStatistics.Mean, report.GcStats.GetBytesAllocatedPerOperation(report.BenchmarkCase)));
 }
 

@@ -48,7 +48,9 @@ public sealed class HeartbeatTests(ITestOutputHelper output)
         using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         listener.Listen();
-        Task<FrameChannel> connecting = TcpTransport.ConnectAsync("127.0.0.1", ((IPEndPoint)listener.LocalEndPoint!).Port, Short);
+        // Pings every interval, but a generous timeout: the raw peer only answers pings, so a slow
+        // (loaded) test process must not look dead.
+        Task<FrameChannel> connecting = TcpTransport.ConnectAsync("127.0.0.1", ((IPEndPoint)listener.LocalEndPoint!).Port, Short with { HeartbeatTimeout = TimeSpan.FromSeconds(30) });
         using RawPeer raw = RawPeer.Wrap(await listener.AcceptAsync());
         await raw.HandshakeAsync();
         using FrameChannel channel = await connecting;
