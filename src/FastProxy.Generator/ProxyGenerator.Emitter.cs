@@ -318,7 +318,7 @@ public sealed partial class ProxyGenerator
 
         private static void EmitWriteArguments(IndentedWriter w, MethodSpec m)
         {
-            w.Line($"var __w = new {MarshalNs}.MarshalWriter(__out);");
+            w.Line($"var __w = new {MarshalNs}.MarshalWriter(__out) {{ Context = __conn }};");
             foreach (ParameterSpec p in Sent(m))
             {
                 w.Line(Write(p.Type!, Escape(p.Name)));
@@ -756,7 +756,7 @@ public sealed partial class ProxyGenerator
         private static string Copy(TypeSpec t, string value) => t.Kind switch
         {
             WireKind.Data => $"{t.Marshaller}.Clone({value})",
-            WireKind.Unmanaged or WireKind.String or WireKind.ReadOnlySpan or WireKind.MarshalledImmutable => value,
+            WireKind.Unmanaged or WireKind.String or WireKind.ReadOnlySpan or WireKind.MarshalledImmutable or WireKind.ObjectReference => value,
             WireKind.UnmanagedArray => $"{DomainNs}.DomainCopy.CopyArray<{t.ElementName}>({value})",
             WireKind.UnmanagedList => $"{DomainNs}.DomainCopy.CopyList<{t.ElementName}>({value})",
             WireKind.UnmanagedMemory => $"{DomainNs}.DomainCopy.CopyMemory<{t.ElementName}>({value})",

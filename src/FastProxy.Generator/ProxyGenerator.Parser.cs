@@ -243,6 +243,12 @@ public sealed partial class ProxyGenerator
                 _usedRegistrations.Add(plain + " marshalled by " + registered);
                 return new TypeSpec(full, WireKind.Marshalled, null, $"global::XCall.Marshal.RegisteredMarshaller<{plain}, {registered}>");
             }
+            if (type is INamedTypeSymbol { TypeKind: Microsoft.CodeAnalysis.TypeKind.Interface, IsGenericType: false } remotable
+                && remotable.GetAttributes().Any(a => a.AttributeClass?.ToDisplayString() == "XCall.RemotableAttribute"))
+            {
+                // Travels by reference: the receiver gets a proxy that calls back to the sender.
+                return new TypeSpec(full, WireKind.ObjectReference, null, $"global::XCall.Runtime.ObjectReferenceMarshaller<{plain}>");
+            }
             if (type.SpecialType == SpecialType.System_String)
             {
                 return new TypeSpec(full, WireKind.String, null, "global::XCall.Marshal.StringMarshaller");

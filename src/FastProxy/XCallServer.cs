@@ -42,6 +42,13 @@ public sealed class XCallServer : IDisposable
         return this;
     }
 
+    /// <summary>Offers contract <typeparamref name="T"/> with per-call activation: a new instance from <paramref name="factory"/> for every call.</summary>
+    public XCallServer AddPerCall<T>(Func<T> factory) where T : class
+    {
+        Services.AddPerCall(factory);
+        return this;
+    }
+
     /// <summary>Serves the services on an accepted channel; the connection is dropped from <see cref="Connections"/> when it closes.</summary>
     public XCallConnection Attach(FrameChannel channel)
     {

@@ -45,6 +45,12 @@ public ref partial struct MarshalReader
         _limits = limits ?? MarshalLimits.Default;
     }
 
+    /// <summary>
+    /// Where the message came from, for marshallers that need more than the bytes (the connection, so an
+    /// object reference becomes a proxy on it). Null when the message did not come from anywhere.
+    /// </summary>
+    public object? Context { readonly get; set; }
+
     /// <summary>The limits this reader enforces.</summary>
     public readonly MarshalLimits Limits => _limits;
 

@@ -39,6 +39,12 @@ public ref partial struct MarshalWriter
         _span = output.GetSpan();
     }
 
+    /// <summary>
+    /// What the message is written for, for marshallers that need more than the bytes (the connection, so
+    /// an object reference can expose its object there). Null when the message is not sent anywhere.
+    /// </summary>
+    public object? Context { readonly get; set; }
+
     /// <summary>Bytes written so far, committed or not.</summary>
     public readonly long BytesWritten => _flushed + _pos;
 

@@ -32,6 +32,9 @@ internal enum WireKind
 
     /// <summary>A data type with a generated marshaller (and a generated copy for domain calls).</summary>
     Data,
+
+    /// <summary>A [Remotable] interface: travels by reference (an object id); the domain proxy passes it as is.</summary>
+    ObjectReference,
 }
 
 /// <summary>A type as the emitter needs it.</summary>

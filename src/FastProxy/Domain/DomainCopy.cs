@@ -69,13 +69,12 @@ public static class DomainCopy
     /// <summary>An array-backed copy of unmanaged memory.</summary>
     public static ReadOnlyMemory<T> CopyMemory<T>(ReadOnlyMemory<T> value) where T : unmanaged => value.ToArray();
 
-    /// <summary>The exception a domain proxy raises for an exception thrown by the target: type name, message and stack text only.</summary>
+    /// <summary>The exception a domain proxy raises for an exception thrown by the target: what an error frame would carry (type name, message, stack text, string data entries, inner exceptions).</summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
     public static Exception ToRemote(Exception exception) => exception switch
     {
         XCallException x when x is not RemoteInvocationException => x,
-        RemoteInvocationException r => new RemoteInvocationException(r.RemoteTypeName, r.RemoteMessage, r.RemoteStackTrace),
-        _ => new RemoteInvocationException(exception.GetType().FullName ?? exception.GetType().Name, exception.Message, exception.StackTrace),
+        _ => Runtime.RemoteError.ToRemote(exception),
     };
 
     /// <summary>Awaits a task of the target and turns its exception into a <see cref="RemoteInvocationException"/>.</summary>

@@ -35,9 +35,12 @@ public sealed class PendingCall : IValueTaskSource
     private bool _async;
     private int _sleeping;
 
-    internal PendingCall(int slot)
+    private readonly XCallConnection _connection;
+
+    internal PendingCall(int slot, XCallConnection connection)
     {
         Slot = slot;
+        _connection = connection;
         _core.RunContinuationsAsynchronously = true;
     }
 
@@ -192,7 +195,7 @@ public sealed class PendingCall : IValueTaskSource
         {
             throw _failure;
         }
-        var reader = new MarshalReader(_reply.AsSpan(0, _replyLength));
+        var reader = new MarshalReader(_reply.AsSpan(0, _replyLength), _connection.Options.Limits) { Context = _connection };
         if (_replyKind == FrameKind.Error)
         {
             throw RemoteError.Read(ref reader);

@@ -137,7 +137,7 @@ public sealed class ServerCall
             _replyTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
         }
         _frameOpen = true;
-        return new MarshalWriter(Connection.Channel.BeginFrame(new FrameHeader(FrameKind.Reply, CallId, 0, MethodId)));
+        return new MarshalWriter(Connection.Channel.BeginFrame(new FrameHeader(FrameKind.Reply, CallId, 0, MethodId))) { Context = Connection };
     }
 
     /// <summary>Publishes the reply begun by <see cref="BeginReply"/>.</summary>

@@ -13,6 +13,7 @@ public sealed partial class XCallConnection
         if (Options.DispatchMode == DispatchMode.Inline)
         {
             ServerCall call = RentServerCall(header.CallId, header.MethodId, oneWay);
+            payload.Context = this;
             Invoke(target, header.MethodId, ref payload, call);
             return;
         }
@@ -63,9 +64,7 @@ public sealed partial class XCallConnection
         }
         else
         {
-            writer.WriteString("XCall.XCallException");
-            writer.WriteString(refusal);
-            writer.WriteString(null);
+            RemoteError.Write(ref writer, "XCall.XCallException", refusal);
         }
         writer.Flush();
         Channel.CommitFrame();
@@ -76,7 +75,10 @@ public sealed partial class XCallConnection
         ExposedObject? found;
         lock (_objectLock)
         {
-            found = objectId == 0 ? _root : _objects.TryGetValue(objectId, out ExposedObject o) ? o : null;
+            found = objectId == 0 ? _root
+                : _objects.TryGetValue(objectId, out ExposedObject o) ? o
+                : _exports.TryGetValue(objectId, out ExportedObject? e) ? new ExposedObject(e.Target, e.Dispatcher)
+                : null;
         }
         return found ?? throw new XCallProtocolException($"No object with id {objectId} is exposed on this connection.");
     }
@@ -186,7 +188,7 @@ public sealed partial class XCallConnection
         {
             try
             {
-                var reader = new MarshalReader(buffer.AsSpan(0, length), connection.Options.Limits);
+                var reader = new MarshalReader(buffer.AsSpan(0, length), connection.Options.Limits) { Context = connection };
                 connection.Invoke(target, call.MethodId, ref reader, call);
             }
             catch (XCallProtocolException ex)

@@ -146,6 +146,10 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     [EditorBrowsable(EditorBrowsableState.Never)]
     public IBufferWriter<byte> BeginCall(ulong objectId, uint methodId, bool isAsync, out PendingCall call, ProxyBase? proxy = null)
     {
+        if (proxy?.Reference is { Released: true })
+        {
+            ThrowReleased(proxy);
+        }
         call = RentCall(methodId, isAsync);
         call.Proxy = proxy;
         call.StartTimestamp = Diagnostics.CallTelemetry.Start();
@@ -314,7 +318,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
                 {
                     Array.Resize(ref _slots, _slots.Length * 2);
                 }
-                call = new PendingCall(slot);
+                call = new PendingCall(slot, this);
                 _slots[slot] = call;
             }
             _generation++;
@@ -342,6 +346,10 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         }
         return null;
     }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ThrowReleased(ProxyBase proxy) =>
+        throw new ObjectDisposedException(proxy.Contract.ContractName, $"The reference to object {proxy.ObjectId} of the peer was released (disposed).");
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ThrowClosed() =>
@@ -396,8 +404,10 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
             case FrameKind.Hello:
                 OnHello(header, ref payload);
                 break;
-            case FrameKind.Pong:
             case FrameKind.Release:
+                OnRelease(header);
+                break;
+            case FrameKind.Pong:
             case FrameKind.Goodbye:
                 break;
             default:
@@ -463,6 +473,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
             slots = _slots;
         }
         FailCalls(slots, new XCallDisconnectedException(RemoteEndpoint, error?.Message ?? "the connection was closed", error));
+        DropReferences();
         Closed?.Invoke(this, error);
     }
 

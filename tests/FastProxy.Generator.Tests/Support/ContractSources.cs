@@ -220,6 +220,29 @@ internal static class ContractSources
         }
         """;
 
+    /// <summary>[Remotable] interfaces as parameters, results (also Task&lt;T&gt;), members and elements: object references.</summary>
+    public const string References = """
+        using System.Collections.Generic;
+        using System.Threading.Tasks;
+        using XCall;
+
+        namespace Sample;
+
+        [Remotable]
+        public interface ICallback { int Report(int value); }
+
+        public sealed class Holder { public string? Name { get; set; } public ICallback? Callback { get; set; } }
+
+        [Remotable]
+        public interface IService
+        {
+            int CallBack(ICallback callback, int n);
+            ICallback? Echo(ICallback? callback);
+            Task<ICallback> CreateAsync();
+            int Many(List<ICallback> callbacks, Holder holder);
+        }
+        """;
+
     /// <summary>The source of a baseline case by name.</summary>
     public static string ByCase(string name) => name switch
     {
@@ -227,6 +250,7 @@ internal static class ContractSources
         nameof(DataTypes) => DataTypes,
         nameof(Inheritance) => Inheritance,
         nameof(Graphs) => Graphs,
+        nameof(References) => References,
         _ => throw new ArgumentOutOfRangeException(nameof(name), name, "Unknown contract case."),
     };
 }

@@ -16,7 +16,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
         var __out = __conn.BeginCall(this, 0x325f8744u, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Write(ref __w, order);
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;
@@ -46,7 +46,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
         var __out = __conn.BeginCall(this, 0xdec93c1cu, true, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             __w.Write<global::System.Guid>(key);
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;
@@ -96,7 +96,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
         var __out = __conn.BeginCall(this, 0x85ed77e5u, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             __w.Write<int>(a);
             __w.WriteString(b);
             __w.Flush();
@@ -127,7 +127,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
         var __out = __conn.BeginCall(this, 0xdd9f4563u, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             __w.WriteList<int>(ids);
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;
@@ -157,7 +157,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
         var __out = __conn.BeginCall(this, 0x7629c0f6u, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             __w.WriteSpan<int>(values);
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;
@@ -187,7 +187,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
         var __out = __conn.BeginCall(this, 0x5eb290ceu, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             __w.WriteSpan<byte>(buffer);
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;
@@ -215,7 +215,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
         var __out = __conn.BeginCall(this, 0x3e4850e9u, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             __w.WriteSpan<double>(values.Span);
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;
@@ -245,7 +245,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
         var __out = __conn.BeginCall(this, 0xe8d102b8u, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             __w.Write<global::Sample.Orders.Vec3>(v);
             __w.Write<float>(f);
             __w.Flush();
@@ -276,7 +276,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
         var __out = __conn.BeginCall(this, 0x8e0e3055u, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>.Write(ref __w, prices);
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;

@@ -16,7 +16,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
         var __out = __conn.BeginCall(this, 0xc10a602du, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __w, head);
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;
@@ -46,7 +46,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
         var __out = __conn.BeginCall(this, 0xcbad9421u, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __w, a);
             global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __w, b);
             __w.Flush();
@@ -77,7 +77,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
         var __out = __conn.BeginCall(this, 0x46d9e618u, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             global::XCall.Marshal.ArrayMarshaller<global::Sample.Graphs.Shape, global::XCall.Generated.Sample_Graphs_Shape_XCallMarshaller>.Write(ref __w, shapes);
             __w.Write<double>(factor);
             __w.Flush();
@@ -108,7 +108,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
         var __out = __conn.BeginCall(this, 0x012de905u, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             global::XCall.Marshal.ListMarshaller<global::Sample.Graphs.IRound, global::XCall.Generated.Sample_Graphs_IRound_XCallMarshaller>.Write(ref __w, items);
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;
@@ -138,7 +138,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
         var __out = __conn.BeginCall(this, 0x3be5544eu, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             global::XCall.Generated.Sample_Graphs_Person_XCallMarshaller.Write(ref __w, person);
             __w.WriteString(name);
             __w.Flush();
@@ -169,7 +169,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
         var __out = __conn.BeginCall(this, 0xcd71c0edu, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             global::XCall.Generated.Sample_Graphs_Chain_XCallMarshaller.Write(ref __w, chain);
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;
@@ -200,7 +200,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
         var __out = __conn.BeginCall(this, 0x031b95dbu, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             global::XCall.Generated.Sample_Graphs_Settings_XCallMarshaller.Write(ref __w, settings);
             global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __w, second);
             __w.Flush();
@@ -233,7 +233,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
         var __out = __conn.BeginCall(this, 0xf4f999b9u, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             global::XCall.Marshal.ImmutableArrayMarshaller<global::Sample.Graphs.Node, global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller>.Write(ref __w, nodes);
             global::XCall.Marshal.UnmanagedImmutableArrayMarshaller<int>.Write(ref __w, keys);
             __w.Flush();
@@ -264,7 +264,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
         var __out = __conn.BeginCall(this, 0x285c1846u, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             global::XCall.Marshal.RegisteredMarshaller<global::System.Uri, global::Sample.Graphs.UriMarshaller>.Write(ref __w, root);
             __w.WriteString(relative);
             __w.Flush();
@@ -295,7 +295,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
         var __out = __conn.BeginCall(this, 0x95f5d135u, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             global::XCall.Generated.Sample_Graphs_Holder_XCallMarshaller.Write(ref __w, holder);
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;

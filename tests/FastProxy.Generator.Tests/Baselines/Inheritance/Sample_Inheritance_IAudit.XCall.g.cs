@@ -16,7 +16,7 @@ internal sealed class Sample_Inheritance_IAudit_XCallProxy : global::XCall.Runti
         var __out = __conn.BeginOneWay(ObjectId, 0xba642a99u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Write(ref __w, item);
             __w.Flush();
         }

@@ -16,7 +16,7 @@ internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runti
         var __out = __conn.BeginCall(this, 0x59630b2cu, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Write(ref __w, item);
             __w.Write<bool>(@checked);
             __w.Flush();
@@ -45,7 +45,7 @@ internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runti
         var __out = __conn.BeginCall(this, 0xfb8616c6u, true, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Write(ref __w, @event);
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;
@@ -95,7 +95,7 @@ internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runti
         var __out = __conn.BeginCall(this, 0x3f990142u, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             __w.Write<int>(id);
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;

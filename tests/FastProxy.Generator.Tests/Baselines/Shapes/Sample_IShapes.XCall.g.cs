@@ -16,7 +16,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
         var __out = __conn.BeginCall(this, 0xffd001a9u, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             __w.Write<int>(a);
             __w.Write<int>(b);
             __w.Flush();
@@ -47,7 +47,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
         var __out = __conn.BeginCall(this, 0x8a098dceu, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             __w.Write<long>(a);
             __w.Write<long>(b);
             __w.Flush();
@@ -78,7 +78,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
         var __out = __conn.BeginCall(this, 0xc286613fu, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;
         }
@@ -105,7 +105,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
         var __out = __conn.BeginCall(this, 0x641cce5au, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             __w.WriteString(text);
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;
@@ -135,7 +135,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
         var __out = __conn.BeginCall(this, 0x2ab0480du, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             __w.WriteArray<byte>(data);
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;
@@ -165,7 +165,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
         var __out = __conn.BeginCall(this, 0x7c6fc2bau, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             global::XCall.Generated.Sample_Data_XCallMarshaller.Write(ref __w, data);
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;
@@ -195,7 +195,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
         var __out = __conn.BeginCall(this, 0xc0ffa1e9u, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             global::XCall.Generated.Sample_Point_XCallMarshaller.Write(ref __w, point);
             __w.Write<int>(dx);
             __w.Flush();
@@ -226,7 +226,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
         var __out = __conn.BeginCall(this, 0xcad5b2b8u, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             __w.Write<int>(a);
             __w.Write<int>(b);
             __w.Flush();
@@ -258,7 +258,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
         var __out = __conn.BeginCall(this, 0x8749d9c9u, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             __w.WriteString(text);
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;
@@ -289,7 +289,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
         var __out = __conn.BeginCall(this, 0x7c85e636u, true, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             __w.Write<int>(milliseconds);
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;
@@ -337,7 +337,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
         var __out = __conn.BeginCall(this, 0xdb7bcaf4u, true, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             __w.Write<int>(a);
             __w.Write<int>(b);
             __w.Flush();
@@ -388,7 +388,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
         var __out = __conn.BeginCall(this, 0xf133752du, true, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;
         }
@@ -435,7 +435,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
         var __out = __conn.BeginCall(this, 0x067f058cu, true, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             global::XCall.Generated.Sample_Point_XCallMarshaller.Write(ref __w, point);
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;
@@ -485,7 +485,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
         var __out = __conn.BeginOneWay(ObjectId, 0xbb5694f1u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             __w.WriteString(message);
             __w.Flush();
         }
@@ -503,7 +503,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
         var __out = __conn.BeginCall(this, 0x39771abeu, false, out var __call);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out);
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;
         }

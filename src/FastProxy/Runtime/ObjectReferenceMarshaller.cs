@@ -1,0 +1,72 @@
+using System.ComponentModel;
+using XCall.Marshal;
+
+namespace XCall.Runtime;
+
+/// <summary>
+/// Marshals a [Remotable] interface by reference (docs/remoting.md, "Object references"): the writer's
+/// connection exposes the object under an object id and writes the id; the reader makes a proxy for
+/// that id on the same connection, so calls on it travel back to the sender. A proxy that came from the
+/// reader's side travels back as the reader's own object.
+/// </summary>
+/// <typeparam name="T">The [Remotable] interface.</typeparam>
+[EditorBrowsable(EditorBrowsableState.Never)]
+public abstract class ObjectReferenceMarshaller<T> : IMarshaller<T?> where T : class
+{
+    /// <summary>Null.</summary>
+    internal const byte NullTag = 0;
+
+    /// <summary>An object the writer exposes: int64 object id on the writer's side follows.</summary>
+    internal const byte WriterObjectTag = 1;
+
+    /// <summary>An object the reader exposed earlier (a proxy going home): int64 object id on the reader's side follows.</summary>
+    internal const byte ReaderObjectTag = 2;
+
+    /// <summary>Domain copies only (no connection): an index into the copying thread's pass-through list.</summary>
+    internal const byte PassThroughTag = 3;
+
+    /// <summary>Writes <paramref name="value"/> as a reference.</summary>
+    public static void Write(ref MarshalWriter writer, T? value)
+    {
+        if (value is null)
+        {
+            writer.Write<byte>(NullTag);
+            return;
+        }
+        if (writer.Context is not XCallConnection connection)
+        {
+            writer.Write<byte>(PassThroughTag);
+            writer.Write(ReferencePassThrough.Add(value));
+            return;
+        }
+        if (value is ProxyBase proxy && ReferenceEquals(proxy.Connection, connection))
+        {
+            writer.Write<byte>(ReaderObjectTag);
+            writer.Write(proxy.ObjectId);
+            return;
+        }
+        writer.Write<byte>(WriterObjectTag);
+        writer.Write(connection.ExportObject(value, ContractRegistry.Get<T>().Dispatcher));
+    }
+
+    /// <summary>Reads a reference written by <see cref="Write"/>.</summary>
+    public static T? Read(ref MarshalReader reader)
+    {
+        byte tag = reader.Read<byte>();
+        switch (tag)
+        {
+            case NullTag:
+                return null;
+            case WriterObjectTag when reader.Context is XCallConnection connection:
+                return connection.ImportProxy<T>(reader.Read<ulong>());
+            case ReaderObjectTag when reader.Context is XCallConnection connection:
+                return connection.FindExported(reader.Read<ulong>()) as T
+                    ?? throw new XCallProtocolException($"An object sent back as {typeof(T).FullName} is not one.");
+            case PassThroughTag when reader.Context is null:
+                return ReferencePassThrough.Take(reader.Read<int>()) as T
+                    ?? throw new XCallProtocolException($"A passed object is not a {typeof(T).FullName}.");
+            default:
+                throw new XCallProtocolException($"Invalid object reference tag {tag}.");
+        }
+    }
+}

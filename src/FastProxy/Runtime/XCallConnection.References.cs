@@ -1,0 +1,227 @@
+using System.Runtime.CompilerServices;
+using XCall.Transport;
+
+namespace XCall.Runtime;
+
+// Object references (docs/remoting.md, "Object references").
+//
+// Design: both tables sit under _objectLock. The owner side counts how many times it sent each exported
+// object (Sent); the receiving side counts how many times it received each id (Received) and, when it
+// drops its proxy (Dispose, or the proxy was collected), sends one Release frame carrying that count.
+// The owner subtracts it and forgets the object when nothing is left, so a reference sent again while a
+// Release is on its way stays alive. Exported ids start at 2^32, above the service ids of ServiceTable.
+public sealed partial class XCallConnection
+{
+    private const ulong FirstExportId = 1UL << 32;
+
+    private static readonly ConditionalWeakTable<object, ReleaseOnCollect> s_collectTrackers = new();
+
+    private readonly Dictionary<ulong, ExportedObject> _exports = new();
+    private readonly Dictionary<object, ulong> _exportIds = new(ReferenceEqualityComparer.Instance);
+    private readonly Dictionary<ulong, ImportedReference> _imports = new();
+    private ulong _nextExportId = FirstExportId;
+
+    /// <summary>How many objects this side exposes by reference to the peer (objects sent as [Remotable] values and not released yet).</summary>
+    public int ExposedObjectCount
+    {
+        get
+        {
+            lock (_objectLock)
+            {
+                return _exports.Count;
+            }
+        }
+    }
+
+    /// <summary>How many of the peer's objects this side holds proxies for (received by reference and not released yet).</summary>
+    public int ImportedReferenceCount
+    {
+        get
+        {
+            lock (_objectLock)
+            {
+                return _imports.Count;
+            }
+        }
+    }
+
+    /// <summary>Exposes <paramref name="target"/> by reference (the same object always gets the same id) and counts one more send.</summary>
+    internal ulong ExportObject(object target, Dispatcher dispatcher)
+    {
+        lock (_objectLock)
+        {
+            if (_exportIds.TryGetValue(target, out ulong id))
+            {
+                _exports[id].Sent++;
+                return id;
+            }
+            id = _nextExportId++;
+            _exportIds.Add(target, id);
+            _exports.Add(id, new ExportedObject(target, dispatcher) { Sent = 1 });
+            return id;
+        }
+    }
+
+    /// <summary>The object this side exposed under <paramref name="objectId"/> (a proxy coming home).</summary>
+    internal object FindExported(ulong objectId)
+    {
+        lock (_objectLock)
+        {
+            if (_exports.TryGetValue(objectId, out ExportedObject? exported))
+            {
+                return exported.Target;
+            }
+            if (objectId != 0 && _objects.TryGetValue(objectId, out ExposedObject service))
+            {
+                return service.Target;
+            }
+        }
+        throw new XCallProtocolException($"No object with id {objectId} is exposed on this connection.");
+    }
+
+    /// <summary>The proxy for the peer's object <paramref name="objectId"/>: one per id while it lives.</summary>
+    internal T ImportProxy<T>(ulong objectId) where T : class
+    {
+        lock (_objectLock)
+        {
+            if (_imports.TryGetValue(objectId, out ImportedReference? reference))
+            {
+                reference.Received++;
+                if (reference.Proxy.TryGetTarget(out object? live) && live is T same)
+                {
+                    return same;
+                }
+                // Collected (its release is not sent yet) or asked for as another contract: a new proxy
+                // takes over the same reference and its count.
+            }
+            else
+            {
+                reference = new ImportedReference(objectId) { Received = 1 };
+                _imports.Add(objectId, reference);
+            }
+            T proxy = ContractRegistry.Get<T>().CreateProxy(this, objectId);
+            ((ProxyBase)(object)proxy).Reference = reference;
+            reference.Generation++;
+            reference.Proxy.SetTarget(proxy);
+            s_collectTrackers.AddOrUpdate(proxy, new ReleaseOnCollect(this, reference, reference.Generation));
+            return proxy;
+        }
+    }
+
+    /// <summary>Drops this side's reference to the peer's object behind <paramref name="proxy"/> and tells the peer.</summary>
+    internal void Release(ProxyBase proxy)
+    {
+        if (proxy.Reference is not { } reference)
+        {
+            return;
+        }
+        int count;
+        lock (_objectLock)
+        {
+            if (reference.Released || !_imports.TryGetValue(reference.ObjectId, out ImportedReference? current) || current != reference)
+            {
+                reference.Released = true;
+                return;
+            }
+            reference.Released = true;
+            _imports.Remove(reference.ObjectId);
+            count = reference.Received;
+        }
+        SendRelease(reference.ObjectId, count);
+    }
+
+    private void ReleaseCollected(ImportedReference reference, int generation)
+    {
+        int count;
+        lock (_objectLock)
+        {
+            if (reference.Released || reference.Generation != generation
+                || !_imports.TryGetValue(reference.ObjectId, out ImportedReference? current) || current != reference)
+            {
+                return;
+            }
+            reference.Released = true;
+            _imports.Remove(reference.ObjectId);
+            count = reference.Received;
+        }
+        SendRelease(reference.ObjectId, count);
+    }
+
+    private void SendRelease(ulong objectId, int count)
+    {
+        try
+        {
+            TrySendControl(FrameKind.Release, 0, objectId, (uint)count);
+        }
+        catch (ObjectDisposedException)
+        {
+            // The channel is gone, and the peer's table with it.
+        }
+    }
+
+    private void OnRelease(in FrameHeader header)
+    {
+        lock (_objectLock)
+        {
+            if (_exports.TryGetValue(header.ObjectId, out ExportedObject? exported))
+            {
+                exported.Sent -= header.MethodId;
+                if (exported.Sent <= 0)
+                {
+                    _exports.Remove(header.ObjectId);
+                    _exportIds.Remove(exported.Target);
+                }
+            }
+        }
+    }
+
+    /// <summary>References die with the connection: the objects are no longer exposed, the proxies fail with <see cref="XCallDisconnectedException"/>.</summary>
+    private void DropReferences()
+    {
+        lock (_objectLock)
+        {
+            _exports.Clear();
+            _exportIds.Clear();
+            // Proxies stay un-released, so their calls fail as disconnected rather than disposed.
+            _imports.Clear();
+        }
+    }
+
+    private sealed class ExportedObject(object target, Dispatcher dispatcher)
+    {
+        public object Target { get; } = target;
+
+        public Dispatcher Dispatcher { get; } = dispatcher;
+
+        public long Sent { get; set; }
+    }
+
+    /// <summary>This side's hold on one of the peer's objects.</summary>
+    internal sealed class ImportedReference(ulong objectId)
+    {
+        public ulong ObjectId { get; } = objectId;
+
+        public WeakReference<object> Proxy { get; } = new(null!);
+
+        public int Received { get; set; }
+
+        public int Generation { get; set; }
+
+        public bool Released { get; set; }
+    }
+
+    /// <summary>
+    /// Lives exactly as long as its proxy (a <see cref="ConditionalWeakTable{TKey, TValue}"/> value); its
+    /// finalizer queues the release, so the finalizer thread never waits on the transport.
+    /// </summary>
+    private sealed class ReleaseOnCollect(XCallConnection connection, ImportedReference reference, int generation)
+    {
+        ~ReleaseOnCollect()
+        {
+            if (!connection.IsClosed)
+            {
+                ThreadPool.UnsafeQueueUserWorkItem(static s => s.connection.ReleaseCollected(s.reference, s.generation), (connection, reference, generation), preferLocal: false);
+            }
+        }
+    }
+}

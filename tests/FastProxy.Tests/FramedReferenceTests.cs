@@ -1,0 +1,155 @@
+using System.Runtime.CompilerServices;
+using XCall.Domain;
+using XCall.Runtime;
+using XCall.Tests.Contracts;
+using XCall.Tests.Shared;
+
+namespace XCall.FastProxy.Tests;
+
+/// <summary>Object references, callbacks and activation as frames through an in-memory channel pair.</summary>
+public sealed class FramedReferenceTests : ReferenceContractTests, IDisposable
+{
+    private readonly XCallServer _server;
+    private readonly XCallConnection _serverConnection;
+    private readonly XCallConnection _client;
+    private readonly List<XCallConnection> _others = [];
+
+    public FramedReferenceTests()
+    {
+        _server = new XCallServer().Add<ICallbacks>(new Callbacks()).AddPerCall<IActivation>(() => new Activation());
+        (_client, _serverConnection) = Connect();
+        Callbacks = _client.GetService<ICallbacks>();
+        Activation = _client.GetService<IActivation>();
+    }
+
+    protected override ICallbacks Callbacks { get; }
+
+    protected override IActivation Activation { get; }
+
+    protected override XCallConnection ClientConnection => _client;
+
+    private (XCallConnection Client, XCallConnection Server) Connect()
+    {
+        (InMemoryChannel clientChannel, InMemoryChannel serverChannel) = InMemoryChannel.CreatePair();
+        XCallConnection server = _server.Attach(serverChannel);
+        var client = new XCallConnection(clientChannel);
+        client.Start();
+        return (client, server);
+    }
+
+    protected override (ICallbacks Service, IDisposable Connection) OpenSeparate()
+    {
+        (XCallConnection client, XCallConnection server) = Connect();
+        _others.Add(client);
+        return (client.GetService<ICallbacks>(), client);
+    }
+
+    [Fact]
+    public void Server_forgets_its_object_when_the_client_disposes_the_proxy()
+    {
+        ICounter counter = Callbacks.CreateCounter(1);
+        Assert.Equal(1, _serverConnection.ExposedObjectCount);
+        Assert.Equal(1, _client.ImportedReferenceCount);
+        ((IDisposable)counter).Dispose();
+        Assert.True(WaitFor(() => _serverConnection.ExposedObjectCount == 0, () => Callbacks.Echo(null)));
+        Assert.Equal(0, _client.ImportedReferenceCount);
+    }
+
+    [Fact]
+    public void Server_forgets_its_object_when_the_client_collects_the_proxy()
+    {
+        TouchAndDrop(() => Callbacks.CreateCounter(1));
+        Assert.Equal(1, _serverConnection.ExposedObjectCount);
+        Assert.True(WaitFor(() => _serverConnection.ExposedObjectCount == 0, () =>
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+            Callbacks.Echo(null);
+        }), $"{_serverConnection.ExposedObjectCount} objects still exposed");
+    }
+
+    [Fact]
+    public void Reference_received_again_while_its_release_travels_stays_usable()
+    {
+        ICounter first = Callbacks.SharedCounter();
+        ((IDisposable)first).Dispose();
+        ICounter again = Callbacks.SharedCounter();
+        Assert.NotSame(first, again);
+        again.Next();
+        Assert.Equal(1, _serverConnection.ExposedObjectCount);
+    }
+
+    [Fact]
+    public void Closing_the_connection_drops_its_references()
+    {
+        Callbacks.Hold(new Recorder());
+        Callbacks.CreateCounter(1);
+        Assert.Equal(1, _client.ExposedObjectCount);
+        _client.Dispose();
+        Assert.Equal(0, _client.ExposedObjectCount);
+        Assert.Equal(0, _client.ImportedReferenceCount);
+    }
+
+    public void Dispose()
+    {
+        foreach (XCallConnection other in _others)
+        {
+            other.Dispose();
+        }
+        _client.Dispose();
+        _server.Dispose();
+    }
+}
+
+/// <summary>References and exceptions through the domain transport.</summary>
+public sealed class DomainReferenceTests : IDisposable
+{
+    private readonly DomainHost _host = DomainHost.Load(DomainShapesTests.ServicePath, "refs-" + Guid.NewGuid().ToString("N"));
+    private readonly ICallbacks _callbacks;
+
+    public DomainReferenceTests() => _callbacks = _host.Attach<ICallbacks>(new Callbacks());
+
+    private sealed class Recorder : ICallback
+    {
+        public List<int> Reports { get; } = [];
+
+        public int Report(int value)
+        {
+            Reports.Add(value);
+            return value * 10;
+        }
+
+        public int Nested(int depth) => depth;
+    }
+
+    [Fact]
+    public void Callback_object_passes_to_the_target()
+    {
+        var recorder = new Recorder();
+        Assert.Equal(60, _callbacks.CallBack(recorder, 3));
+        Assert.Equal([1, 2, 3], recorder.Reports);
+        Assert.Equal(70, _callbacks.CallHolder(new CallbackHolder { Callback = recorder }, 7));
+        Assert.True(_callbacks.Same(recorder, recorder));
+    }
+
+    [Fact]
+    public void Remote_exception_keeps_inner_exception_and_string_data()
+    {
+        var ex = Assert.Throws<RemoteInvocationException>(() => _callbacks.Throw("inner"));
+        Assert.Equal("System.InvalidOperationException", ex.RemoteTypeName);
+        Assert.Equal("value", ex.Data["key"]);
+        Assert.False(ex.Data.Contains("number"));
+        Assert.Equal("System.ArgumentException", Assert.IsType<RemoteInvocationException>(ex.InnerException).RemoteTypeName);
+    }
+
+    [Fact]
+    public void Known_framework_exception_is_recreated_as_its_own_type()
+    {
+        var ex = Assert.Throws<RemoteInvocationException>(() => _callbacks.Throw("KeyNotFoundException"));
+        Assert.IsType<KeyNotFoundException>(ex.ToLocalException());
+        var aggregate = Assert.Throws<RemoteInvocationException>(() => _callbacks.Throw("aggregate"));
+        Assert.Equal(2, aggregate.InnerExceptions.Count);
+    }
+
+    public void Dispose() => _host.Dispose();
+}

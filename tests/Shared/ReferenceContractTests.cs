@@ -1,0 +1,236 @@
+using System.Collections.Concurrent;
+using System.Runtime.CompilerServices;
+using XCall.Runtime;
+using XCall.Tests.Contracts;
+using Xunit;
+
+namespace XCall.Tests.Shared;
+
+/// <summary>
+/// Object references, callbacks, client-activated objects, per-call activation and remote exceptions,
+/// over a framed transport. Each transport's test project links this file and supplies the connection.
+/// </summary>
+public abstract class ReferenceContractTests
+{
+    /// <summary>The service under test.</summary>
+    protected abstract ICallbacks Callbacks { get; }
+
+    /// <summary>A per-call service.</summary>
+    protected abstract IActivation Activation { get; }
+
+    /// <summary>The client's connection (its object table holds what the client exposes).</summary>
+    protected abstract XCallConnection ClientConnection { get; }
+
+    /// <summary>Opens a second, separate connection to the same service.</summary>
+    protected abstract (ICallbacks Service, IDisposable Connection) OpenSeparate();
+
+    /// <summary>A client object the server calls back.</summary>
+    protected sealed class Recorder(ICallbacks? service = null) : ICallback
+    {
+        public ConcurrentQueue<int> Reports { get; } = new();
+
+        public int Report(int value)
+        {
+            Reports.Enqueue(value);
+            return value * 10;
+        }
+
+        public int Nested(int depth) => depth <= 0 ? 0 : service!.Nest(this, depth - 1);
+    }
+
+    [Fact]
+    public void Server_calls_back_through_a_client_object()
+    {
+        var recorder = new Recorder();
+        Assert.Equal(150, Callbacks.CallBack(recorder, 5));
+        Assert.Equal([1, 2, 3, 4, 5], recorder.Reports);
+    }
+
+    [Fact]
+    public async Task Async_method_calls_back_through_a_client_object()
+    {
+        var recorder = new Recorder();
+        Assert.Equal(60, await Callbacks.CallBackAsync(recorder, 3));
+        Assert.Equal([1, 2, 3], recorder.Reports);
+    }
+
+    [Fact]
+    public void Callback_that_calls_the_server_again_nests()
+    {
+        var recorder = new Recorder(Callbacks);
+        Assert.Equal(5, Callbacks.Nest(recorder, 4));
+    }
+
+    [Fact]
+    public void Many_callbacks_in_a_row_all_arrive()
+    {
+        var recorder = new Recorder();
+        Assert.Equal(10 * 200 * 201 / 2, Callbacks.CallBack(recorder, 200));
+        Assert.Equal(200, recorder.Reports.Count);
+    }
+
+    [Fact]
+    public void Client_object_sent_back_arrives_as_itself()
+    {
+        var recorder = new Recorder();
+        Assert.Same(recorder, Callbacks.Echo(recorder));
+        Assert.Null(Callbacks.Echo(null));
+    }
+
+    [Fact]
+    public void Same_object_sent_twice_yields_one_proxy()
+    {
+        var recorder = new Recorder();
+        Assert.True(Callbacks.Same(recorder, recorder));
+        Assert.False(Callbacks.Same(recorder, new Recorder()));
+        Assert.False(Callbacks.Hold(recorder));
+        Assert.True(Callbacks.Hold(recorder));
+        Callbacks.DropHeld(dispose: true);
+    }
+
+    [Fact]
+    public void Object_reference_inside_a_data_object_is_callable()
+    {
+        var recorder = new Recorder();
+        Assert.Equal(70, Callbacks.CallHolder(new CallbackHolder { Name = "h", Callback = recorder }, 7));
+        Assert.Equal([7], recorder.Reports);
+    }
+
+    [Fact]
+    public async Task Factory_returns_distinct_callable_objects()
+    {
+        ICounter first = Callbacks.CreateCounter(1);
+        ICounter second = Callbacks.CreateCounter(10);
+        Assert.NotSame(first, second);
+        Assert.Equal(2, first.Next());
+        Assert.Equal(11, second.Next());
+        Assert.Equal(3, await first.NextAsync());
+        ICounter third = await Callbacks.CreateCounterAsync(100);
+        Assert.Equal(101, third.Next());
+        Assert.Equal(4, first.Next());
+    }
+
+    [Fact]
+    public void Same_server_object_returned_twice_yields_the_same_proxy()
+    {
+        ICounter a = Callbacks.SharedCounter();
+        ICounter b = Callbacks.SharedCounter();
+        Assert.Same(a, b);
+        int next = a.Next();
+        Assert.Equal(next + 1, b.Next());
+    }
+
+    [Fact]
+    public void Owner_forgets_the_object_when_the_holder_disposes_its_proxy()
+    {
+        int before = ClientConnection.ExposedObjectCount;
+        Callbacks.Hold(new Recorder());
+        Assert.True(ClientConnection.ExposedObjectCount >= before + 1);
+        Callbacks.DropHeld(dispose: true);
+        Assert.True(WaitFor(() => ClientConnection.ExposedObjectCount <= before, () => { }), $"{ClientConnection.ExposedObjectCount} objects still exposed");
+    }
+
+    [Fact]
+    public void Owner_forgets_the_object_when_the_holder_collects_its_proxy()
+    {
+        int before = ClientConnection.ExposedObjectCount;
+        Callbacks.Hold(new Recorder());
+        Assert.True(ClientConnection.ExposedObjectCount >= before + 1);
+        Callbacks.DropHeld(dispose: false);
+        Assert.True(WaitFor(() => ClientConnection.ExposedObjectCount <= before, Callbacks.CollectGarbage), $"{ClientConnection.ExposedObjectCount} objects still exposed");
+    }
+
+    [Fact]
+    public void Disposed_proxy_refuses_calls()
+    {
+        ICounter counter = Callbacks.CreateCounter(1);
+        ((IDisposable)counter).Dispose();
+        Assert.Throws<ObjectDisposedException>(() => counter.Next());
+        Assert.Equal(2, Callbacks.CreateCounter(1).Next());
+    }
+
+    [Fact]
+    public void Reference_fails_with_disconnected_after_its_connection_closes()
+    {
+        (ICallbacks service, IDisposable connection) = OpenSeparate();
+        ICounter counter = service.CreateCounter(5);
+        Assert.Equal(6, counter.Next());
+        connection.Dispose();
+        Assert.Throws<XCallDisconnectedException>(() => counter.Next());
+    }
+
+    [Fact]
+    public void Per_call_activation_meets_a_new_instance_every_call()
+    {
+        int first = Activation.InstanceId();
+        int second = Activation.InstanceId();
+        int third = Activation.InstanceId();
+        Assert.NotEqual(first, second);
+        Assert.NotEqual(second, third);
+        Assert.NotEqual(first, third);
+    }
+
+    [Fact]
+    public void Remote_exception_keeps_inner_exception_and_string_data()
+    {
+        var ex = Assert.Throws<RemoteInvocationException>(() => Callbacks.Throw("inner"));
+        Assert.Equal("System.InvalidOperationException", ex.RemoteTypeName);
+        Assert.Equal("outer", ex.RemoteMessage);
+        Assert.Contains(nameof(XCall.Tests.Contracts.Callbacks.Throw), ex.RemoteStackTrace);
+        Assert.Equal("value", ex.Data["key"]);
+        Assert.False(ex.Data.Contains("number"));
+        var inner = Assert.IsType<RemoteInvocationException>(ex.InnerException);
+        Assert.Equal("System.ArgumentException", inner.RemoteTypeName);
+        Assert.StartsWith("inner problem", inner.RemoteMessage);
+        Assert.Same(inner, Assert.Single(ex.InnerExceptions));
+    }
+
+    [Fact]
+    public void Remote_aggregate_exception_keeps_every_inner_exception()
+    {
+        var ex = Assert.Throws<RemoteInvocationException>(() => Callbacks.Throw("aggregate"));
+        Assert.Equal("System.AggregateException", ex.RemoteTypeName);
+        Assert.Equal(["System.TimeoutException", "System.NotSupportedException"], ex.InnerExceptions.Select(e => e.RemoteTypeName));
+        Assert.Equal(["first", "second"], ex.InnerExceptions.Select(e => e.RemoteMessage));
+    }
+
+    [Fact]
+    public void Known_framework_exception_is_recreated_as_its_own_type()
+    {
+        var ex = Assert.Throws<RemoteInvocationException>(() => Callbacks.Throw("KeyNotFoundException"));
+        var local = Assert.IsType<KeyNotFoundException>(ex.ToLocalException());
+        Assert.Equal("missing key", local.Message);
+        Assert.Same(ex, local.InnerException);
+        Assert.Contains(nameof(XCall.Tests.Contracts.Callbacks.Throw), (string?)local.Data[RemoteInvocationException.RemoteStackTraceKey]);
+
+        var range = Assert.Throws<RemoteInvocationException>(() => Callbacks.Throw("ArgumentOutOfRangeException"));
+        Assert.IsType<ArgumentOutOfRangeException>(range.ToLocalException());
+    }
+
+    [Fact]
+    public void Unknown_exception_type_is_not_recreated()
+    {
+        var ex = Assert.Throws<RemoteInvocationException>(() => Callbacks.Throw("FormatException"));
+        Assert.Equal("System.FormatException", ex.RemoteTypeName);
+        Assert.Same(ex, ex.ToLocalException());
+    }
+
+    /// <summary>Polls <paramref name="condition"/> a bounded number of times, running <paramref name="between"/> in between (no sleeps).</summary>
+    protected static bool WaitFor(Func<bool> condition, Action between)
+    {
+        for (int i = 0; i < 200; i++)
+        {
+            if (condition())
+            {
+                return true;
+            }
+            between();
+            Thread.Yield();
+        }
+        return condition();
+    }
+
+    /// <summary>Creates a proxy in a frame of its own, so nothing on this stack keeps it alive.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    protected static void TouchAndDrop(Func<ICounter> create) => create().Next();
+}

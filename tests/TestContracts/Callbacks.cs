@@ -1,0 +1,113 @@
+namespace XCall.Tests.Contracts;
+
+/// <summary>The server side of <see cref="ICallbacks"/>.</summary>
+public sealed class Callbacks : ICallbacks
+{
+    private readonly Counter _shared = new(100);
+    private ICallback? _held;
+
+    /// <inheritdoc/>
+    public int CallBack(ICallback callback, int n)
+    {
+        int sum = 0;
+        for (int i = 1; i <= n; i++)
+        {
+            sum += callback.Report(i);
+        }
+        return sum;
+    }
+
+    /// <inheritdoc/>
+    public async Task<int> CallBackAsync(ICallback callback, int n)
+    {
+        await Task.Yield();
+        return CallBack(callback, n);
+    }
+
+    /// <inheritdoc/>
+    public int Nest(ICallback callback, int depth) => callback.Nested(depth) + 1;
+
+    /// <inheritdoc/>
+    public ICallback? Echo(ICallback? callback) => callback;
+
+    /// <inheritdoc/>
+    public bool Same(ICallback a, ICallback b) => ReferenceEquals(a, b);
+
+    /// <inheritdoc/>
+    public int CallHolder(CallbackHolder holder, int value) => holder.Callback!.Report(value);
+
+    /// <inheritdoc/>
+    public ICounter CreateCounter(int start) => new Counter(start);
+
+    /// <inheritdoc/>
+    public Task<ICounter> CreateCounterAsync(int start) => Task.FromResult<ICounter>(new Counter(start));
+
+    /// <inheritdoc/>
+    public ICounter SharedCounter() => _shared;
+
+    /// <inheritdoc/>
+    public bool Hold(ICallback callback)
+    {
+        bool same = ReferenceEquals(_held, callback);
+        _held = callback;
+        return same;
+    }
+
+    /// <inheritdoc/>
+    public void DropHeld(bool dispose)
+    {
+        if (dispose)
+        {
+            (_held as IDisposable)?.Dispose();
+        }
+        _held = null;
+    }
+
+    /// <inheritdoc/>
+    public void CollectGarbage()
+    {
+        GC.Collect();
+        GC.WaitForPendingFinalizers();
+        GC.Collect();
+    }
+
+    /// <inheritdoc/>
+    public void Throw(string kind)
+    {
+        switch (kind)
+        {
+            case "inner":
+                var outer = new InvalidOperationException("outer", new ArgumentException("inner problem", "arg"));
+                outer.Data["key"] = "value";
+                outer.Data["number"] = 42; // not a string: not sent
+                throw outer;
+            case "aggregate":
+                throw new AggregateException("many", new TimeoutException("first"), new NotSupportedException("second"));
+            case "KeyNotFoundException":
+                throw new KeyNotFoundException("missing key");
+            case "ArgumentOutOfRangeException":
+                throw new ArgumentOutOfRangeException("index", "too big");
+            default:
+                throw new FormatException("not a known kind: " + kind);
+        }
+    }
+
+    private sealed class Counter(int start) : ICounter
+    {
+        private int _value = start;
+
+        public int Next() => Interlocked.Increment(ref _value);
+
+        public Task<int> NextAsync() => Task.FromResult(Next());
+    }
+}
+
+/// <summary>The server side of <see cref="IActivation"/>: counts its instances.</summary>
+public sealed class Activation : IActivation
+{
+    private static int s_instances;
+    private readonly int _id = Interlocked.Increment(ref s_instances);
+
+    /// <inheritdoc/>
+    public int InstanceId() => _id;
+}

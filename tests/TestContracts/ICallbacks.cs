@@ -1,0 +1,85 @@
+namespace XCall.Tests.Contracts;
+
+/// <summary>An object the client passes to the server by reference; the server calls back through it.</summary>
+[Remotable]
+public interface ICallback
+{
+    /// <summary>Reports one value; returns what the callee makes of it.</summary>
+    int Report(int value);
+
+    /// <summary>A callback that may call the server again (nested calls), <paramref name="depth"/> levels.</summary>
+    int Nested(int depth);
+}
+
+/// <summary>An object created by the server for one client (client-activated).</summary>
+[Remotable]
+public interface ICounter
+{
+    /// <summary>The next value.</summary>
+    int Next();
+
+    /// <summary>Async <see cref="Next"/>.</summary>
+    Task<int> NextAsync();
+}
+
+/// <summary>A data type with an object reference among its members.</summary>
+public sealed class CallbackHolder
+{
+    /// <summary>A label.</summary>
+    public string? Name { get; set; }
+
+    /// <summary>Travels by reference inside the data object.</summary>
+    public ICallback? Callback { get; set; }
+}
+
+/// <summary>Object references, callbacks, factories and exceptions.</summary>
+[Remotable]
+public interface ICallbacks
+{
+    /// <summary>Calls <c>callback.Report(i)</c> for i = 1..n and returns the sum of the results.</summary>
+    int CallBack(ICallback callback, int n);
+
+    /// <summary>Async <see cref="CallBack"/>.</summary>
+    Task<int> CallBackAsync(ICallback callback, int n);
+
+    /// <summary>Returns <c>callback.Nested(depth) + 1</c>; the client's callback calls this again with depth - 1.</summary>
+    int Nest(ICallback callback, int depth);
+
+    /// <summary>Returns the reference it got.</summary>
+    ICallback? Echo(ICallback? callback);
+
+    /// <summary>Whether the two references arrived as one proxy.</summary>
+    bool Same(ICallback a, ICallback b);
+
+    /// <summary>Calls the callback inside a data object.</summary>
+    int CallHolder(CallbackHolder holder, int value);
+
+    /// <summary>A new counter starting at <paramref name="start"/> (a factory: each call a distinct remote object).</summary>
+    ICounter CreateCounter(int start);
+
+    /// <summary>Async <see cref="CreateCounter"/>.</summary>
+    Task<ICounter> CreateCounterAsync(int start);
+
+    /// <summary>The same counter every time.</summary>
+    ICounter SharedCounter();
+
+    /// <summary>Keeps <paramref name="callback"/>; returns whether it is the proxy already held.</summary>
+    bool Hold(ICallback callback);
+
+    /// <summary>Drops the held callback: disposes its proxy, or just forgets it so the GC collects it.</summary>
+    void DropHeld(bool dispose);
+
+    /// <summary>Runs the garbage collector and finalizers (to observe releases of collected proxies).</summary>
+    void CollectGarbage();
+
+    /// <summary>Throws: "inner" (InvalidOperationException with an inner ArgumentException and Data), "aggregate", or a BCL type name.</summary>
+    void Throw(string kind);
+}
+
+/// <summary>Served per call: each call meets a new instance.</summary>
+[Remotable]
+public interface IActivation
+{
+    /// <summary>The serial number of the instance serving this call.</summary>
+    int InstanceId();
+}
