@@ -59,7 +59,7 @@ BenchOptions.Current = options;
 // rebuild of this project would not run reliably; the measured code is the same.
 Job job = (options.Full
         ? Job.Default
-        : Job.Default.WithWarmupCount(3).WithIterationCount(10).WithIterationTime(TimeInterval.FromMilliseconds(120)))
+        : Job.Default.WithWarmupCount(2).WithIterationCount(7).WithIterationTime(TimeInterval.FromMilliseconds(100)))
     .WithToolchain(InProcessEmitToolchain.Instance);
 IConfig config = ManualConfig.CreateMinimumViable()
     .AddJob(job)
