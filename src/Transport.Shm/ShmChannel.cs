@@ -107,8 +107,10 @@ internal sealed partial class ShmChannel : FrameChannel
         {
             return;
         }
-        SayGoodbye();
+        // Stop first: the peer answers our goodbye by closing its end, and that must not pass for our peer
+        // dying. Then the goodbye (the peer tells an orderly close from a crash), then the socket.
         RequestStop(StopKind.Disposed, null);
+        SayGoodbye();
         ShutdownSocket();
 
         Thread? receiveThread;
@@ -154,7 +156,12 @@ internal sealed partial class ShmChannel : FrameChannel
         }
         try
         {
-            if (!_writer.IsFrameOpen && Volatile.Read(ref _stopping) == 0 && _writer.TryWriteControl(RecordType.Goodbye))
+            bool disposedFirst;
+            lock (_stateLock)
+            {
+                disposedFirst = _stopKind == StopKind.Disposed; // not after the peer went away or the ring broke
+            }
+            if (disposedFirst && !_writer.IsFrameOpen && _writer.TryWriteControl(RecordType.Goodbye))
             {
                 _outSignal.WakeConsumerIfSleeping();
             }

@@ -1,0 +1,329 @@
+using XCall.Runtime;
+using XCall.Transport.Shm.Interop;
+using XCall.Transport.Shm.Ring;
+using XCall.Transport.Shm.TestHost;
+using XCall.Transport.Shm.Tests.Support;
+
+namespace XCall.Transport.Shm.Tests;
+
+/// <summary>Both ends in this process: channel mechanics, files, permissions, errors.</summary>
+public sealed class ChannelTests(ITestOutputHelper output) : IDisposable
+{
+    private readonly TestDirectory _dir = new();
+
+    public void Dispose() => _dir.Dispose();
+
+    private static async Task<(FrameChannel Client, FrameChannel Server)> PairAsync(ShmListener listener, ShmOptions options)
+    {
+        ValueTask<FrameChannel> accept = listener.AcceptAsync();
+        FrameChannel client = await ShmTransport.ConnectAsync(listener.Name, options);
+        FrameChannel server = await accept;
+        return (client, server);
+    }
+
+    [Theory]
+    [InlineData(ShmIdleStrategy.Adaptive, false)]
+    [InlineData(ShmIdleStrategy.BusySpin, false)]
+    [InlineData(ShmIdleStrategy.Blocking, false)]
+    [InlineData(ShmIdleStrategy.Adaptive, true)]
+    [InlineData(ShmIdleStrategy.Blocking, true)]
+    public async Task Echo_round_trips_in_process(ShmIdleStrategy strategy, bool portableWake)
+    {
+        ShmOptions options = _dir.Options(strategy) with { ForcePortableWake = portableWake };
+        using ShmListener listener = ShmTransport.Listen("echo", options);
+        (FrameChannel client, FrameChannel server) = await PairAsync(listener, options);
+        using (server)
+        using (var echo = new EchoClient(client))
+        {
+            Assert.Equal(!portableWake && Futex.IsSupported, ((ShmChannel)client).UsesFutex);
+            Assert.Equal("shm://echo", client.RemoteEndpoint);
+            server.Start(new EchoHandler(server));
+            var random = new Random(3);
+            for (int i = 0; i < 3000; i++)
+            {
+                byte[] payload = new byte[random.Next(0, 5000)];
+                random.NextBytes(payload);
+                Assert.Equal(payload, echo.RoundTrip(payload));
+            }
+        }
+        Assert.Empty(ShmFiles.Of(Environment.ProcessId));
+    }
+
+    [Fact]
+    public async Task Frames_larger_than_the_ring_pass_both_ways_through_a_channel()
+    {
+        ShmOptions options = _dir.Options() with { RingSize = 16 * 1024 };
+        using ShmListener listener = ShmTransport.Listen("big", options);
+        (FrameChannel client, FrameChannel server) = await PairAsync(listener, options);
+        using (server)
+        using (var echo = new EchoClient(client))
+        {
+            server.Start(new EchoHandler(server));
+            foreach (int length in new[] { 10_000, 16 * 1024, 100_000, 3 << 20 })
+            {
+                byte[] payload = Patterns.Make(length, length);
+                Assert.Equal(payload, echo.RoundTrip(payload));
+            }
+        }
+    }
+
+    [Fact]
+    public async Task Calls_from_many_threads_share_one_channel_in_process()
+    {
+        ShmOptions options = _dir.Options();
+        using ShmListener listener = ShmTransport.Listen("threads", options);
+        (FrameChannel client, FrameChannel server) = await PairAsync(listener, options);
+        using (server)
+        using (var echo = new EchoClient(client))
+        {
+            server.Start(new EchoHandler(server));
+            await Task.WhenAll(Enumerable.Range(0, 8).Select(t => Task.Factory.StartNew(() =>
+            {
+                byte[] payload = new byte[64];
+                byte[] reply = new byte[64];
+                for (int i = 0; i < 3000; i++)
+                {
+                    Patterns.Fill(payload, i, t);
+                    echo.RoundTrip(payload, reply);
+                    Assert.Equal(-1, Patterns.FirstMismatch(reply, i, t));
+                }
+            }, TaskCreationOptions.LongRunning)));
+        }
+    }
+
+    [Theory]
+    [InlineData(ShmIdleStrategy.Adaptive)]
+    [InlineData(ShmIdleStrategy.Blocking)]
+    public async Task Slow_replies_reach_callers_that_went_to_sleep(ShmIdleStrategy strategy)
+    {
+        // Replies after 0-40 ms (the caller sleeps on the ring) and one after 250 ms (it gives the role back
+        // and blocks on the call), from several threads at once.
+        ShmOptions options = _dir.Options(strategy);
+        using ShmListener listener = ShmTransport.Listen("slow", options);
+        (FrameChannel client, FrameChannel server) = await PairAsync(listener, options);
+        using (server)
+        using (var echo = new EchoClient(client))
+        {
+            server.Start(new EchoHandler(server));
+            await Task.WhenAll(Enumerable.Range(0, 3).Select(t => Task.Factory.StartNew(() =>
+            {
+                for (int i = 0; i < 12; i++)
+                {
+                    byte[] payload = [(byte)(t == 0 && i == 5 ? 250 : (i * 7 + t) % 40), (byte)t, (byte)i];
+                    Assert.Equal(payload, echo.RoundTrip(payload, EchoHandler.SlowMethod));
+                    Assert.Equal([1, (byte)t], echo.RoundTrip([1, (byte)t]));
+                }
+            }, TaskCreationOptions.LongRunning)));
+        }
+    }
+
+    [Fact]
+    public async Task A_call_without_reply_times_out()
+    {
+        ShmOptions options = _dir.Options();
+        using ShmListener listener = ShmTransport.Listen("timeout", options);
+        (FrameChannel client, FrameChannel server) = await PairAsync(listener, options);
+        using (server)
+        using (var echo = new EchoClient(client, new ConnectionOptions { CallTimeout = TimeSpan.FromMilliseconds(300) }))
+        {
+            server.Start(new EchoHandler(server));
+            Assert.Throws<XCallTimeoutException>(() => echo.RoundTrip([1, 2], EchoHandler.HangMethod));
+            Assert.Equal([3, 4], echo.RoundTrip([3, 4])); // the connection still works
+        }
+    }
+
+    [Fact]
+    public async Task Dispose_tells_both_handlers_and_fails_pending_calls()
+    {
+        ShmOptions options = _dir.Options();
+        using ShmListener listener = ShmTransport.Listen("dispose", options);
+
+        // Orderly close from the client: OnClosed(null) on both sides.
+        (FrameChannel client, FrameChannel server) = await PairAsync(listener, options);
+        var serverHandler = new EchoHandler(server);
+        server.Start(serverHandler);
+        var clientHandler = new RecordingHandler();
+        client.Start(clientHandler);
+        client.Dispose();
+        Assert.Equal(1, clientHandler.ClosedCount);
+        Assert.Null(clientHandler.ClosedWith);
+        Assert.Null(await serverHandler.Closed.Task.WaitAsync(TimeSpan.FromSeconds(30)));
+        Assert.Throws<XCallDisconnectedException>(() => server.BeginFrame(new FrameHeader(FrameKind.OneWay, 0, 0, 1)));
+        server.Dispose();
+
+        // Server disposes while a call is pending: the call fails.
+        (client, server) = await PairAsync(listener, options);
+        var inCall = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        server.Start(new EchoHandler(server, line => { if (line == "IN CALL") inCall.TrySetResult(); }));
+        using (var echo = new EchoClient(client))
+        {
+            Task call = Task.Run(() => echo.RoundTrip([9], EchoHandler.HangMethod));
+            await inCall.Task.WaitAsync(TimeSpan.FromSeconds(30));
+            server.Dispose();
+            var ex = await Assert.ThrowsAsync<XCallDisconnectedException>(() => call.WaitAsync(TimeSpan.FromSeconds(30)));
+            Assert.Contains("shm://dispose", ex.Message);
+        }
+        Assert.Empty(ShmFiles.Of(Environment.ProcessId));
+    }
+
+    [Fact]
+    public async Task A_handler_may_dispose_its_channel_while_handling_a_frame()
+    {
+        ShmOptions options = _dir.Options();
+        using ShmListener listener = ShmTransport.Listen("selfdispose", options);
+        (FrameChannel client, FrameChannel server) = await PairAsync(listener, options);
+        var handler = new DisposingHandler(server);
+        server.Start(handler);
+        using (var echo = new EchoClient(client))
+        {
+            Assert.Throws<XCallDisconnectedException>(() => echo.RoundTrip([1]));
+        }
+        Assert.Null(await handler.Closed.Task.WaitAsync(TimeSpan.FromSeconds(30)));
+        server.Dispose(); // again, from outside: a no-op
+        Assert.Empty(ShmFiles.Of(Environment.ProcessId));
+    }
+
+    [Fact]
+    public async Task The_runtime_directory_is_0700_the_segment_0600_while_it_exists_and_nothing_is_left_afterwards()
+    {
+        string? segmentPath = null;
+        UnixFileMode? segmentMode = null;
+        ShmOptions options = _dir.Options() with
+        {
+            SegmentCreated = path =>
+            {
+                segmentPath = path;
+                segmentMode = File.GetUnixFileMode(path);
+            },
+        };
+        ShmListener listener = ShmTransport.Listen("modes", options);
+        Assert.Equal(UnixFileMode.UserRead | UnixFileMode.UserWrite | UnixFileMode.UserExecute, File.GetUnixFileMode(_dir.Path));
+        Assert.True(File.Exists(listener.SocketPath));
+        Assert.True(Libc.TryGetOwnerAndMode(listener.SocketPath, out _, out uint socketMode));
+        Assert.Equal(0xC000u, socketMode & 0xF000); // a socket
+        Assert.Equal(0x180u, socketMode & 0x1FF);   // 0600
+
+        (FrameChannel client, FrameChannel server) = await PairAsync(listener, options);
+        Assert.NotNull(segmentPath);
+        Assert.StartsWith($"/dev/shm/{ShmSegment.FilePrefix}{Environment.ProcessId}-", segmentPath);
+        Assert.Equal(UnixFileMode.UserRead | UnixFileMode.UserWrite, segmentMode);
+        Assert.False(File.Exists(segmentPath), "the segment is unlinked once both sides mapped it");
+        output.WriteLine($"segment {segmentPath} was created with mode {segmentMode}");
+
+        client.Dispose();
+        server.Dispose();
+        listener.Dispose();
+        Assert.False(File.Exists(listener.SocketPath));
+        Assert.Empty(ShmFiles.Of(Environment.ProcessId));
+    }
+
+    [Fact]
+    public async Task A_live_server_keeps_its_name()
+    {
+        ShmOptions options = _dir.Options();
+        using ShmListener listener = ShmTransport.Listen("taken", options);
+        var ex = Assert.Throws<IOException>(() => ShmTransport.Listen("taken", options));
+        Assert.Contains("shm://taken", ex.Message);
+
+        // The probe connection of the second Listen does not disturb the first listener.
+        (FrameChannel client, FrameChannel server) = await PairAsync(listener, options);
+        using (server)
+        using (var echo = new EchoClient(client))
+        {
+            server.Start(new EchoHandler(server));
+            Assert.Equal([5], echo.RoundTrip([5]));
+        }
+    }
+
+    [Fact]
+    public void Segment_files_of_dead_processes_are_removed_when_a_listener_starts()
+    {
+        using var gone = System.Diagnostics.Process.Start("true")!;
+        gone.WaitForExit();
+        string dead = $"/dev/shm/{ShmSegment.FilePrefix}{gone.Id}-12345-1";
+        string live = $"/dev/shm/{ShmSegment.FilePrefix}{Environment.ProcessId}-{ShmSegment.ProcessStartTime(Environment.ProcessId)}-999999";
+        File.WriteAllBytes(dead, [1]);
+        File.WriteAllBytes(live, [1]);
+        try
+        {
+            using ShmListener listener = ShmTransport.Listen("sweep", _dir.Options());
+            Assert.False(File.Exists(dead));
+            Assert.True(File.Exists(live));
+        }
+        finally
+        {
+            File.Delete(dead);
+            File.Delete(live);
+        }
+    }
+
+    [Fact]
+    public async Task Connecting_to_a_name_nobody_serves_fails_naming_the_address()
+    {
+        var ex = Assert.Throws<XCallDisconnectedException>(() => ShmTransport.Connect("nobody", _dir.Options()));
+        Assert.Contains("shm://nobody", ex.Message);
+        Assert.Equal("shm://nobody", ex.Endpoint);
+        await Assert.ThrowsAsync<XCallDisconnectedException>(() => ShmTransport.ConnectAsync("nobody", _dir.Options()));
+    }
+
+    [Fact]
+    public async Task Accepting_can_be_cancelled_and_ends_with_the_listener()
+    {
+        using ShmListener listener = ShmTransport.Listen("cancel", _dir.Options());
+        using var cts = new CancellationTokenSource();
+        ValueTask<FrameChannel> accept = listener.AcceptAsync(cts.Token);
+        cts.Cancel();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await accept);
+
+        var blocked = Task.Run(listener.Accept);
+        listener.Dispose();
+        await Assert.ThrowsAsync<ObjectDisposedException>(() => blocked.WaitAsync(TimeSpan.FromSeconds(30)));
+    }
+
+    [Fact]
+    public async Task A_malformed_record_closes_that_channel_only()
+    {
+        ShmOptions options = _dir.Options();
+        using ShmListener listener = ShmTransport.Listen("malformed", options);
+        (FrameChannel badClient, FrameChannel badServer) = await PairAsync(listener, options);
+        (FrameChannel goodClient, FrameChannel goodServer) = await PairAsync(listener, options);
+        using (badServer)
+        using (goodServer)
+        using (var bad = new EchoClient(badClient))
+        using (var good = new EchoClient(goodClient))
+        {
+            var badHandler = new EchoHandler(badServer);
+            badServer.Start(badHandler);
+            goodServer.Start(new EchoHandler(goodServer));
+            Assert.Equal([1], bad.RoundTrip([1]));
+
+            // Publish a record that is too short to be anything into the ring the bad client writes.
+            (ShmRing ring, RingSignal signal, long tail) = ((ShmChannel)badClient).Outgoing;
+            unsafe
+            {
+                byte* record = ring.Data + (tail & (ring.Capacity - 1));
+                *(int*)(record + 4) = (int)RecordType.FrameStart;
+                Interlocked.Exchange(ref *(int*)record, 5);
+            }
+            signal.WakeConsumerIfSleeping();
+
+            Exception? error = await badHandler.Closed.Task.WaitAsync(TimeSpan.FromSeconds(30));
+            Assert.IsType<XCallProtocolException>(error);
+            output.WriteLine($"server side closed with: {error.Message}");
+            Assert.Throws<XCallDisconnectedException>(() => bad.RoundTrip([2]));
+            Assert.Equal([3], good.RoundTrip([3]));
+        }
+    }
+
+    /// <summary>Disposes its own channel from inside OnFrame (on the receive thread).</summary>
+    private sealed class DisposingHandler(FrameChannel channel) : IFrameHandler
+    {
+        public TaskCompletionSource<Exception?> Closed { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public XCall.Marshal.MarshalLimits Limits => XCall.Marshal.MarshalLimits.Default;
+
+        public void OnFrame(in FrameHeader header, ref XCall.Marshal.MarshalReader payload) => channel.Dispose();
+
+        public void OnClosed(Exception? error) => Closed.TrySetResult(error);
+    }
+}

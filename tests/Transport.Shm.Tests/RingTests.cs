@@ -1,0 +1,334 @@
+using XCall.Marshal;
+using XCall.Transport.Shm.Ring;
+using XCall.Transport.Shm.Tests.Support;
+
+namespace XCall.Transport.Shm.Tests;
+
+public sealed unsafe class RingTests(ITestOutputHelper output)
+{
+    private static FrameHeader Header(int i) => new(FrameKind.Call, (ulong)i, (ulong)(1000 + i), (uint)(7 * i));
+
+    [Fact]
+    public void Frames_wrap_around_the_ring_with_padding_and_split_records_and_arrive_intact()
+    {
+        using var ring = new NativeRing(4096);
+        var handler = new RecordingHandler();
+        var seen = new List<RecordType>();
+        int frames = 0;
+        for (int i = 0; i < 200; i++)
+        {
+            int length = i * 97 % 1500;
+            long before = ring.Writer.Tail;
+            ring.Send(Header(i), Patterns.Make(length, i));
+            seen.AddRange(ring.Records(before).Select(r => r.Type));
+            Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
+            Assert.Equal(PollResult.Empty, ring.Reader.Poll(handler));
+            frames++;
+        }
+
+        Assert.Equal(frames, handler.Frames.Count);
+        for (int i = 0; i < frames; i++)
+        {
+            Assert.Equal(Header(i), handler.Frames[i].Header);
+            Assert.Equal(Patterns.Make(i * 97 % 1500, i), handler.Frames[i].Payload);
+        }
+        Assert.Contains(RecordType.Padding, seen);    // a frame that could not start before the end
+        Assert.Contains(RecordType.FrameChunk, seen); // a frame continued at the start of the next lap
+        Assert.True(ring.Writer.Tail > 20 * 4096, "the writer went round the ring many times");
+    }
+
+    [Fact]
+    public void A_writer_and_a_reader_on_two_threads_pass_frames_of_every_size_in_order()
+    {
+        using var ring = new NativeRing(4096);
+        const int Count = 20_000;
+        var writer = new Thread(() =>
+        {
+            var random = new Random(1);
+            for (int i = 0; i < Count; i++)
+            {
+                // Mostly small, sometimes larger than the ring (streamed).
+                int length = random.Next(10) == 0 ? random.Next(4096, 12_000) : random.Next(0, 600);
+                ring.Send(Header(i), Patterns.Make(length, i));
+            }
+        });
+        writer.Start();
+
+        var check = new SequenceCheckingHandler(1);
+        for (int i = 0; i < Count; i++)
+        {
+            Assert.Equal(PollResult.Frame, ring.Receive(check));
+        }
+        writer.Join();
+        Assert.Equal(Count, check.Received);
+        Assert.Null(check.Failure);
+    }
+
+    [Fact]
+    public void A_256_MiB_frame_streams_through_a_1_MiB_ring_with_every_byte_intact()
+    {
+        const long Length = 256L << 20;
+        using var ring = new NativeRing(1 << 20);
+        int spaceWaits = 0;
+        ring.Signal.SpaceWaitObserved = () => Interlocked.Increment(ref spaceWaits);
+        var header = new FrameHeader(FrameKind.Reply, 42, 7, 99);
+        var writer = new Thread(() =>
+        {
+            ring.Writer.BeginFrame(header);
+            long written = 0;
+            while (written < Length)
+            {
+                Span<byte> span = ring.Writer.GetSpan(1);
+                int n = (int)Math.Min(span.Length, Length - written);
+                Patterns.Fill(span[..n], written, 5);
+                ring.Writer.Advance(n);
+                written += n;
+            }
+            ring.Writer.Commit();
+            ring.Signal.WakeConsumerIfSleeping();
+        });
+        writer.Start();
+
+        var handler = new StreamCheckingHandler(Length, 5);
+        Assert.Equal(PollResult.Frame, ring.Receive(handler));
+        writer.Join();
+
+        Assert.Equal(header, handler.Header);
+        Assert.Equal(Length, handler.Checked);
+        Assert.Null(handler.Failure);
+        Assert.True(spaceWaits > 0, "the writer waited for the reader (the frame cannot fit)");
+        output.WriteLine($"256 MiB through a 1 MiB ring; the writer spent {spaceWaits} idle turns waiting for room");
+    }
+
+    [Fact]
+    public void A_frame_larger_than_the_free_space_but_smaller_than_the_ring_is_read_in_place_across_the_wrap()
+    {
+        using var ring = new NativeRing(1 << 16);
+        var handler = new RecordingHandler();
+        // Move the positions to the middle of the data area, then send a frame of 3/4 of the ring.
+        ring.Send(Header(0), Patterns.Make(30_000, 0));
+        Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
+        long before = ring.Writer.Tail;
+        ring.Send(Header(1), Patterns.Make(48_000, 1));
+        var records = ring.Records(before);
+        Assert.Equal(RecordType.FrameStart, records[0].Type);
+        Assert.Contains(records, r => r.Type == RecordType.FrameChunk);
+        Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
+        Assert.Equal(Patterns.Make(48_000, 1), handler.Frames[1].Payload);
+    }
+
+    [Fact]
+    public void A_full_ring_makes_the_writer_wait_for_a_slow_reader_and_nothing_is_lost()
+    {
+        using var ring = new NativeRing(4096);
+        using var waiting = new ManualResetEventSlim();
+        ring.Signal.SpaceWaitObserved = waiting.Set;
+        const int Count = 60;
+        var writer = Task.Run(() =>
+        {
+            for (int i = 0; i < Count; i++)
+            {
+                ring.Send(Header(i), Patterns.Make(500, i));
+            }
+        });
+
+        Assert.True(waiting.Wait(TimeSpan.FromSeconds(60)), "the writer should block on the full ring");
+        Assert.False(writer.IsCompleted);
+        int inRing = ring.Records(ring.Reader.Position).Count(r => r.Type == RecordType.FrameStart);
+        Assert.InRange(inRing, 1, 4096 / 540);
+
+        var handler = new RecordingHandler();
+        for (int i = 0; i < Count; i++)
+        {
+            Assert.Equal(PollResult.Frame, ring.Receive(handler));
+            Thread.SpinWait(20_000); // a slow consumer
+        }
+        writer.Wait();
+        for (int i = 0; i < Count; i++)
+        {
+            Assert.Equal(Header(i), handler.Frames[i].Header);
+            Assert.Equal(Patterns.Make(500, i), handler.Frames[i].Payload);
+        }
+    }
+
+    [Fact]
+    public void An_aborted_frame_that_was_not_published_leaves_no_trace()
+    {
+        using var ring = new NativeRing(4096);
+        var handler = new RecordingHandler();
+        ring.Send(Header(0), Patterns.Make(3000, 0));
+        Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
+
+        // This one would wrap (first record, padding or chunk): abort it half-way.
+        ring.Writer.BeginFrame(Header(1));
+        Span<byte> span = ring.Writer.GetSpan(2000);
+        span[..2000].Fill(0xEE);
+        ring.Writer.Advance(2000);
+        Assert.False(ring.Writer.Abort());
+        Assert.Equal(PollResult.Empty, ring.Reader.Poll(handler));
+
+        ring.Send(Header(2), Patterns.Make(100, 2));
+        Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
+        Assert.Equal(PollResult.Empty, ring.Reader.Poll(handler));
+        Assert.Equal([Header(0), Header(2)], handler.Frames.Select(f => f.Header));
+        Assert.Equal(Patterns.Make(100, 2), handler.Frames[1].Payload);
+    }
+
+    [Fact]
+    public void An_aborted_streamed_frame_is_dropped_by_the_reader_and_the_next_frame_arrives()
+    {
+        using var ring = new NativeRing(4096);
+        var writer = Task.Run(() =>
+        {
+            ring.Writer.BeginFrame(Header(1));
+            for (int written = 0; written < 20_000;)
+            {
+                Span<byte> span = ring.Writer.GetSpan(1);
+                int n = Math.Min(span.Length, 20_000 - written);
+                span[..n].Fill(0xEE);
+                ring.Writer.Advance(n);
+                written += n;
+            }
+            Assert.True(ring.Writer.IsStreaming);
+            Assert.True(ring.Writer.Abort());
+            ring.Signal.WakeConsumerIfSleeping();
+            ring.Send(Header(2), Patterns.Make(300, 2));
+        });
+        var handler = new RecordingHandler();
+        Assert.Equal(PollResult.Frame, ring.Receive(handler));
+        writer.Wait();
+        var frame = Assert.Single(handler.Frames);
+        Assert.Equal(Header(2), frame.Header);
+        Assert.Equal(Patterns.Make(300, 2), frame.Payload);
+    }
+
+    [Theory]
+    [InlineData(4, (int)RecordType.FrameStart, "length 4")]
+    [InlineData(9000, (int)RecordType.FrameStart, "does not fit")]
+    [InlineData(16, 77, "unknown record type 77")]
+    [InlineData(16, (int)RecordType.FrameChunk, "outside a streamed frame")]
+    [InlineData(16, (int)RecordType.FrameStart, "shorter than its header")]
+    public void A_malformed_record_is_a_protocol_error(int length, int type, string expected)
+    {
+        using var ring = new NativeRing(4096);
+        *(int*)(ring.Ring.Data + 4) = type;
+        Interlocked.Exchange(ref *(int*)ring.Ring.Data, length);
+        var ex = Assert.Throws<XCallProtocolException>(() => ring.Reader.Poll(new RecordingHandler()));
+        Assert.Contains(expected, ex.Message);
+    }
+
+    [Fact]
+    public void An_in_place_frame_whose_chunks_do_not_add_up_is_a_protocol_error()
+    {
+        using var ring = new NativeRing(4096);
+        byte* first = ring.Ring.Data;
+        FrameHeaderCodec.Write(first + 8, Header(1));
+        *(int*)(first + RingLayout.TotalLengthOffset) = 100; // claims 100 bytes, holds 8, and nothing follows
+        *(int*)(first + 4) = (int)RecordType.FrameStart;
+        *(int*)(first + 48) = 0;
+        Interlocked.Exchange(ref *(int*)first, RingLayout.FirstPayloadOffset + 8);
+        var handler = new ReadingAllHandler();
+        Assert.Throws<XCallProtocolException>(() => ring.Reader.Poll(handler));
+    }
+
+    [Fact]
+    public void The_portable_wake_path_delivers_frames_between_threads()
+    {
+        using var ring = new NativeRing(4096, ShmIdleStrategy.Blocking, portable: true);
+        Assert.False(ring.Signal.UsesFutex);
+        const int Count = 2000;
+        var writer = new Thread(() =>
+        {
+            for (int i = 0; i < Count; i++)
+            {
+                ring.Send(Header(i), Patterns.Make(i % 5000, i));
+            }
+        });
+        writer.Start();
+        var check = new SequenceCheckingHandler(5000);
+        for (int i = 0; i < Count; i++)
+        {
+            Assert.Equal(PollResult.Frame, ring.Receive(check));
+        }
+        writer.Join();
+        Assert.Null(check.Failure);
+    }
+
+    /// <summary>Checks frame i has header i and the pattern of its length.</summary>
+    private sealed class SequenceCheckingHandler(int modulo) : IFrameHandler
+    {
+        public int Received { get; private set; }
+
+        public string? Failure { get; private set; }
+
+        public MarshalLimits Limits => MarshalLimits.Default;
+
+        public void OnFrame(in FrameHeader header, ref MarshalReader payload)
+        {
+            int i = Received++;
+            byte[] bytes = new byte[payload.Remaining];
+            payload.ReadBlock(bytes);
+            if (Failure is null && (header != Header(i) || Patterns.FirstMismatch(bytes, 0, i) >= 0))
+            {
+                Failure = $"frame {i}: header {header}, {bytes.Length} bytes (modulo {modulo})";
+            }
+        }
+
+        public void OnClosed(Exception? error)
+        {
+        }
+    }
+
+    /// <summary>Reads a huge payload in 64 KiB pieces and checks every byte against the pattern.</summary>
+    private sealed class StreamCheckingHandler(long expectedLength, int seed) : IFrameHandler
+    {
+        public FrameHeader Header { get; private set; }
+
+        public long Checked { get; private set; }
+
+        public string? Failure { get; private set; }
+
+        public MarshalLimits Limits => MarshalLimits.Default;
+
+        public void OnFrame(in FrameHeader header, ref MarshalReader payload)
+        {
+            Header = header;
+            if (payload.Remaining != expectedLength)
+            {
+                Failure = $"payload of {payload.Remaining} bytes";
+                return;
+            }
+            byte[] buffer = new byte[1 << 16];
+            while (payload.Remaining > 0)
+            {
+                int n = (int)Math.Min(buffer.Length, payload.Remaining);
+                payload.ReadBlock(buffer.AsSpan(0, n));
+                int bad = Patterns.FirstMismatch(buffer.AsSpan(0, n), Checked, seed);
+                if (bad >= 0)
+                {
+                    Failure ??= $"byte {Checked + bad} differs";
+                }
+                Checked += n;
+            }
+        }
+
+        public void OnClosed(Exception? error)
+        {
+        }
+    }
+
+    private sealed class ReadingAllHandler : IFrameHandler
+    {
+        public MarshalLimits Limits => MarshalLimits.Default;
+
+        public void OnFrame(in FrameHeader header, ref MarshalReader payload)
+        {
+            byte[] all = new byte[payload.Remaining];
+            payload.ReadBlock(all);
+        }
+
+        public void OnClosed(Exception? error)
+        {
+        }
+    }
+}
