@@ -431,7 +431,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         {
             slots = _slots;
         }
-        FailCalls(slots, new XCallDisconnectedException(RemoteEndpoint, error.Message, error));
+        FailCalls(slots, error as XCallDisconnectedException ?? new XCallDisconnectedException(RemoteEndpoint, error.Message, error));
         LinkLost?.Invoke(this, error);
     }
 
@@ -472,7 +472,8 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
             Volatile.Write(ref _closed, 1);
             slots = _slots;
         }
-        FailCalls(slots, new XCallDisconnectedException(RemoteEndpoint, error?.Message ?? "the connection was closed", error));
+        // A transport's own disconnect already names the endpoint and the reason: pass it through unwrapped.
+        FailCalls(slots, error as XCallDisconnectedException ?? new XCallDisconnectedException(RemoteEndpoint, error?.Message ?? "the connection was closed", error));
         DropReferences();
         Closed?.Invoke(this, error);
     }
