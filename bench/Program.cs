@@ -80,6 +80,7 @@ if (options.Peers.Length > 0)
 }
 Type[] suites = [.. suiteList];
 Summary[] summaries = BenchmarkRunner.Run(suites, config);
+RemoteServer.StopShared();
 foreach (BenchmarkReport report in summaries.SelectMany(s => s.Reports))
 {
     if (report.ResultStatistics is null)

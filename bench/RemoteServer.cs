@@ -28,6 +28,38 @@ internal sealed class RemoteServer : IDisposable
         PreferSharedMemory = false,
     };
 
+    private static readonly Dictionary<string, RemoteServer> s_shared = [];
+
+    /// <summary>
+    /// One warm server process per transport for the whole run: every benchmark case talks to the same
+    /// process, so no case measures a freshly started, not yet optimised server. Disposed by <see cref="StopShared"/>.
+    /// </summary>
+    public static RemoteServer Shared(string transport)
+    {
+        lock (s_shared)
+        {
+            if (!s_shared.TryGetValue(transport, out RemoteServer? server) || server._process.HasExited)
+            {
+                server = Start(transport);
+                s_shared[transport] = server;
+            }
+            return server;
+        }
+    }
+
+    /// <summary>Stops the shared server processes.</summary>
+    public static void StopShared()
+    {
+        lock (s_shared)
+        {
+            foreach (RemoteServer server in s_shared.Values)
+            {
+                server.Dispose();
+            }
+            s_shared.Clear();
+        }
+    }
+
     public static RemoteServer Start(string transport)
     {
         string name = $"xcall-bench-{Environment.ProcessId}-{Guid.NewGuid().ToString("N")[..6]}";

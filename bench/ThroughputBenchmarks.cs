@@ -11,7 +11,6 @@ public class ThroughputBenchmarks
 {
     public const int Batch = 1000;
 
-    private RemoteServer _server = null!;
     private RemoteService<IThroughput> _remote = null!;
     private IThroughput _target = null!;
     private readonly byte[] _big = new byte[1 << 20];
@@ -25,8 +24,7 @@ public class ThroughputBenchmarks
     [GlobalSetup]
     public void Setup()
     {
-        _server = RemoteServer.Start(Transport);
-        _remote = Remote.Open<IThroughput>(_server.Address, RemoteServer.Options);
+        _remote = Remote.Open<IThroughput>(RemoteServer.Shared(Transport).Address, RemoteServer.Options);
         _target = _remote.Proxy;
     }
 
@@ -34,7 +32,6 @@ public class ThroughputBenchmarks
     public void Cleanup()
     {
         _remote.Dispose();
-        _server.Dispose();
     }
 
     [Benchmark(Description = "byte[1MiB]")]
