@@ -23,6 +23,7 @@ public class CallCostBenchmarks
     private readonly int[] _ints = new int[1_000_000];
     private readonly Vector _vector = new() { X = 1, Y = 2, Z = 3, Id = 4 };
     private readonly TreeNode _tree = CallCostService.Tree(100);
+    private readonly ICallSink _sinkObject = new CallSink();
 
     public static IEnumerable<string> Transports => BenchOptions.Current.Transports;
 
@@ -172,6 +173,17 @@ public class CallCostBenchmarks
         }
     }
 
+    [Benchmark(Description = "callback", OperationsPerInvoke = Calls)]
+    public int Callback()
+    {
+        int sum = 0;
+        for (int i = 0; i < Calls; i++)
+        {
+            sum += _target.TestCallback(_sinkObject);
+        }
+        return sum;
+    }
+
     [Benchmark(Description = "graph100", OperationsPerInvoke = Calls)]
     public void Graph()
     {
@@ -179,6 +191,24 @@ public class CallCostBenchmarks
         {
             _target.TestGraph(_tree);
         }
+    }
+}
+
+/// <summary>
+/// The price of the XCall event source and meter when nobody listens: the one enabled-check every framed
+/// call makes (compare with the <c>int</c> rows).
+/// </summary>
+public class TelemetryCheckBenchmark
+{
+    [Benchmark(Description = "telemetry-check", OperationsPerInvoke = CallCostBenchmarks.Calls)]
+    public bool Check()
+    {
+        bool any = false;
+        for (int i = 0; i < CallCostBenchmarks.Calls; i++)
+        {
+            any |= XCall.Diagnostics.CallTelemetry.Enabled;
+        }
+        return any;
     }
 }
 

@@ -65,11 +65,12 @@ IConfig config = ManualConfig.CreateMinimumViable()
     .AddJob(job)
     .AddDiagnoser(BenchmarkDotNet.Diagnosers.MemoryDiagnoser.Default)
     .AddFilter(new SimpleFilter(c => options.Includes(c.Descriptor.WorkloadMethodDisplayInfo.Trim('\''))))
+    .AddEventProcessor(new ProgressLine())
     .WithOptions(ConfigOptions.DisableLogFile | ConfigOptions.JoinSummary);
 
 var results = new List<CallResult>();
 XCall.Bench.Peers.PeerBenchmarks.Selected = options.Peers;
-var suiteList = new List<Type> { typeof(LocalCallBenchmark), typeof(CallCostBenchmarks) };
+var suiteList = new List<Type> { typeof(LocalCallBenchmark), typeof(TelemetryCheckBenchmark), typeof(CallCostBenchmarks) };
 if (options.Transports.Any(t => t is "shm" or "tcp"))
 {
     suiteList.Add(typeof(ThroughputBenchmarks));

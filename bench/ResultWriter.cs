@@ -52,6 +52,10 @@ internal static class ResultWriter
                 ? $"- {r.Transport} byte[1MiB]: {(1 << 20) / r.NsPerCall:0.00} GB/s ({r.NsPerCall / 1000:0.0} µs per call)"
                 : $"- {r.Transport} {r.Signature}: {1e9 / r.NsPerCall:N0} calls/s");
         }
+        foreach (CallResult r in results.Where(r => r.Signature == "telemetry-check"))
+        {
+            sb.AppendLine($"- telemetry off: the per-call enabled check costs {r.NsPerCall:0.00} ns");
+        }
         foreach (CallResult r in results.Where(r => r.Signature == "idle"))
         {
             sb.AppendLine($"- {r.Transport} idle connection: {r.NsPerCall:0.00} % of one core ({r.Note})");

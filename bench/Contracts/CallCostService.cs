@@ -50,6 +50,9 @@ public class CallCostService : ICallCost
     [MethodImpl(MethodImplOptions.NoInlining)]
     public void TestGraph(TreeNode root) => _sink += root.Children.Count;
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public int TestCallback(ICallSink sink) => sink.Take(_sink & 0xff);
+
     /// <summary>A tree of <paramref name="count"/> nodes (root, 9 children, 9 grandchildren each, and so on).</summary>
     public static TreeNode Tree(int count)
     {

@@ -60,4 +60,20 @@ public interface ICallCost : ICallBase
 
     /// <summary>A tree of 100 objects.</summary>
     void TestGraph(TreeNode root);
+
+    /// <summary>A callback: the callee calls <paramref name="sink"/> back once, over the same connection.</summary>
+    int TestCallback(ICallSink sink);
+}
+
+/// <summary>The caller's object in the callback row, passed by reference.</summary>
+[Remotable]
+public interface ICallSink
+{
+    int Take(int value);
+}
+
+/// <summary>The caller's side of the callback row.</summary>
+public sealed class CallSink : ICallSink
+{
+    public int Take(int value) => value + 1;
 }

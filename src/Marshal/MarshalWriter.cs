@@ -84,7 +84,14 @@ public ref partial struct MarshalWriter
         {
             Grow(size);
         }
-        Unsafe.WriteUnaligned(ref Unsafe.Add(ref MemoryMarshal.GetReference(_span), _pos), value);
+        ref byte destination = ref Unsafe.Add(ref MemoryMarshal.GetReference(_span), _pos);
+        if (!typeof(T).IsPrimitive && !typeof(T).IsEnum)
+        {
+            // A struct may have padding the JIT does not copy: clear it so no stale transport bytes
+            // go out and the encoding is deterministic. Folded away for primitives and enums.
+            Unsafe.InitBlockUnaligned(ref destination, 0, (uint)size);
+        }
+        Unsafe.WriteUnaligned(ref destination, value);
         _pos += size;
     }
 
