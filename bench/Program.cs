@@ -20,7 +20,7 @@ if (XCall.Bench.Peers.PeerServers.Run(args) is int peerExit)
 
 if (args.Length > 1 && args[0] == "--serve")
 {
-    return RemoteServer.Serve(args[1]);
+    return RemoteServer.Serve(args[1], args.Contains("--concurrent"));
 }
 
 if (args.Length > 0 && args[0] == "--limits")

@@ -34,14 +34,15 @@ internal sealed class RemoteServer : IDisposable
     /// One warm server process per transport for the whole run: every benchmark case talks to the same
     /// process, so no case measures a freshly started, not yet optimised server. Disposed by <see cref="StopShared"/>.
     /// </summary>
-    public static RemoteServer Shared(string transport)
+    public static RemoteServer Shared(string transport, bool concurrent = false)
     {
         lock (s_shared)
         {
-            if (!s_shared.TryGetValue(transport, out RemoteServer? server) || server._process.HasExited)
+            string key = concurrent ? transport + "+concurrent" : transport;
+            if (!s_shared.TryGetValue(key, out RemoteServer? server) || server._process.HasExited)
             {
-                server = Start(transport);
-                s_shared[transport] = server;
+                server = Start(transport, concurrent);
+                s_shared[key] = server;
             }
             return server;
         }
@@ -60,7 +61,7 @@ internal sealed class RemoteServer : IDisposable
         }
     }
 
-    public static RemoteServer Start(string transport)
+    public static RemoteServer Start(string transport, bool concurrent = false)
     {
         string name = $"xcall-bench-{Environment.ProcessId}-{Guid.NewGuid().ToString("N")[..6]}";
         string address = transport == "shm" ? $"shm://{name}" : $"tcp://127.0.0.1:0/{name}";
@@ -68,6 +69,10 @@ internal sealed class RemoteServer : IDisposable
         info.ArgumentList.Add(typeof(RemoteServer).Assembly.Location);
         info.ArgumentList.Add("--serve");
         info.ArgumentList.Add(address);
+        if (concurrent)
+        {
+            info.ArgumentList.Add("--concurrent");
+        }
         Process process = Process.Start(info)!;
         string? line;
         while ((line = process.StandardOutput.ReadLine()) is not null)
@@ -81,12 +86,15 @@ internal sealed class RemoteServer : IDisposable
     }
 
     /// <summary>Entry point of the server process.</summary>
-    public static int Serve(string address)
+    public static int Serve(string address, bool concurrent)
     {
-        using var server = new XCallServer(Options.Connection)
+        // Inline dispatch for the latency rows; the callback row needs concurrent dispatch, because an
+        // inline call that calls back would wait on the very thread that must read the callback's reply.
+        ConnectionOptions connection = concurrent ? Options.Connection with { DispatchMode = DispatchMode.Concurrent } : Options.Connection;
+        using var server = new XCallServer(connection)
             .Add<ICallCost>(new DerivedCallCostService())
             .Add<IThroughput>(new ThroughputService());
-        using RemoteListener listener = Remote.Serve(address, server, Options);
+        using RemoteListener listener = Remote.Serve(address, server, Options with { Connection = connection });
         Console.WriteLine($"READY {(object?)listener.TcpAddress ?? address}");
         Console.Out.Flush();
         while (Console.In.ReadLine() is not null)
