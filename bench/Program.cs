@@ -70,7 +70,7 @@ IConfig config = ManualConfig.CreateMinimumViable()
 
 var results = new List<CallResult>();
 XCall.Bench.Peers.PeerBenchmarks.Selected = options.Peers;
-var suiteList = new List<Type> { typeof(LocalCallBenchmark), typeof(TelemetryCheckBenchmark), typeof(CallCostBenchmarks) };
+var suiteList = new List<Type> { typeof(LocalCallBenchmark), typeof(TelemetryCheckBenchmark), typeof(GraphSerializerBenchmarks), typeof(CallCostBenchmarks) };
 if (options.Transports.Any(t => t is "shm" or "tcp"))
 {
     suiteList.Add(typeof(ThroughputBenchmarks));
@@ -90,6 +90,10 @@ foreach (BenchmarkReport report in summaries.SelectMany(s => s.Reports))
     }
     string signature = report.BenchmarkCase.Descriptor.WorkloadMethodDisplayInfo.Trim('\'');
     string transport = report.BenchmarkCase.Parameters.Items.FirstOrDefault(p => p.Name is "Transport" or "Peer")?.Value as string ?? "direct";
+    if (report.BenchmarkCase.Descriptor.Type == typeof(GraphSerializerBenchmarks))
+    {
+        (transport, signature) = (signature, "graph1000-roundtrip");
+    }
     results.Add(new CallResult(signature, transport, report.ResultStatistics.Mean, report.GcStats.GetBytesAllocatedPerOperation(report.BenchmarkCase)));
 }
 

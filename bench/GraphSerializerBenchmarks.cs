@@ -1,0 +1,54 @@
+using System.Buffers;
+using System.Text.Json;
+using BenchmarkDotNet.Attributes;
+using MessagePack;
+using MessagePack.Resolvers;
+using XCall.Generated;
+using XCall.Marshal;
+
+namespace XCall.Bench;
+
+/// <summary>
+/// The same 1,000-object graph (a tree of <see cref="TreeNode"/>) written and read back by XCall's generated
+/// marshaller, System.Text.Json and MessagePack-CSharp, in the same run. One operation = one round trip.
+/// </summary>
+[MemoryDiagnoser]
+public class GraphSerializerBenchmarks
+{
+    private readonly TreeNode _tree = CallCostService.Tree(1000);
+    private readonly ArrayBufferWriter<byte> _buffer = new(1 << 20);
+    private static readonly JsonSerializerOptions s_json = new() { IncludeFields = true };
+    private static readonly MessagePackSerializerOptions s_msgpack = ContractlessStandardResolverAllowPrivate.Options;
+
+    [Benchmark(Description = "xcall")]
+    public TreeNode XCall()
+    {
+        _buffer.ResetWrittenCount();
+        var writer = new MarshalWriter(_buffer);
+        XCall_Bench_TreeNode_XCallMarshaller.Write(ref writer, _tree);
+        writer.Flush();
+        var reader = new MarshalReader(_buffer.WrittenSpan);
+        TreeNode copy = XCall_Bench_TreeNode_XCallMarshaller.Read(ref reader);
+        reader.EnsureFullyConsumed();
+        return copy;
+    }
+
+    [Benchmark(Description = "system-text-json")]
+    public TreeNode SystemTextJson()
+    {
+        _buffer.ResetWrittenCount();
+        using (var json = new Utf8JsonWriter(_buffer))
+        {
+            JsonSerializer.Serialize(json, _tree, s_json);
+        }
+        return JsonSerializer.Deserialize<TreeNode>(_buffer.WrittenSpan, s_json)!;
+    }
+
+    [Benchmark(Description = "messagepack")]
+    public TreeNode MessagePack()
+    {
+        _buffer.ResetWrittenCount();
+        MessagePackSerializer.Serialize(_buffer, _tree, s_msgpack);
+        return MessagePackSerializer.Deserialize<TreeNode>(_buffer.WrittenMemory, s_msgpack);
+    }
+}
