@@ -32,7 +32,10 @@ public sealed class TelemetryTests
         }
         server.Dispose();
 
-        var mine = listener.Events.Where(e => e.Endpoint.StartsWith($"mem://{name}", StringComparison.Ordinal)).ToList();
+        // The server reports a call just after its reply went out: wait for the last reports to arrive.
+        bool Mine(CallEvent e) => e.Endpoint.StartsWith($"mem://{name}", StringComparison.Ordinal);
+        Assert.True(listener.WaitFor(events => events.Count(Mine) >= 30, TimeSpan.FromSeconds(30)), "not all 30 events arrived");
+        var mine = listener.Events.Where(Mine).ToList();
         var adds = mine.Where(e => e.Method == "Add").ToList();
         var echoes = mine.Where(e => e.Method == "Echo").ToList();
         Assert.Equal(10, adds.Count(e => e.Side == "client"));
@@ -50,6 +53,7 @@ public sealed class TelemetryTests
     public void Meter_counts_calls_per_method()
     {
         var counts = new ConcurrentDictionary<string, long>();
+        using var serverDone = new ManualResetEventSlim();
         using var meterListener = new MeterListener();
         meterListener.InstrumentPublished = (instrument, l) =>
         {
@@ -66,7 +70,10 @@ public sealed class TelemetryTests
                 if (tag.Key == "method") method = (string)tag.Value!;
                 if (tag.Key == "side") side = (string)tag.Value!;
             }
-            counts.AddOrUpdate($"{method}/{side}", value, (_, v) => v + value);
+            if (counts.AddOrUpdate($"{method}/{side}", value, (_, v) => v + value) >= 7 && $"{method}/{side}" == "Next/server")
+            {
+                serverDone.Set();
+            }
         });
         meterListener.Start();
 
@@ -80,6 +87,8 @@ public sealed class TelemetryTests
         {
             shapes.Next(Color.Red);
         }
+        // The server records a call just after its reply went out: wait for the last one.
+        Assert.True(serverDone.Wait(TimeSpan.FromSeconds(30)), "the server's measurements did not all arrive");
         server.Dispose();
         Assert.Equal(7, counts.GetValueOrDefault("Next/client"));
         Assert.Equal(7, counts.GetValueOrDefault("Next/server"));
@@ -90,6 +99,25 @@ public sealed class TelemetryTests
     private sealed class CallListener : EventListener
     {
         public ConcurrentQueue<CallEvent> Events { get; } = new();
+
+        /// <summary>Waits until <paramref name="done"/> holds for the events seen so far.</summary>
+        public bool WaitFor(Func<IEnumerable<CallEvent>, bool> done, TimeSpan timeout)
+        {
+            long deadline = Environment.TickCount64 + (long)timeout.TotalMilliseconds;
+            lock (Events)
+            {
+                while (!done(Events))
+                {
+                    long left = deadline - Environment.TickCount64;
+                    if (left <= 0)
+                    {
+                        return false;
+                    }
+                    Monitor.Wait(Events, (int)left);
+                }
+                return true;
+            }
+        }
 
         protected override void OnEventSourceCreated(EventSource source)
         {
@@ -106,6 +134,10 @@ public sealed class TelemetryTests
                 return;
             }
             Events.Enqueue(new CallEvent((string)e.Payload[0]!, (string)e.Payload[1]!, (string)e.Payload[2]!, (string)e.Payload[3]!, (long)e.Payload[4]!, (long)e.Payload[5]!, (long)e.Payload[7]!, (bool)e.Payload[9]!));
+            lock (Events)
+            {
+                Monitor.PulseAll(Events);
+            }
         }
     }
 }
