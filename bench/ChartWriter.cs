@@ -7,8 +7,8 @@ internal static class ChartWriter
 {
     public static void Write(string path, IReadOnlyList<CallResult> results)
     {
-        string[] transports = [.. results.Select(r => r.Transport).Where(t => !t.StartsWith("limit", StringComparison.Ordinal)).Distinct()];
         string[] signatures = [.. BenchOptions.AllSignatures.Where(s => results.Any(r => r.Signature == s))];
+        string[] transports = [.. results.Where(r => signatures.Contains(r.Signature)).Select(r => r.Transport).Where(t => !t.StartsWith("limit", StringComparison.Ordinal)).Distinct()];
         var plot = new Plot();
         var palette = new ScottPlot.Palettes.Category10();
         double width = 0.8 / Math.Max(1, transports.Length);

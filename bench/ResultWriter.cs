@@ -30,8 +30,8 @@ internal static class ResultWriter
 
     public static string Table(IReadOnlyList<CallResult> results, string machine)
     {
-        string[] transports = [.. results.Select(r => r.Transport).Distinct()];
         string[] signatures = [.. BenchOptions.AllSignatures.Concat(s_extraSignatures).Where(s => results.Any(r => r.Signature == s))];
+        string[] transports = [.. results.Where(r => signatures.Contains(r.Signature)).Select(r => r.Transport).Distinct()];
         var sb = new StringBuilder();
         sb.AppendLine($"| signature | {string.Join(" | ", transports.Select(t => t.StartsWith("limit", StringComparison.Ordinal) ? $"{t} ns" : $"{t} ns (x loc{(t is "shm" or "tcp" ? ", x limit" : "")}) [B/call]"))} |");
         sb.AppendLine($"|---|{string.Concat(transports.Select(_ => "---:|"))}");
