@@ -8,18 +8,14 @@ namespace XCall.Bench;
 /// </summary>
 internal sealed class RemoteServer : IDisposable
 {
-    private readonly Process _process;
+    private readonly ChildServer _child;
 
-    private RemoteServer(Process process, string address)
-    {
-        _process = process;
-        Address = address;
-    }
+    private RemoteServer(ChildServer child) => _child = child;
 
-    public string Address { get; }
+    public string Address => _child.Address;
 
     /// <summary>The server process, to read its CPU time.</summary>
-    public Process Process => _process;
+    public Process Process => _child.Process;
 
     public static RemoteOptions Options { get; } = new()
     {
@@ -39,7 +35,7 @@ internal sealed class RemoteServer : IDisposable
         lock (s_shared)
         {
             string key = concurrent ? transport + "+concurrent" : transport;
-            if (!s_shared.TryGetValue(key, out RemoteServer? server) || server._process.HasExited)
+            if (!s_shared.TryGetValue(key, out RemoteServer? server) || server.Process.HasExited)
             {
                 server = Start(transport, concurrent);
                 s_shared[key] = server;
@@ -65,24 +61,8 @@ internal sealed class RemoteServer : IDisposable
     {
         string name = $"xcall-bench-{Environment.ProcessId}-{Guid.NewGuid().ToString("N")[..6]}";
         string address = transport == "shm" ? $"shm://{name}" : $"tcp://127.0.0.1:0/{name}";
-        var info = new ProcessStartInfo("dotnet") { RedirectStandardInput = true, RedirectStandardOutput = true, UseShellExecute = false };
-        info.ArgumentList.Add(typeof(RemoteServer).Assembly.Location);
-        info.ArgumentList.Add("--serve");
-        info.ArgumentList.Add(address);
-        if (concurrent)
-        {
-            info.ArgumentList.Add("--concurrent");
-        }
-        Process process = Process.Start(info)!;
-        string? line;
-        while ((line = process.StandardOutput.ReadLine()) is not null)
-        {
-            if (line.StartsWith("READY ", StringComparison.Ordinal))
-            {
-                return new RemoteServer(process, line[6..].Trim());
-            }
-        }
-        throw new InvalidOperationException($"The benchmark server for {address} exited before it was ready.");
+        string[] args = concurrent ? ["--serve", address, "--concurrent"] : ["--serve", address];
+        return new RemoteServer(ChildServer.Start(args, $"The benchmark server for {address}"));
     }
 
     /// <summary>Entry point of the server process.</summary>
@@ -103,19 +83,5 @@ internal sealed class RemoteServer : IDisposable
         return 0;
     }
 
-    public void Dispose()
-    {
-        try
-        {
-            _process.StandardInput.Close();
-            if (!_process.WaitForExit(TimeSpan.FromSeconds(10)))
-            {
-                _process.Kill(entireProcessTree: true);
-            }
-        }
-        catch (InvalidOperationException)
-        {
-        }
-        _process.Dispose();
-    }
+    public void Dispose() => _child.Dispose();
 }

@@ -116,18 +116,7 @@ internal sealed class InMemoryChannel : FrameChannel
     {
         if (!_closed)
         {
-            var reason = new XCallDisconnectedException(RemoteEndpoint, "the peer closed the connection");
-            lock (_sendLock)
-            {
-                if (_closed)
-                {
-                    return;
-                }
-                _closed = true;
-            }
-            _inbox.CompleteAdding();
-            _handler?.OnClosed(reason);
-            _peer.Dispose();
+            Shutdown(new XCallDisconnectedException(RemoteEndpoint, "the peer closed the connection"));
         }
     }
 }
