@@ -207,6 +207,8 @@ public sealed partial class ProxyGenerator
                 w.Line($"public static {data.FullName} Clone({data.FullName} value) => {roundTrip};");
                 return;
             }
+            // Inlined into the domain proxy: the copy of a small leaf is then one allocation and its stores.
+            w.Line("[global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]");
             w.Open($"public static {data.FullName} Clone({data.FullName} value)");
             if (!data.IsValueType)
             {

@@ -108,7 +108,7 @@ internal sealed partial class ShmChannel
                 {
                     return false;
                 }
-                Thread.SpinWait(1);
+                IdleSpinner.Pause();
             }
             return false;
         }

@@ -36,7 +36,7 @@ internal sealed partial class ShmChannel
         try
         {
             _writer.Commit();
-            _outSignal.WakeConsumerIfSleeping();
+            _outSignal.WakeConsumerIfSleeping(_writer.Tail);
         }
         finally
         {

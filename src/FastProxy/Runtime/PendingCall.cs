@@ -34,6 +34,7 @@ public sealed class PendingCall : IValueTaskSource
     private int _state;
     private bool _async;
     private int _sleeping;
+    private uint _generation;
 
     private readonly XCallConnection _connection;
 
@@ -69,8 +70,15 @@ public sealed class PendingCall : IValueTaskSource
     /// <summary>True once the reply (or a failure) arrived.</summary>
     public bool IsCompleted => Volatile.Read(ref _state) == Done;
 
-    internal void Prepare(ulong callId, uint methodId, bool isAsync)
+    internal void Prepare(uint methodId, bool isAsync)
     {
+        // The id pairs the reply with this use of the slot: the slot in the low half, a per-slot generation
+        // (never 0, so no id is 0) in the high half.
+        if (++_generation == 0)
+        {
+            _generation = 1;
+        }
+        ulong callId = ((ulong)_generation << 32) | (uint)Slot;
         CallId = callId;
         MethodId = methodId;
         _async = isAsync;

@@ -28,6 +28,9 @@ public sealed class ServerCall
 
     internal bool Replied { get; private set; }
 
+    /// <summary>True while the call is in the connection's in-flight table (it outlived its dispatch).</summary>
+    internal bool InFlight { get; set; }
+
     internal Dispatcher? Dispatcher { get; set; }
 
     internal long StartTimestamp { get; set; }

@@ -25,10 +25,7 @@ public sealed partial class XCallConnection
         ServerCall concurrentCall = RentServerCall(header.CallId, header.MethodId, oneWay);
         if (!oneWay)
         {
-            lock (_serverLock)
-            {
-                _inflight[header.CallId] = concurrentCall;
-            }
+            Register(concurrentCall);
         }
         ThreadPool.UnsafeQueueUserWorkItem(new QueuedCall(this, target, buffer, length, concurrentCall), preferLocal: false);
     }
@@ -72,13 +69,16 @@ public sealed partial class XCallConnection
 
     private ExposedObject FindObject(ulong objectId)
     {
-        ExposedObject? found;
-        lock (_objectLock)
+        ExposedObject? found = objectId == 0 ? _root : _objects.GetValueOrDefault(objectId);
+        if (found is null)
         {
-            found = objectId == 0 ? _root
-                : _objects.TryGetValue(objectId, out ExposedObject o) ? o
-                : _exports.TryGetValue(objectId, out ExportedObject? e) ? new ExposedObject(e.Target, e.Dispatcher)
-                : null;
+            lock (_objectLock)
+            {
+                if (_exports.TryGetValue(objectId, out ExportedObject? e))
+                {
+                    found = new ExposedObject(e.Target, e.Dispatcher);
+                }
+            }
         }
         return found ?? throw new XCallProtocolException($"No object with id {objectId} is exposed on this connection.");
     }
@@ -113,10 +113,7 @@ public sealed partial class XCallConnection
             ReturnServerCall(call);
             return;
         }
-        lock (_serverLock)
-        {
-            _inflight[call.CallId] = call;
-        }
+        Register(call);
         _ = AwaitDispatch(pending, call);
     }
 
@@ -155,26 +152,52 @@ public sealed partial class XCallConnection
         ReturnServerCall(call);
     }
 
+    // A call that completes while it is dispatched (the common case) takes and gives back the spare with one
+    // interlocked operation each; the pool and the in-flight table (for cancel frames) take the lock.
     private ServerCall RentServerCall(ulong callId, uint methodId, bool oneWay)
     {
-        ServerCall? call;
-        lock (_serverLock)
+        ServerCall? call = Interlocked.Exchange(ref _spareServerCall, null);
+        if (call is null)
         {
-            _serverCallPool.TryPop(out call);
+            lock (_serverLock)
+            {
+                _serverCallPool.TryPop(out call);
+            }
+            call ??= new ServerCall(this);
         }
-        call ??= new ServerCall(this);
         call.Prepare(callId, methodId, oneWay);
         return call;
     }
 
-    private void ReturnServerCall(ServerCall call)
+    /// <summary>Makes a call that outlives its dispatch reachable by cancel frames.</summary>
+    private void Register(ServerCall call)
     {
         lock (_serverLock)
         {
-            if (_inflight.TryGetValue(call.CallId, out ServerCall? registered) && ReferenceEquals(registered, call))
+            _inflight[call.CallId] = call;
+            call.InFlight = true;
+        }
+    }
+
+    private void ReturnServerCall(ServerCall call)
+    {
+        if (call.InFlight)
+        {
+            lock (_serverLock)
             {
-                _inflight.Remove(call.CallId);
+                if (_inflight.TryGetValue(call.CallId, out ServerCall? registered) && ReferenceEquals(registered, call))
+                {
+                    _inflight.Remove(call.CallId);
+                }
+                call.InFlight = false;
             }
+        }
+        if (Interlocked.CompareExchange(ref _spareServerCall, call, null) is null)
+        {
+            return;
+        }
+        lock (_serverLock)
+        {
             if (_serverCallPool.Count < 64)
             {
                 _serverCallPool.Push(call);

@@ -71,7 +71,7 @@ public sealed partial class XCallConnection
             {
                 return exported.Target;
             }
-            if (objectId != 0 && _objects.TryGetValue(objectId, out ExposedObject service))
+            if (objectId != 0 && _objects.TryGetValue(objectId, out ExposedObject? service))
             {
                 return service.Target;
             }

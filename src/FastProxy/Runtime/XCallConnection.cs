@@ -17,15 +17,17 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     private PendingCall?[] _slots = new PendingCall?[16];
     private readonly Stack<int> _freeSlots = new();
     private int _slotCount;
-    private uint _generation;
+    private PendingCall? _spareCall;
 
     private readonly object _objectLock = new();
-    private readonly Dictionary<ulong, ExposedObject> _objects = new();
-    private ExposedObject? _root;
+    // Read without a lock on every call (copy on write: services are exposed rarely, looked up per call).
+    private volatile Dictionary<ulong, ExposedObject> _objects = new();
+    private volatile ExposedObject? _root;
 
     private readonly object _serverLock = new();
     private readonly Stack<ServerCall> _serverCallPool = new();
     private readonly Dictionary<ulong, ServerCall> _inflight = new();
+    private ServerCall? _spareServerCall;
 
     private Exception? _closeReason;
     private int _closed;
@@ -71,7 +73,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     {
         lock (_objectLock)
         {
-            _objects[objectId] = new ExposedObject(target, dispatcher);
+            _objects = new Dictionary<ulong, ExposedObject>(_objects) { [objectId] = new ExposedObject(target, dispatcher) };
         }
     }
 
@@ -298,40 +300,53 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     [EditorBrowsable(EditorBrowsableState.Never)]
     public void AbortOneWay() => Channel.AbortFrame();
 
+    // The spare call makes a thread's back-to-back calls cost one interlocked exchange to rent and one
+    // to return; the free list under the lock serves calls in flight at the same time.
     private PendingCall RentCall(uint methodId, bool isAsync)
     {
-        PendingCall call;
-        lock (_callLock)
+        PendingCall call = Interlocked.Exchange(ref _spareCall, null) ?? RentSlot();
+        call.Prepare(methodId, isAsync);
+        // Full fence between publishing the call id (Prepare) and reading _closed: Close sets _closed with a
+        // full fence before it fails the calls it finds, so a call is either refused here or failed there.
+        Interlocked.MemoryBarrier();
+        if (Volatile.Read(ref _closed) != 0)
         {
-            if (_closed != 0)
-            {
-                ThrowClosed();
-            }
-            if (_freeSlots.TryPop(out int slot))
-            {
-                call = _slots[slot]!;
-            }
-            else
-            {
-                slot = _slotCount++;
-                if (slot == _slots.Length)
-                {
-                    Array.Resize(ref _slots, _slots.Length * 2);
-                }
-                call = new PendingCall(slot, this);
-                _slots[slot] = call;
-            }
-            _generation++;
-            call.Prepare(((ulong)_generation << 32) | (uint)slot, methodId, isAsync);
+            ReturnCall(call);
+            ThrowClosed();
         }
         return call;
     }
 
-    private void ReturnCall(PendingCall call)
+    private PendingCall RentSlot()
     {
         lock (_callLock)
         {
-            call.CallId = 0;
+            if (_freeSlots.TryPop(out int slot))
+            {
+                return _slots[slot]!;
+            }
+            slot = _slotCount++;
+            if (slot == _slots.Length)
+            {
+                PendingCall?[] grown = new PendingCall?[_slots.Length * 2];
+                _slots.CopyTo(grown);
+                Volatile.Write(ref _slots, grown);
+            }
+            var call = new PendingCall(slot, this);
+            Volatile.Write(ref _slots[slot], call);
+            return call;
+        }
+    }
+
+    private void ReturnCall(PendingCall call)
+    {
+        call.CallId = 0;
+        if (Interlocked.CompareExchange(ref _spareCall, call, null) is null)
+        {
+            return;
+        }
+        lock (_callLock)
+        {
             _freeSlots.Push(call.Slot);
         }
     }
@@ -469,7 +484,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
                 return;
             }
             _closeReason = error;
-            Volatile.Write(ref _closed, 1);
+            Interlocked.Exchange(ref _closed, 1); // full fence: see RentCall
             slots = _slots;
         }
         // A transport's own disconnect already names the endpoint and the reason: pass it through unwrapped.
@@ -478,5 +493,5 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         Closed?.Invoke(this, error);
     }
 
-    private readonly record struct ExposedObject(object Target, Dispatcher Dispatcher);
+    private sealed record ExposedObject(object Target, Dispatcher Dispatcher);
 }

@@ -114,10 +114,17 @@ internal sealed unsafe class RingSignal
     }
 
     /// <summary>Producer, after publishing through a full fence: wakes the consumer side if it sleeps.</summary>
-    public void WakeConsumerIfSleeping()
+    public void WakeConsumerIfSleeping() => WakeConsumerIfSleeping(long.MaxValue);
+
+    /// <summary>
+    /// Producer, after publishing records up to <paramref name="publishedEnd"/> through a full fence: wakes the
+    /// consumer side if it sleeps and has not consumed them yet. A consumer that already moved past them
+    /// (a caller that polled its reply and re-armed the ring for the next one) needs no wake-up for them.
+    /// </summary>
+    public void WakeConsumerIfSleeping(long publishedEnd)
     {
         int* sleeping = _ring.ConsumerSleeping;
-        if (Volatile.Read(ref *sleeping) != 0)
+        if (Volatile.Read(ref *sleeping) != 0 && Volatile.Read(ref *_ring.ConsumerPosition) < publishedEnd)
         {
             int armed = Interlocked.Exchange(ref *sleeping, 0);
             if (armed == LeaderArmed)

@@ -108,7 +108,7 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>
         _open = true;
     }
 
-    /// <summary>Publishes the open frame. The caller wakes the reader (<see cref="RingSignal.WakeConsumerIfSleeping"/>).</summary>
+    /// <summary>Publishes the open frame. The caller wakes the reader (<see cref="RingSignal.WakeConsumerIfSleeping(long)"/>).</summary>
     public void Commit()
     {
         Debug.Assert(_open);

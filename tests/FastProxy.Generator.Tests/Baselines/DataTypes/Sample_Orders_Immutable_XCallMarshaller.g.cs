@@ -14,6 +14,7 @@ internal abstract class Sample_Orders_Immutable_XCallMarshaller : global::XCall.
 
     public static global::Sample.Orders.Immutable Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Orders.Immutable>(Graph)!;
 
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
     public static global::Sample.Orders.Immutable Clone(global::Sample.Orders.Immutable value)
     {
         if (value is null)

@@ -14,6 +14,7 @@ internal abstract class Sample_Orders_Line_XCallMarshaller : global::XCall.Marsh
 
     public static global::Sample.Orders.Line Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Orders.Line>(Graph)!;
 
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
     public static global::Sample.Orders.Line Clone(global::Sample.Orders.Line value)
     {
         if (value is null)

@@ -21,6 +21,7 @@ internal abstract class Sample_Orders_Money_XCallMarshaller : global::XCall.Mars
         return new global::Sample.Orders.Money() { Amount = __m0, Currency = __m1 };
     }
 
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
     public static global::Sample.Orders.Money Clone(global::Sample.Orders.Money value)
     {
         return new global::Sample.Orders.Money() { Amount = value.Amount, Currency = value.Currency };

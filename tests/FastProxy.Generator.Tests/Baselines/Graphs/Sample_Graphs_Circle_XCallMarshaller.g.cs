@@ -14,6 +14,7 @@ internal abstract class Sample_Graphs_Circle_XCallMarshaller : global::XCall.Mar
 
     public static global::Sample.Graphs.Circle Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Graphs.Circle>(Graph)!;
 
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
     public static global::Sample.Graphs.Circle Clone(global::Sample.Graphs.Circle value)
     {
         if (value is null)

@@ -14,6 +14,7 @@ internal abstract class Sample_Graphs_Square_XCallMarshaller : global::XCall.Mar
 
     public static global::Sample.Graphs.Square Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Graphs.Square>(Graph)!;
 
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
     public static global::Sample.Graphs.Square Clone(global::Sample.Graphs.Square value)
     {
         if (value is null)

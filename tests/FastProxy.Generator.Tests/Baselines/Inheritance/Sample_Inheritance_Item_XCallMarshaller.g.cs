@@ -14,6 +14,7 @@ internal abstract class Sample_Inheritance_Item_XCallMarshaller : global::XCall.
 
     public static global::Sample.Inheritance.Item Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Inheritance.Item>(Graph)!;
 
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
     public static global::Sample.Inheritance.Item Clone(global::Sample.Inheritance.Item value)
     {
         if (value is null)

@@ -14,6 +14,7 @@ internal abstract class Sample_Holder_XCallMarshaller : global::XCall.Marshal.IM
 
     public static global::Sample.Holder Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Holder>(Graph)!;
 
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
     public static global::Sample.Holder Clone(global::Sample.Holder value)
     {
         if (value is null)

@@ -14,6 +14,7 @@ internal abstract class Sample_Data_XCallMarshaller : global::XCall.Marshal.IMar
 
     public static global::Sample.Data Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Data>(Graph)!;
 
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
     public static global::Sample.Data Clone(global::Sample.Data value)
     {
         if (value is null)

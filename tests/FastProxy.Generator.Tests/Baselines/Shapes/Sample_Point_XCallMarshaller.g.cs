@@ -14,6 +14,7 @@ internal abstract class Sample_Point_XCallMarshaller : global::XCall.Marshal.IMa
 
     public static global::Sample.Point Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Point>(Graph)!;
 
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
     public static global::Sample.Point Clone(global::Sample.Point value)
     {
         if (value is null)
