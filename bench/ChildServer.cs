@@ -44,6 +44,22 @@ internal sealed class ChildServer : IDisposable
         throw new InvalidOperationException($"{what} exited (code {code}) before it was ready.");
     }
 
+    /// <summary>Sends <paramref name="command"/> on the server's standard input and returns the rest of its
+    /// first answer line that starts with <paramref name="prefix"/>.</summary>
+    public string Ask(string command, string prefix)
+    {
+        Process.StandardInput.WriteLine(command);
+        Process.StandardInput.Flush();
+        while (Process.StandardOutput.ReadLine() is string line)
+        {
+            if (line.StartsWith(prefix, StringComparison.Ordinal))
+            {
+                return line[prefix.Length..].Trim();
+            }
+        }
+        throw new InvalidOperationException($"The server exited before it answered '{command}'.");
+    }
+
     /// <summary>Closes the server's standard input, so it exits; kills it if it has not after 10 s.</summary>
     public void Dispose()
     {

@@ -116,6 +116,14 @@ foreach ((string transport, string mode, long rounds) in new[] { ("shm", "spin",
     }
 }
 
+// The int call paired with the limit probe in alternating bursts (the same load for both), and the
+// bytes both processes allocate per call.
+foreach (string transport in new[] { "shm", "tcp" }.Where(options.Transports.Contains))
+{
+    Console.WriteLine($"// pairing {transport} int with its limit probe (7 alternating bursts)...");
+    results.AddRange(SideBySide.Rows(SideBySide.Measure(transport, 7)));
+}
+
 // An idle shm connection: CPU used by both processes once idle for 50 ms (adaptive idle strategy).
 if (options.Transports.Contains("shm"))
 {

@@ -77,11 +77,19 @@ internal sealed class RemoteServer : IDisposable
         using RemoteListener listener = Remote.Serve(address, server, Options with { Connection = connection });
         Console.WriteLine($"READY {(object?)listener.TcpAddress ?? address}");
         Console.Out.Flush();
-        while (Console.In.ReadLine() is not null)
+        while (Console.In.ReadLine() is string line)
         {
+            if (line == "alloc")
+            {
+                Console.WriteLine($"ALLOC {GC.GetTotalAllocatedBytes(precise: true)}");
+                Console.Out.Flush();
+            }
         }
         return 0;
     }
+
+    /// <summary>Bytes the server process allocated so far (all threads), asked over its standard input.</summary>
+    public long AllocatedBytes() => long.Parse(_child.Ask("alloc", "ALLOC "), System.Globalization.CultureInfo.InvariantCulture);
 
     public void Dispose() => _child.Dispose();
 }

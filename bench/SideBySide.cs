@@ -1,42 +1,75 @@
 using System.Diagnostics;
+using System.Globalization;
 
 namespace XCall.Bench;
 
 /// <summary>
-/// <c>--side-by-side shm|tcp</c>: alternates short bursts of the machine-limit probe and of XCall's
-/// <c>int</c> call on that transport, so each pair of figures faces the same load on a shared machine.
-/// Prints one line per round and the median ratio; a diagnostic, not part of the default run.
+/// Pairs XCall's <c>int</c> call with the machine-limit probe on one transport: short bursts of each,
+/// alternating, so every pair faces the same load on a shared machine; the median of the per-round ratios
+/// is the figure. Also counts the bytes both processes allocate per call during the call bursts.
+/// <c>--side-by-side shm|tcp [ROUNDS]</c> prints every round; the default run adds the summary rows.
 /// </summary>
 internal static class SideBySide
 {
+    /// <summary>The paired figures of one transport.</summary>
+    public sealed record Paired(string Transport, string LimitMode, double CallNs, double LimitNs, double Ratio, double ClientBytesPerCall, double ServerBytesPerCall, int Rounds);
+
     public static int Run(string transport, int rounds)
     {
-        string mode = transport == "shm" ? "spin" : "tcp";
+        Paired paired = Measure(transport, rounds, (round, limit, call) =>
+            Console.WriteLine($"round {round}: limit-{Mode(transport)} {limit,8:0.0} ns   {transport} int {call,8:0.0} ns   ratio {call / limit:0.00}x"));
+        Console.WriteLine($"median: {transport} int {paired.CallNs:0.0} ns, limit-{paired.LimitMode} {paired.LimitNs:0.0} ns, ratio {paired.Ratio:0.00}x over {rounds} rounds; allocated per call: client {paired.ClientBytesPerCall:0.00} B, server {paired.ServerBytesPerCall:0.00} B");
+        return 0;
+    }
+
+    /// <summary>Runs <paramref name="rounds"/> alternating probe and call bursts against a fresh server.</summary>
+    public static Paired Measure(string transport, int rounds, Action<int, double, double>? onRound = null)
+    {
+        string mode = Mode(transport);
         long probeRounds = transport == "shm" ? 50_000 : 3_000;
         int calls = transport == "shm" ? 200_000 : 5_000;
         using RemoteServer server = RemoteServer.Start(transport);
         using RemoteService<ICallCost> remote = Remote.Open<ICallCost>(server.Address, RemoteServer.Options);
         ICallCost proxy = remote.Proxy;
-        Measure(proxy, calls); // warm up: tiered JIT, both processes
-        Measure(proxy, calls);
+        Burst(proxy, calls); // warm up: tiered JIT in both processes
+        Burst(proxy, calls);
+        var callNs = new List<double>();
+        var limitNs = new List<double>();
         var ratios = new List<double>();
-        for (int round = 0; round < rounds; round++)
+        long clientBytes = 0;
+        long serverBytes = 0;
+        for (int round = 1; round <= rounds; round++)
         {
-            LimitProbe.Limit limit = LimitProbe.Measure(mode, [4], probeRounds)[0];
-            double call = Measure(proxy, calls);
-            ratios.Add(call / limit.MedianNs);
-            Console.WriteLine($"round {round + 1}: limit-{mode} {limit.MedianNs,8:0.0} ns ({limit.Implementation})   {transport} int {call,8:0.0} ns   ratio {call / limit.MedianNs:0.00}x");
+            double limit = LimitProbe.Measure(mode, [4], probeRounds)[0].MedianNs;
+            long serverBefore = server.AllocatedBytes();
+            long clientBefore = GC.GetTotalAllocatedBytes(precise: true);
+            double call = Burst(proxy, calls);
+            clientBytes += GC.GetTotalAllocatedBytes(precise: true) - clientBefore;
+            serverBytes += server.AllocatedBytes() - serverBefore;
+            callNs.Add(call);
+            limitNs.Add(limit);
+            ratios.Add(call / limit);
+            onRound?.Invoke(round, limit, call);
         }
-        ratios.Sort();
-        Console.WriteLine($"median ratio {transport} int / limit-{mode}: {ratios[ratios.Count / 2]:0.00}x over {rounds} rounds");
-        return 0;
+        long total = (long)rounds * (calls / Batches * Batches);
+        return new Paired(transport, mode, Median(callNs), Median(limitNs), Median(ratios), (double)clientBytes / total, (double)serverBytes / total, rounds);
     }
 
-    /// <summary>Median of five batches, ns per call (the probe reports its median the same way).</summary>
-    private static double Measure(ICallCost proxy, int calls)
+    private static string Mode(string transport) => transport == "shm" ? "spin" : "tcp";
+
+    private static double Median(List<double> values)
     {
-        var batches = new double[5];
-        int perBatch = calls / batches.Length;
+        values.Sort();
+        return values[values.Count / 2];
+    }
+
+    private const int Batches = 5;
+
+    /// <summary>Median of five batches, ns per call (the probe reports its median the same way).</summary>
+    private static double Burst(ICallCost proxy, int calls)
+    {
+        var batches = new double[Batches];
+        int perBatch = calls / Batches;
         for (int b = 0; b < batches.Length; b++)
         {
             long start = Stopwatch.GetTimestamp();
@@ -47,6 +80,16 @@ internal static class SideBySide
             batches[b] = Stopwatch.GetElapsedTime(start).TotalNanoseconds / perBatch;
         }
         Array.Sort(batches);
-        return batches[batches.Length / 2];
+        return batches[Batches / 2];
     }
+
+    /// <summary>The summary rows for calls.json and the table's notes.</summary>
+    public static IEnumerable<CallResult> Rows(Paired p) =>
+    [
+        new CallResult("int-paired", p.Transport, p.CallNs, null)
+        {
+            RatioToLimit = p.Ratio,
+            Note = string.Create(CultureInfo.InvariantCulture, $"{p.Transport} int paired with limit-{p.LimitMode} in {p.Rounds} alternating bursts: median {p.CallNs:0} ns vs {p.LimitNs:0} ns, median ratio {p.Ratio:0.00}x; allocated per call: client {p.ClientBytesPerCall:0.00} B, server {p.ServerBytesPerCall:0.00} B"),
+        },
+    ];
 }
