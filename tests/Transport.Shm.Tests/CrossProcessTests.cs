@@ -142,18 +142,12 @@ public sealed class CrossProcessTests(ITestOutputHelper output) : IDisposable
         Assert.Equal([7], client.RoundTrip([7]));
     }
 
-    [Fact]
+    [SkippableFact]
     public async Task A_peer_of_another_uid_is_refused_unless_allowed()
     {
-        if (Libc.EffectiveUid != 0 || !File.Exists("/usr/bin/setpriv"))
-        {
-            // Starting a process as another user needs root and setpriv (util-linux). xunit 2 has no dynamic
-            // skip: say so in the test output (and on the console) and stop here.
-            string reason = $"SKIPPED {nameof(A_peer_of_another_uid_is_refused_unless_allowed)}: needs root and /usr/bin/setpriv to start a client as uid 65534 (euid {Libc.EffectiveUid}).";
-            output.WriteLine(reason);
-            Console.Error.WriteLine(reason);
-            return;
-        }
+        // Starting a process as another user needs root and setpriv (util-linux).
+        Skip.If(Libc.EffectiveUid != 0 || !File.Exists("/usr/bin/setpriv"),
+            $"needs root and /usr/bin/setpriv to start a client as uid 65534 (euid {Libc.EffectiveUid})");
         // nobody (65534), keeping only the right to pass directory permissions: it reaches the socket in
         // our private runtime directory, so it is the SO_PEERCRED check that must stop it.
         string[] asNobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=+dac_override", "--ambient-caps=+dac_override", "env", "HOME=/tmp"];
