@@ -32,7 +32,7 @@ public sealed class ConnectionFailureTests
         }
         server.Dispose();
         var ex = await Assert.ThrowsAsync<XCallDisconnectedException>(() => call);
-        Assert.Equal("mem://server", ex.Endpoint);
+        Assert.Equal("mem://test/server", ex.Endpoint);
         Assert.Throws<XCallDisconnectedException>(() => shapes.Add(1, 2));
         client.Dispose();
     }

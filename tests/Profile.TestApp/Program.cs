@@ -1,6 +1,5 @@
 using System.Globalization;
 using XCall;
-using XCall.Profile.TestApp;
 using XCall.Runtime;
 using XCall.Tests.Contracts;
 
@@ -9,7 +8,7 @@ using XCall.Tests.Contracts;
 // framed client. Prints "READY <pid>" once connected and "DONE" after each batch; exits when stdin closes.
 // No call is made before the first GO, so a session without GO sees no XCall traffic.
 
-(MemoryFrameChannel clientChannel, MemoryFrameChannel serverChannel) = MemoryFrameChannel.CreatePair("testapp");
+(InMemoryChannel clientChannel, InMemoryChannel serverChannel) = InMemoryChannel.CreatePair("testapp");
 using var server = new XCallServer().Add<IShapes>(new Shapes());
 server.Attach(serverChannel);
 using var client = new XCallConnection(clientChannel);

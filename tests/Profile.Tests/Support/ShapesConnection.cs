@@ -1,4 +1,3 @@
-using XCall.Profile.TestApp;
 using XCall.Runtime;
 using XCall.Tests.Contracts;
 
@@ -13,7 +12,7 @@ internal sealed class ShapesConnection : IDisposable
     /// <summary>Connects; the endpoints are <c>mem://name/server</c> and <c>mem://name/client</c>.</summary>
     public ShapesConnection(string name)
     {
-        (MemoryFrameChannel clientChannel, MemoryFrameChannel serverChannel) = MemoryFrameChannel.CreatePair(name);
+        (InMemoryChannel clientChannel, InMemoryChannel serverChannel) = InMemoryChannel.CreatePair(name);
         _server = new XCallServer().Add<IShapes>(new Shapes());
         _server.Attach(serverChannel);
         _client = new XCallConnection(clientChannel);

@@ -4,42 +4,53 @@ using System.Runtime.InteropServices;
 using XCall.Marshal;
 using XCall.Transport;
 
-namespace XCall.FastProxy.Tests;
+namespace XCall.Tests.Contracts;
 
 /// <summary>
-/// A frame channel pair inside one process, with a receive thread per side like the real transports:
-/// it tests the framed proxies and dispatchers without operating-system machinery.
+/// A frame channel pair inside one process, with a receive thread per side like the real transports, so
+/// framed calls (and their diagnostics) run without operating-system machinery.
 /// </summary>
-internal sealed class InMemoryChannel : FrameChannel
+/// <remarks>
+/// Each frame is copied into its own array (header first) and handed to the peer's inbox; the peer's
+/// receive thread parses the header and gives the payload to its handler. Shared by the framed tests
+/// (FastProxy.Tests, Profile.Tests) and the profiler's test application.
+/// </remarks>
+public sealed class InMemoryChannel : FrameChannel
 {
     private readonly object _sendLock = new();
     private readonly ArrayBufferWriter<byte> _frame = new();
     private readonly BlockingCollection<byte[]> _inbox = new();
     private InMemoryChannel _peer = null!;
     private IFrameHandler? _handler;
-    private Thread? _receiver;
     private volatile bool _closed;
 
-    private InMemoryChannel(string name) => RemoteEndpoint = name;
+    private InMemoryChannel(string remoteEndpoint) => RemoteEndpoint = remoteEndpoint;
 
+    /// <inheritdoc />
     public override string RemoteEndpoint { get; }
 
-    public static (InMemoryChannel Client, InMemoryChannel Server) CreatePair(string name = "server")
+    /// <summary>
+    /// Creates two connected channels; <paramref name="name"/> makes their endpoints
+    /// (<c>mem://name/server</c> seen by the client, <c>mem://name/client</c> seen by the server).
+    /// </summary>
+    public static (InMemoryChannel Client, InMemoryChannel Server) CreatePair(string name = "test")
     {
-        var client = new InMemoryChannel($"mem://{name}");
-        var server = new InMemoryChannel($"mem://{name}-client");
+        var client = new InMemoryChannel($"mem://{name}/server");
+        var server = new InMemoryChannel($"mem://{name}/client");
         client._peer = server;
         server._peer = client;
         return (client, server);
     }
 
+    /// <inheritdoc />
     public override void Start(IFrameHandler handler)
     {
         _handler = handler;
-        _receiver = new Thread(Receive) { IsBackground = true, Name = "mem-receive" };
-        _receiver.Start();
+        var receiver = new Thread(Receive) { IsBackground = true, Name = $"mem-receive {RemoteEndpoint}" };
+        receiver.Start();
     }
 
+    /// <inheritdoc />
     public override IBufferWriter<byte> BeginFrame(in FrameHeader header)
     {
         Monitor.Enter(_sendLock);
@@ -54,6 +65,7 @@ internal sealed class InMemoryChannel : FrameChannel
         return _frame;
     }
 
+    /// <inheritdoc />
     public override void CommitFrame()
     {
         try
@@ -69,10 +81,15 @@ internal sealed class InMemoryChannel : FrameChannel
         }
     }
 
+    /// <inheritdoc />
     public override void AbortFrame() => Monitor.Exit(_sendLock);
 
     /// <summary>Delivers raw bytes to the peer as if they were a frame (for malformed-input tests).</summary>
     public void InjectRaw(byte[] frame) => _peer._inbox.Add(frame);
+
+    /// <inheritdoc />
+    public override void Dispose() =>
+        Close(new XCallDisconnectedException(RemoteEndpoint, "the peer closed the connection"));
 
     private void Receive()
     {
@@ -94,10 +111,10 @@ internal sealed class InMemoryChannel : FrameChannel
         {
             error = ex;
         }
-        Shutdown(error);
+        Close(error);
     }
 
-    private void Shutdown(Exception? error)
+    private void Close(Exception? error)
     {
         lock (_sendLock)
         {
@@ -110,13 +127,5 @@ internal sealed class InMemoryChannel : FrameChannel
         _inbox.CompleteAdding();
         _handler?.OnClosed(error);
         _peer.Dispose();
-    }
-
-    public override void Dispose()
-    {
-        if (!_closed)
-        {
-            Shutdown(new XCallDisconnectedException(RemoteEndpoint, "the peer closed the connection"));
-        }
     }
 }
