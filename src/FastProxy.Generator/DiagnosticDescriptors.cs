@@ -73,6 +73,11 @@ internal static class DiagnosticDescriptors
         "[XCallMarshaller] registers '{0}' for '{1}', but it is not a public or internal class implementing XCall.Marshal.IMarshaller<{1}>; implement that interface (static Write and Read)",
         Category, DiagnosticSeverity.Error, isEnabledByDefault: true);
 
+    public static readonly DiagnosticDescriptor SpanIsInputOnly = new(
+        "XCALL014", "Span parameter is input-only",
+        "Parameter '{1}' of '{0}' is a Span<T>: its contents travel to the callee, but what the callee writes into them does not come back; declare it ReadOnlySpan<T> if it is input, or use a ref array or a return value to get data back",
+        Category, DiagnosticSeverity.Warning, isEnabledByDefault: true);
+
     public static DiagnosticDescriptor ById(string id) => id switch
     {
         "XCALL001" => GenericMethod,
@@ -88,6 +93,7 @@ internal static class DiagnosticDescriptors
         "XCALL011" => DuplicateKnownType,
         "XCALL012" => KnownTypeNotDerived,
         "XCALL013" => BadRegisteredMarshaller,
+        "XCALL014" => SpanIsInputOnly,
         _ => throw new ArgumentOutOfRangeException(nameof(id), id, "Unknown XCall diagnostic id."),
     };
 }

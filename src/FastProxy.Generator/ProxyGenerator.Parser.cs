@@ -187,6 +187,10 @@ public sealed partial class ProxyGenerator
                 {
                     _diagnostics.Add(DiagnosticInfo.Create(DiagnosticDescriptors.SpanInAsync, pLocation, name, p.Name));
                 }
+                else if (type is { Kind: WireKind.Span } && mode == ParameterMode.In)
+                {
+                    _diagnostics.Add(DiagnosticInfo.Create(DiagnosticDescriptors.SpanIsInputOnly, pLocation, name, p.Name));
+                }
                 if (wireParameters++ > 0)
                 {
                     signature.Append(',');

@@ -473,6 +473,37 @@ public sealed class DiagnosticTests
     }
 
     [Fact]
+    public void Span_parameter_on_a_sync_method_warns_XCALL014_that_it_is_input_only()
+    {
+        Reported report = Report("XCALL014", """
+            [Remotable]
+            public interface IFiller
+            {
+                void Fill(Span<byte> buffer);
+            }
+            """, DiagnosticSeverity.Warning);
+
+        Assert.Equal("buffer", report.LocatedText);
+        Assert.Contains("'Fill'", report.Message);
+        Assert.Contains("does not come back", report.Message);
+        Assert.Contains("ReadOnlySpan<T>", report.Message);
+    }
+
+    [Fact]
+    public void ReadOnlySpan_parameter_on_a_sync_method_reports_nothing()
+    {
+        GeneratorOutput output = GeneratorHarness.Run(Usings + """
+            [Remotable]
+            public interface ISummer
+            {
+                int Sum(ReadOnlySpan<int> values);
+            }
+            """);
+
+        Assert.Empty(output.Diagnostics);
+    }
+
+    [Fact]
     public void Two_cancellation_tokens_report_XCALL010_on_the_method()
     {
         Reported report = Report("XCALL010", """
@@ -506,14 +537,14 @@ public sealed class DiagnosticTests
     }
 
     /// <summary>Runs the generator over <paramref name="body"/> and expects exactly one error, <paramref name="id"/>.</summary>
-    private static Reported Report(string id, string body)
+    private static Reported Report(string id, string body, DiagnosticSeverity severity = DiagnosticSeverity.Error)
     {
         string source = Usings + body;
         GeneratorOutput output = GeneratorHarness.Run(source);
 
         Diagnostic diagnostic = Assert.Single(output.Diagnostics);
         Assert.Equal(id, diagnostic.Id);
-        Assert.Equal(DiagnosticSeverity.Error, diagnostic.Severity);
+        Assert.Equal(severity, diagnostic.Severity);
         FileLinePositionSpan line = diagnostic.Location.GetLineSpan();
         Assert.Equal(GeneratorHarness.ContractPath, line.Path);
         string located = source.Substring(diagnostic.Location.SourceSpan.Start, diagnostic.Location.SourceSpan.Length);

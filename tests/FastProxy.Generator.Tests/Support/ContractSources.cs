@@ -101,7 +101,7 @@ internal static class ContractSources
             Immutable Make(int a, string b);
             List<Order>? All(List<int>? ids);
             int Sum(ReadOnlySpan<int> values);
-            void Fill(Span<byte> buffer);
+            void Fill(ReadOnlySpan<byte> buffer);
             ReadOnlyMemory<double> Doubles(ReadOnlyMemory<double> values);
             Vec3 Scale(in Vec3 v, float f);
             Money? Total(Dictionary<string, Money> prices);

@@ -181,10 +181,10 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
         }
     }
 
-    void global::Sample.Orders.IOrders.Fill(global::System.Span<byte> buffer)
+    void global::Sample.Orders.IOrders.Fill(global::System.ReadOnlySpan<byte> buffer)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x5eb290ceu, false, out var __call);
+        var __out = __conn.BeginCall(this, 0xafbf04c4u, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
@@ -306,7 +306,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
 internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runtime.Dispatcher
 {
     public override string ContractName => "Sample.Orders.IOrders";
-    public override ulong ContractHash => 0xff918ed2675a6158UL;
+    public override ulong ContractHash => 0x7f10526c5a3ce016UL;
 
     public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
     {
@@ -377,7 +377,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
                 }
                 return default;
             }
-            case 0x5eb290ceu:
+            case 0xafbf04c4u:
             {
                 var __a0 = __r.ReadArray<byte>();
                 __r.EnsureFullyConsumed();
@@ -441,7 +441,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
         0x85ed77e5u => "Make",
         0xdd9f4563u => "All",
         0x7629c0f6u => "Sum",
-        0x5eb290ceu => "Fill",
+        0xafbf04c4u => "Fill",
         0x3e4850e9u => "Doubles",
         0xe8d102b8u => "Scale",
         0x8e0e3055u => "Total",
@@ -532,13 +532,12 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
         return __ret;
     }
 
-    void global::Sample.Orders.IOrders.Fill(global::System.Span<byte> buffer)
+    void global::Sample.Orders.IOrders.Fill(global::System.ReadOnlySpan<byte> buffer)
     {
         var __t = Target;
-        var __a0 = buffer.ToArray();
         try
         {
-            __t.Fill(__a0);
+            __t.Fill(buffer);
         }
         catch (global::System.Exception __e) when (__e is not global::System.OperationCanceledException)
         {
@@ -599,7 +598,7 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal sealed class Sample_Orders_IOrders_XCallContract : global::XCall.Runtime.Contract<global::Sample.Orders.IOrders>
 {
-    public const ulong ContractHash = 0xff918ed2675a6158UL;
+    public const ulong ContractHash = 0x7f10526c5a3ce016UL;
     public static readonly Sample_Orders_IOrders_XCallDispatcher SharedDispatcher = new();
     public override string Name => "Sample.Orders.IOrders";
     public override ulong Hash => ContractHash;
