@@ -585,15 +585,15 @@ public sealed partial class ProxyGenerator
                             args.Add("out " + local);
                             break;
                         case ParameterMode.Ref:
-                            w.Line($"{p.Type!.FullName} {local} = {Copy(p.Type!, name)};");
+                            w.Line($"{p.Type!.FullName} {local} = {Copy(p.Type!, name, "Link")};");
                             args.Add("ref " + local);
                             break;
                         case ParameterMode.ReadOnlyRef:
-                            w.Line($"{p.Type!.FullName} {local} = {Copy(p.Type!, name)};");
+                            w.Line($"{p.Type!.FullName} {local} = {Copy(p.Type!, name, "Link")};");
                             args.Add("in " + local);
                             break;
                         default:
-                            string copy = Copy(p.Type!, name);
+                            string copy = Copy(p.Type!, name, "Link");
                             if (copy == name)
                             {
                                 args.Add(name);
@@ -629,8 +629,8 @@ public sealed partial class ProxyGenerator
                     case ReturnKind.ValueTaskOfT:
                     {
                         string rt = m.Result!.FullName;
-                        string copy = Copy(m.Result!, "__v");
-                        string copier = copy == "__v" ? "null" : $"static __v => {copy}";
+                        string copy = Copy(m.Result!, "__v", "Link");
+                        string copier = copy == "__v" ? "null" : copy.Contains("Link.") ? $"__v => {copy}" : $"static __v => {copy}";
                         bool isValueTask = m.ReturnKind == ReturnKind.ValueTaskOfT;
                         w.Line($"global::System.Threading.Tasks.{(isValueTask ? "ValueTask" : "Task")}<{rt}> __task;");
                         EmitDomainTry(w, $"__task = {invoke};");
@@ -643,7 +643,7 @@ public sealed partial class ProxyGenerator
                         else
                         {
                             w.Line(isValueTask
-                                ? $"return __task.IsCompletedSuccessfully ? new global::System.Threading.Tasks.ValueTask<{rt}>({Copy(m.Result!, "__task.Result")}) : new global::System.Threading.Tasks.ValueTask<{rt}>({DomainNs}.DomainCopy.Wrap(__task.AsTask(), {copier}));"
+                                ? $"return __task.IsCompletedSuccessfully ? new global::System.Threading.Tasks.ValueTask<{rt}>({Copy(m.Result!, "__task.Result", "Link")}) : new global::System.Threading.Tasks.ValueTask<{rt}>({DomainNs}.DomainCopy.Wrap(__task.AsTask(), {copier}));"
                                 : $"return {DomainNs}.DomainCopy.Wrap(__task, {copier});");
                         }
                         break;
@@ -685,12 +685,12 @@ public sealed partial class ProxyGenerator
                         {
                             if (target != "__ret" && !backWithObjects.Any(b => b.Target == target))
                             {
-                                w.Line($"{target} = {Copy(type, value)};");
+                                w.Line($"{target} = {Copy(type, value, "Link")};");
                             }
                         }
                         if (m.Result is not null)
                         {
-                            w.Line(backWithObjects.Any(b => b.Target == "__ret") ? "return __ret;" : $"return {Copy(m.Result, "__ret")};");
+                            w.Line(backWithObjects.Any(b => b.Target == "__ret") ? "return __ret;" : $"return {Copy(m.Result, "__ret", "Link")};");
                         }
                         break;
                 }
@@ -755,8 +755,14 @@ public sealed partial class ProxyGenerator
             _ => $"{t.Marshaller}.Read(ref {r})",
         };
 
-        private static string Copy(TypeSpec t, string value) => t.Kind switch
+        /// <summary>
+        /// The expression copying <paramref name="value"/> across a load context. With <paramref name="link"/> (a
+        /// domain proxy's own arguments and results), an object reference gets a domain proxy of its own;
+        /// without it (members of copied data) it passes as it is.
+        /// </summary>
+        private static string Copy(TypeSpec t, string value, string? link = null) => t.Kind switch
         {
+            WireKind.ObjectReference when link is not null => $"{link}.Wrap<{t.FullName.TrimEnd('?')}>({value})",
             WireKind.Data => $"{t.Marshaller}.Clone({value})",
             WireKind.Unmanaged or WireKind.String or WireKind.ReadOnlySpan or WireKind.MarshalledImmutable or WireKind.ObjectReference => value,
             WireKind.UnmanagedArray => $"{DomainNs}.DomainCopy.CopyArray<{t.ElementName}>({value})",

@@ -133,6 +133,43 @@ public sealed class DomainReferenceTests : IDisposable
     }
 
     [Fact]
+    public async Task Factory_result_arrives_as_a_domain_proxy_of_its_own()
+    {
+        ICounter counter = _callbacks.CreateCounter(5);
+        Assert.IsAssignableFrom<DomainProxyBase>(counter);
+        Assert.Equal(6, counter.Next());
+        Assert.Equal(7, await counter.NextAsync());
+        ICounter fromTask = await _callbacks.CreateCounterAsync(100);
+        Assert.IsAssignableFrom<DomainProxyBase>(fromTask);
+        Assert.Equal(101, fromTask.Next());
+        Assert.Same(_callbacks.SharedCounter(), _callbacks.SharedCounter());
+    }
+
+    [Fact]
+    public void Callback_crossing_twice_is_one_proxy_and_comes_home_as_itself()
+    {
+        var recorder = new Recorder();
+        Assert.False(_callbacks.Hold(recorder));
+        Assert.True(_callbacks.Hold(recorder));
+        Assert.Same(recorder, _callbacks.Echo(recorder));
+        Assert.Null(_callbacks.Echo(null));
+        ICounter shared = _callbacks.SharedCounter();
+        Assert.Same(shared, _callbacks.SharedCounter());
+    }
+
+    [Fact]
+    public void References_that_crossed_fail_once_the_host_is_disposed()
+    {
+        using DomainHost host = DomainHost.Load(DomainShapesTests.ServicePath, "refs-closed-" + Guid.NewGuid().ToString("N"));
+        ICallbacks callbacks = host.Attach<ICallbacks>(new Callbacks());
+        ICounter counter = callbacks.CreateCounter(1);
+        Assert.Equal(2, counter.Next());
+        host.Dispose();
+        var ex = Assert.Throws<XCallDisconnectedException>(() => counter.Next());
+        Assert.Contains("domain host was disposed", ex.Message);
+    }
+
+    [Fact]
     public void Remote_exception_keeps_inner_exception_and_string_data()
     {
         var ex = Assert.Throws<RemoteInvocationException>(() => _callbacks.Throw("inner"));

@@ -13,6 +13,10 @@ public sealed class DomainLink
 {
     private readonly object _lock = new();
     private readonly List<DomainProxyBase> _proxies = [];
+    private readonly DomainLink _root;
+    // Root only: the proxy made for each object that crossed a link of this host, and the links under it.
+    private ConditionalWeakTable<object, DomainProxyBase>? _crossed;
+    private List<WeakReference<DomainLink>>? _children;
     private object? _target;
 
     /// <summary>Creates a link to <paramref name="target"/>, reachable as <paramref name="endpoint"/>.</summary>
@@ -20,6 +24,14 @@ public sealed class DomainLink
     {
         _target = target;
         Endpoint = endpoint;
+        _root = this;
+    }
+
+    private DomainLink(object target, DomainLink root)
+    {
+        _target = target;
+        Endpoint = root.Endpoint;
+        _root = root;
     }
 
     /// <summary>The address, for messages (<c>domain://name</c>).</summary>
@@ -35,19 +47,71 @@ public sealed class DomainLink
     /// <summary>True once closed.</summary>
     public bool IsClosed => Volatile.Read(ref _target) is null;
 
-    /// <summary>Drops the target and detaches every proxy made over this link.</summary>
+    /// <summary>Drops the target and detaches every proxy made over this link (and, for a host's link, over
+    /// the links of the objects that crossed it).</summary>
     public void Close()
     {
         DomainProxyBase[] proxies;
+        List<WeakReference<DomainLink>>? children;
         lock (_lock)
         {
             Volatile.Write(ref _target, null);
             proxies = [.. _proxies];
             _proxies.Clear();
+            children = _children;
+            _children = null;
+            _crossed = null;
         }
         foreach (DomainProxyBase proxy in proxies)
         {
             proxy.Detach();
+        }
+        foreach (WeakReference<DomainLink> child in children ?? [])
+        {
+            if (child.TryGetTarget(out DomainLink? link))
+            {
+                link.Close();
+            }
+        }
+    }
+
+    /// <summary>
+    /// An object reference crossing this link (a [Remotable] argument or result): the receiving side gets a
+    /// domain proxy of its own, which fails with <see cref="XCallDisconnectedException"/> once the host is
+    /// disposed and then no longer holds the object. The same object crossing again yields the same proxy;
+    /// a proxy crossing back arrives as the object it stands for.
+    /// </summary>
+    public T? Wrap<T>(T? value) where T : class
+    {
+        if (value is null)
+        {
+            return null;
+        }
+        if (value is DomainProxyBase { Link: var link } && link._root == _root && Volatile.Read(ref link._target) is T home)
+        {
+            return home;
+        }
+        DomainLink root = _root;
+        lock (root._lock)
+        {
+            if (root._target is null)
+            {
+                ThrowClosed();
+            }
+            root._crossed ??= new ConditionalWeakTable<object, DomainProxyBase>();
+            if (root._crossed.TryGetValue(value, out DomainProxyBase? known) && known is T same)
+            {
+                return same;
+            }
+            var child = new DomainLink(value, root);
+            (root._children ??= []).Add(new WeakReference<DomainLink>(child));
+            if (root._children.Count >= 64 && (root._children.Count & (root._children.Count - 1)) == 0)
+            {
+                root._children.RemoveAll(static w => !w.TryGetTarget(out _));
+            }
+            T proxy = Runtime.ContractRegistry.Get<T>().CreateDomainProxy(child);
+            root._crossed.AddOrUpdate(value, (DomainProxyBase)(object)proxy);
+            return proxy;
         }
     }
 

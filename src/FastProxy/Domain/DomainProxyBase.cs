@@ -11,7 +11,7 @@ public abstract class DomainProxyBase
     protected DomainProxyBase(DomainLink link) => Link = link;
 
     /// <summary>The link to the target object.</summary>
-    protected DomainLink Link { get; }
+    protected internal DomainLink Link { get; }
 
     internal abstract void Detach();
 }

@@ -139,8 +139,10 @@ public sealed class ServerCall
         {
             _replyTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
         }
+        // Open only once the channel began the frame: a channel that refuses (closed) holds nothing to abort.
+        var writer = new MarshalWriter(Connection.Channel.BeginFrame(new FrameHeader(FrameKind.Reply, CallId, 0, MethodId))) { Context = Connection };
         _frameOpen = true;
-        return new MarshalWriter(Connection.Channel.BeginFrame(new FrameHeader(FrameKind.Reply, CallId, 0, MethodId))) { Context = Connection };
+        return writer;
     }
 
     /// <summary>Publishes the reply begun by <see cref="BeginReply"/>.</summary>

@@ -214,8 +214,10 @@ public sealed partial class XCallConnection
                 var reader = new MarshalReader(buffer.AsSpan(0, length), connection.Options.Limits) { Context = connection };
                 connection.Invoke(target, call.MethodId, ref reader, call);
             }
-            catch (XCallProtocolException ex)
+            catch (Exception ex)
             {
+                // Malformed arguments, or the runtime itself failed to answer: this connection is over. An
+                // exception escaping a thread-pool work item would end the process, so it stops here.
                 connection.Close(ex);
                 connection.Channel.Dispose();
             }

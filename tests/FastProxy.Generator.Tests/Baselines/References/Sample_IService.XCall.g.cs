@@ -238,10 +238,11 @@ internal sealed class Sample_IService_XCallDomainProxy : global::XCall.Domain.Do
     int global::Sample.IService.CallBack(global::Sample.ICallback callback, int n)
     {
         var __t = Target;
+        var __a0 = Link.Wrap<global::Sample.ICallback>(callback);
         int __ret;
         try
         {
-            __ret = __t.CallBack(callback, n);
+            __ret = __t.CallBack(__a0, n);
         }
         catch (global::System.Exception __e) when (__e is not global::System.OperationCanceledException)
         {
@@ -253,16 +254,17 @@ internal sealed class Sample_IService_XCallDomainProxy : global::XCall.Domain.Do
     global::Sample.ICallback? global::Sample.IService.Echo(global::Sample.ICallback? callback)
     {
         var __t = Target;
+        var __a0 = Link.Wrap<global::Sample.ICallback>(callback);
         global::Sample.ICallback? __ret;
         try
         {
-            __ret = __t.Echo(callback);
+            __ret = __t.Echo(__a0);
         }
         catch (global::System.Exception __e) when (__e is not global::System.OperationCanceledException)
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return __ret;
+        return Link.Wrap<global::Sample.ICallback>(__ret);
     }
 
     global::System.Threading.Tasks.Task<global::Sample.ICallback> global::Sample.IService.CreateAsync()
@@ -277,7 +279,7 @@ internal sealed class Sample_IService_XCallDomainProxy : global::XCall.Domain.Do
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return __task.IsCompletedSuccessfully ? __task : global::XCall.Domain.DomainCopy.Wrap(__task, null);
+        return global::XCall.Domain.DomainCopy.Wrap(__task, __v => Link.Wrap<global::Sample.ICallback>(__v));
     }
 
     int global::Sample.IService.Many(global::System.Collections.Generic.List<global::Sample.ICallback> callbacks, global::Sample.Holder holder)
