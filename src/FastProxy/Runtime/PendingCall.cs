@@ -56,6 +56,9 @@ public sealed class PendingCall : IValueTaskSource
 
     internal ProxyBase? Proxy { get; set; }
 
+    /// <summary>Other calls of the connection were in flight when this one began (it is pipelined behind them).</summary>
+    internal bool Pipelined { get; set; }
+
     internal long StartTimestamp { get; set; }
 
     internal long SentTimestamp { get; set; }

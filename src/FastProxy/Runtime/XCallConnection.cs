@@ -189,7 +189,10 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         }
     }
 
-    /// <summary>Publishes the call frame and waits asynchronously for the reply (async methods).</summary>
+    /// <summary>
+    /// Publishes the call frame and waits asynchronously for the reply (async methods). A call pipelined behind
+    /// others still in flight lets the transport batch its frame with the ones that follow; a call alone goes at once.
+    /// </summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
     public ValueTask SendAsync(PendingCall call, CancellationToken cancellationToken)
     {
@@ -197,7 +200,14 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         {
             call.SentTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
         }
-        Channel.CommitFrame();
+        if (call.Pipelined)
+        {
+            Channel.CommitFrameBatched();
+        }
+        else
+        {
+            Channel.CommitFrame();
+        }
         if (call.IsCompleted)
         {
             return default;
@@ -323,6 +333,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
             }
             _generation++;
             call.Prepare(((ulong)_generation << 32) | (uint)slot, methodId, isAsync);
+            call.Pipelined = _slotCount - _freeSlots.Count > 1;
         }
         return call;
     }
