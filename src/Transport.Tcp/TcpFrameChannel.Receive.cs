@@ -188,37 +188,30 @@ internal sealed partial class TcpFrameChannel
         }
     }
 
-    /// <summary>Dispatches the complete frames in the buffer and makes room for the rest.</summary>
+    /// <summary>
+    /// Dispatches the complete frames in the buffer and makes room for the rest. While another complete frame
+    /// follows the one dispatched, the frames this thread commits (inline replies) are held back and leave in
+    /// one write after the last of them (see the send design note).
+    /// </summary>
     private void DispatchBuffered(IFrameHandler handler)
     {
         byte[] buffer = _rxBuffer;
         int start = _rxStart;
         int end = _rxEnd;
-        int maxFrame = _options.MaxFrameSize;
-        MarshalLimits limits = handler.Limits;
-        while (end - start >= FrameCodec.PrefixSize)
+        try
         {
-            int length = FrameCodec.ReadLength(buffer.AsSpan(start));
-            FrameHeader header = FrameCodec.ReadHeader(buffer.AsSpan(start + FrameCodec.LengthSize));
-            ValidatePrefix(length, header, maxFrame);
-            int total = FrameCodec.PrefixSize + length;
-            if (end - start < total)
+            if (!DispatchCompleteFrames(handler, ref buffer, ref start, ref end))
             {
-                if (buffer.Length - start < total)
-                {
-                    // Make room for the whole frame only now that its length is known to be allowed.
-                    buffer = MakeRoom(buffer, ref start, ref end, total);
-                }
-                break;
-            }
-            if (Volatile.Read(ref _closed) != 0)
-            {
+                HoldFrames(false);
                 return;
             }
-            _rxStart = start + total; // consumed before the handler runs: a throw must not replay it
-            Dispatch(handler, header, buffer.AsSpan(start + FrameCodec.PrefixSize, length), limits);
-            start += total;
         }
+        catch
+        {
+            HoldFrames(false); // the channel closes: what is held never leaves
+            throw;
+        }
+        SendHeldFrames();
 
         if (start == end)
         {
@@ -240,6 +233,42 @@ internal sealed partial class TcpFrameChannel
         _rxStart = start;
         _rxEnd = end;
     }
+
+    /// <summary>Hands every complete frame to the handler; false when the channel closed meanwhile.</summary>
+    private bool DispatchCompleteFrames(IFrameHandler handler, ref byte[] buffer, ref int start, ref int end)
+    {
+        int maxFrame = _options.MaxFrameSize;
+        MarshalLimits limits = handler.Limits;
+        while (end - start >= FrameCodec.PrefixSize)
+        {
+            int length = FrameCodec.ReadLength(buffer.AsSpan(start));
+            FrameHeader header = FrameCodec.ReadHeader(buffer.AsSpan(start + FrameCodec.LengthSize));
+            ValidatePrefix(length, header, maxFrame);
+            int total = FrameCodec.PrefixSize + length;
+            if (end - start < total)
+            {
+                if (buffer.Length - start < total)
+                {
+                    // Make room for the whole frame only now that its length is known to be allowed.
+                    buffer = MakeRoom(buffer, ref start, ref end, total);
+                }
+                return true;
+            }
+            if (Volatile.Read(ref _closed) != 0)
+            {
+                return false;
+            }
+            _rxStart = start + total; // consumed before the handler runs: a throw must not replay it
+            HoldFrames(HasCompleteFrame(buffer.AsSpan(start + total, end - start - total)));
+            Dispatch(handler, header, buffer.AsSpan(start + FrameCodec.PrefixSize, length), limits);
+            start += total;
+        }
+        return true;
+    }
+
+    /// <summary>True when <paramref name="bytes"/> start with a whole frame (its length not yet validated).</summary>
+    private static bool HasCompleteFrame(ReadOnlySpan<byte> bytes) =>
+        bytes.Length >= FrameCodec.PrefixSize && (uint)FrameCodec.ReadLength(bytes) <= (uint)(bytes.Length - FrameCodec.PrefixSize);
 
     private void CloseFromReader(Exception error)
     {

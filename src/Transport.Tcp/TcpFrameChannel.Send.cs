@@ -12,10 +12,18 @@ namespace XCall.Transport.Tcp;
 // releases it, sends the batch, and takes the lock again to look for more. A sender that commits while
 // nobody flushes becomes the flusher and sends its frame at once (one system call, the lowest latency
 // for a caller alone); a sender that commits while a flush is running only appends, and the flusher takes
-// every frame appended meanwhile in its next single write (batching for pipelined callers). Back-pressure:
-// while a flush runs (the socket's buffer is full when the peer reads slowly) and _filling holds
-// HighWater bytes, BeginFrame waits on the lock's condition; the flusher pulses after each swap.
-// Invariant: when nobody flushes, _filling holds nothing but the open frame.
+// every frame appended meanwhile in its next single write (batching for pipelined callers).
+// Two cases batch although nobody flushes yet:
+// - CommitFrameBatched (an asynchronous call pipelined behind others) makes a pool thread the flusher
+//   (_poolFlusher) instead of writing on the caller's thread, so the caller goes on committing frames
+//   that the pool thread then takes many at a time.
+// - The reader holds back the frames that its own thread commits (inline replies) while more complete
+//   frames wait in the receive buffer (_holdingThread, see DispatchBuffered): the reply to the last frame
+//   of the buffer, or SendHeldFrames after it, writes them all at once. At most SendChunkSize bytes are
+//   held; a commit beyond that writes at once.
+// Back-pressure: while a flush runs (the socket's buffer is full when the peer reads slowly) and _filling
+// holds HighWater bytes, BeginFrame waits on the lock's condition; the flusher pulses after each swap.
+// Invariant: when nobody flushes, _filling holds nothing but the open frame and frames the reader holds.
 internal sealed partial class TcpFrameChannel
 {
     private const int SendChunkSize = 64 * 1024;
@@ -25,7 +33,7 @@ internal sealed partial class TcpFrameChannel
 
     private readonly object _sendLock = new();
     private readonly FrameWriter _writer;
-    private readonly FlushContinuation _flushContinuation;
+    private readonly PoolFlusher _poolFlusher;
     private SendBuffer _filling;
     private SendBuffer _spare;
     private SendBuffer.Mark _frameStart;
@@ -34,6 +42,8 @@ internal sealed partial class TcpFrameChannel
     private bool _flushing;
     private int _waitingForRoom;
     private long _sendCount;
+    private int _holdingThread;
+    private bool _held;
 
     public override IBufferWriter<byte> BeginFrame(in FrameHeader header)
     {
@@ -61,6 +71,31 @@ internal sealed partial class TcpFrameChannel
 
     public override void CommitFrame()
     {
+        if (!CompleteFrameAndStayQueued())
+        {
+            _flushing = true;
+            FlushAndExit();
+        }
+    }
+
+    /// <summary>Commits like <see cref="CommitFrame"/>, but a pool thread writes the frame, with those committed meanwhile.</summary>
+    public override void CommitFrameBatched()
+    {
+        if (!CompleteFrameAndStayQueued())
+        {
+            _flushing = true;
+            Monitor.Exit(_sendLock);
+            ThreadPool.UnsafeQueueUserWorkItem(_poolFlusher, preferLocal: false);
+        }
+    }
+
+    /// <summary>
+    /// Completes the open frame. Returns true, with the lock released, when the frame may stay queued: a flush
+    /// in progress takes it, or the reader holds it back. Returns false, with the lock held, when the caller must
+    /// start the flush.
+    /// </summary>
+    private bool CompleteFrameAndStayQueued()
+    {
         if (!_frameOpen || !Monitor.IsEntered(_sendLock))
         {
             ThrowNoFrame();
@@ -73,7 +108,42 @@ internal sealed partial class TcpFrameChannel
             throw ClosedError();
         }
         FrameCodec.PatchLength(_filling.At(_frameStart, FrameCodec.LengthSize), (int)_framePayload);
-        if (_flushing)
+        if (!_flushing && !TryHoldFrameUnsynchronized())
+        {
+            return false;
+        }
+        Monitor.Exit(_sendLock);
+        return true;
+    }
+
+    /// <summary>Keeps the frame just committed queued when this thread is the reader holding back its frames and they still fit in a chunk.</summary>
+    private bool TryHoldFrameUnsynchronized()
+    {
+        if (_holdingThread != Environment.CurrentManagedThreadId || _filling.Length >= SendChunkSize)
+        {
+            return false;
+        }
+        _held = true;
+        return true;
+    }
+
+    /// <summary>
+    /// Called by the reader around each dispatch: with <paramref name="hold"/>, frames this thread commits stay
+    /// queued (more frames wait to be dispatched, whose replies can share the write); without, they go at once.
+    /// </summary>
+    private void HoldFrames(bool hold) => _holdingThread = hold ? Environment.CurrentManagedThreadId : 0;
+
+    /// <summary>Stops holding frames and writes the held ones, unless another thread's flush took them already.</summary>
+    private void SendHeldFrames()
+    {
+        _holdingThread = 0;
+        if (!_held)
+        {
+            return;
+        }
+        Monitor.Enter(_sendLock);
+        _held = false;
+        if (_flushing || _closed != 0 || _filling.Length == 0)
         {
             Monitor.Exit(_sendLock);
             return;
@@ -98,11 +168,11 @@ internal sealed partial class TcpFrameChannel
     private void AssertInvariantsUnsynchronized()
     {
         Debug.Assert(Monitor.IsEntered(_sendLock));
-        Debug.Assert(_flushing || _frameOpen || _filling.Length == 0 || _closed != 0, "frames left behind with nobody flushing");
+        Debug.Assert(_flushing || _frameOpen || _filling.Length == 0 || _closed != 0 || _held, "frames left behind with nobody flushing");
         Debug.Assert(_spare.Length == 0 || _flushing, "the spare buffer holds bytes outside a flush");
     }
 
-    /// <summary>Frames sent so far (batches, in fact); the heartbeat watches it change.</summary>
+    /// <summary>Writes begun so far (each sends a batch of frames); the heartbeat watches it change.</summary>
     internal long SendCount => Volatile.Read(ref _sendCount);
 
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -150,6 +220,7 @@ internal sealed partial class TcpFrameChannel
             }
             Monitor.Exit(_sendLock);
 
+            Volatile.Write(ref _sendCount, _sendCount + 1);
             Exception? error = null;
             try
             {
@@ -160,7 +231,6 @@ internal sealed partial class TcpFrameChannel
                 error = ex;
             }
             batch.Reset();
-            Volatile.Write(ref _sendCount, _sendCount + 1);
 
             Monitor.Enter(_sendLock);
             if (error is not null || _closed != 0 || _filling.Length == 0)
@@ -182,7 +252,7 @@ internal sealed partial class TcpFrameChannel
             if (++rounds == MaxFlushRounds)
             {
                 Monitor.Exit(_sendLock);
-                ThreadPool.UnsafeQueueUserWorkItem(_flushContinuation, preferLocal: false);
+                ThreadPool.UnsafeQueueUserWorkItem(_poolFlusher, preferLocal: false);
                 return;
             }
         }
@@ -224,7 +294,8 @@ internal sealed partial class TcpFrameChannel
     /// <summary>
     /// Tells the peer this side closes on purpose, so it reports an orderly close rather than a lost
     /// connection. Best effort, bounded by <see cref="GoodbyeTimeoutMs"/>: it waits that long at most for a
-    /// frame being written or a flush in progress (whose frames must go first) and for the socket to take it.
+    /// frame being written or a flush in progress (whose frames must go first) and for the socket to take it;
+    /// frames the reader holds go out just before it.
     /// </summary>
     private void TrySendGoodbye()
     {
@@ -250,9 +321,12 @@ internal sealed partial class TcpFrameChannel
             {
                 return;
             }
-            Span<byte> frame = stackalloc byte[FrameCodec.PrefixSize];
-            FrameCodec.WritePrefix(frame, 0, new FrameHeader(FrameKind.Goodbye, 0, 0, 0));
-            _link.SendLastWord(frame, GoodbyeTimeoutMs);
+            Span<byte> prefix = _filling.GetSpan(FrameCodec.PrefixSize);
+            FrameCodec.WritePrefix(prefix, 0, new FrameHeader(FrameKind.Goodbye, 0, 0, 0));
+            _filling.Advance(FrameCodec.PrefixSize);
+            _link.LimitSendTime(GoodbyeTimeoutMs);
+            _filling.WriteTo(_link);
+            _filling.Reset();
         }
         catch (Exception ex) when (ex is SocketException or IOException or ObjectDisposedException)
         {
@@ -337,8 +411,11 @@ internal sealed partial class TcpFrameChannel
         public Span<byte> GetSpan(int sizeHint = 0) => channel.GetFrameSpan(sizeHint);
     }
 
-    /// <summary>Goes on flushing on a pool thread after a caller flushed <see cref="MaxFlushRounds"/> batches.</summary>
-    private sealed class FlushContinuation(TcpFrameChannel channel) : IThreadPoolWorkItem
+    /// <summary>
+    /// Flushes on a pool thread: for <see cref="CommitFrameBatched"/>, and to go on after a caller flushed
+    /// <see cref="MaxFlushRounds"/> batches. Runs only as the flusher (<c>_flushing</c> set for it).
+    /// </summary>
+    private sealed class PoolFlusher(TcpFrameChannel channel) : IThreadPoolWorkItem
     {
         public void Execute()
         {

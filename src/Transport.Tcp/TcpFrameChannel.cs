@@ -44,7 +44,7 @@ internal sealed partial class TcpFrameChannel : FrameChannel
         _filling = new SendBuffer(SendChunkSize);
         _spare = new SendBuffer(SendChunkSize);
         _writer = new FrameWriter(this);
-        _flushContinuation = new FlushContinuation(this);
+        _poolFlusher = new PoolFlusher(this);
         _controlSender = new ControlSender(this);
         StartHeartbeat();
     }
@@ -93,6 +93,11 @@ internal sealed partial class TcpFrameChannel : FrameChannel
         if (call.IsCompleted)
         {
             return true;
+        }
+        if (_holdingThread == Environment.CurrentManagedThreadId)
+        {
+            // A call made by a handler the reader runs: its frame must leave before anyone waits for the reply.
+            SendHeldFrames();
         }
         if (!_callersMayRead || Volatile.Read(ref _handler) is null)
         {

@@ -27,12 +27,8 @@ internal abstract class TcpLink : IDisposable
         }
     }
 
-    /// <summary>Sends a few bytes as a last word before closing, giving up after <paramref name="timeoutMs"/>.</summary>
-    public void SendLastWord(ReadOnlySpan<byte> data, int timeoutMs)
-    {
-        Socket.SendTimeout = timeoutMs;
-        Send(data);
-    }
+    /// <summary>Makes later sends give up after <paramref name="timeoutMs"/> (for a last word before closing).</summary>
+    public void LimitSendTime(int timeoutMs) => Socket.SendTimeout = timeoutMs;
 
     /// <summary>Closes both directions (the peer sees end of stream) and releases the socket; unblocks a pending receive.</summary>
     public virtual void Dispose()

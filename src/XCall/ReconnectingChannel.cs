@@ -59,6 +59,8 @@ internal sealed class ReconnectingChannel : FrameChannel
 
     public override void CommitFrame() => _sending!.CommitFrame();
 
+    public override void CommitFrameBatched() => _sending!.CommitFrameBatched();
+
     public override void AbortFrame() => _sending!.AbortFrame();
 
     public override bool WaitForReply(PendingCall call, long deadline)

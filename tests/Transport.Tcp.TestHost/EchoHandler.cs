@@ -19,6 +19,9 @@ public sealed class EchoHandler(FrameChannel channel) : IFrameHandler
 
     public long FramesReceived;
 
+    /// <summary>The channel this handler answers on.</summary>
+    public FrameChannel Channel => channel;
+
     public void OnFrame(in FrameHeader header, ref MarshalReader payload)
     {
         Interlocked.Increment(ref FramesReceived);

@@ -97,6 +97,81 @@ public sealed class EchoTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public async Task Batched_commits_from_one_thread_go_out_in_order_and_in_fewer_writes()
+    {
+        const int Count = 10_000;
+        using var server = new EchoServer();
+        using FrameChannel channel = await TcpTransport.ConnectAsync("127.0.0.1", server.Port);
+        var replies = new ReplyCollector { RecordOrder = true };
+        channel.Start(replies);
+
+        // A lone batched frame leaves without anything committed after it.
+        Task<byte[]> lone = replies.Reply(Count + 1);
+        Frames.Send(channel, FrameKind.Call, Count + 1, [42], batched: true);
+        Assert.Equal([42], await lone.WaitAsync(Timeouts.Long));
+
+        var sends = (TcpFrameChannel)channel;
+        long writesBefore = sends.SendCount;
+        var pending = new Task<byte[]>[Count];
+        byte[][] payloads = new byte[Count][];
+        for (int i = 0; i < Count; i++)
+        {
+            pending[i] = replies.Reply((ulong)i + 1);
+            payloads[i] = Frames.Payload(16, i);
+        }
+        for (int i = 0; i < Count; i++)
+        {
+            Frames.Send(channel, FrameKind.Call, (ulong)i + 1, payloads[i], batched: true);
+        }
+        byte[][] results = await Task.WhenAll(pending).WaitAsync(Timeouts.Long);
+        long writes = sends.SendCount - writesBefore;
+        output.WriteLine($"{Count} batched frames went out in {writes} writes");
+        for (int i = 0; i < Count; i++)
+        {
+            Assert.Equal(payloads[i], results[i]);
+        }
+        Assert.Equal([.. Enumerable.Range(1, Count).Select(i => (ulong)i)], replies.Order.Skip(1));
+        Assert.InRange(writes, 1, Count / 2);
+    }
+
+    [Fact]
+    public async Task Replies_to_frames_that_arrive_together_leave_in_one_write()
+    {
+        const int Calls = 8;
+        using var server = new EchoServer();
+        using RawPeer raw = await RawPeer.ConnectAsync(server.Port);
+        await raw.HandshakeAsync();
+        var serverChannel = (TcpFrameChannel)(await server.NextAcceptedAsync()).Channel;
+        long writesBefore = serverChannel.SendCount;
+
+        var together = new List<byte>();
+        for (int i = 1; i <= Calls; i++)
+        {
+            together.AddRange(RawPeer.Prefix(16, FrameKind.Call, (ulong)i));
+            together.AddRange(Frames.Payload(16, i));
+        }
+        // Last, a frame without a reply of its own: the replies held for it must leave all the same.
+        together.AddRange(RawPeer.Prefix(4, FrameKind.OneWay, 0));
+        together.AddRange(Frames.Payload(4, 0));
+        await raw.SendAsync([.. together]);
+        for (int i = 1; i <= Calls; i++)
+        {
+            (FrameKind kind, ulong callId, byte[] payload) = await raw.ReadFrameAsync().WaitAsync(Timeouts.Long);
+            Assert.Equal((FrameKind.Reply, (ulong)i), (kind, callId));
+            Assert.Equal(Frames.Payload(16, i), payload);
+        }
+
+        Assert.Equal(writesBefore + 1, serverChannel.SendCount);
+
+        // A lone call afterwards is answered at once, in a write of its own.
+        await raw.SendAsync([.. RawPeer.Prefix(1, FrameKind.Call, 99), 7]);
+        (FrameKind loneKind, ulong loneId, byte[] lonePayload) = await raw.ReadFrameAsync().WaitAsync(Timeouts.Long);
+        Assert.Equal((FrameKind.Reply, 99UL), (loneKind, loneId));
+        Assert.Equal([7], lonePayload);
+        Assert.Equal(writesBefore + 2, serverChannel.SendCount);
+    }
+
+    [Fact]
     public async Task Remote_endpoint_names_the_peer_as_tcp_uri()
     {
         using var server = new EchoServer();
@@ -179,8 +254,10 @@ public sealed class EchoTests(ITestOutputHelper output)
         Assert.Equal([2UL], replies.Order);
     }
 
-    [Fact]
-    public async Task Slow_reader_blocks_the_sender_instead_of_buffering_without_bound()
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task Slow_reader_blocks_the_sender_instead_of_buffering_without_bound(bool batched)
     {
         var options = new TcpOptions { SendBufferSize = 64 * 1024, ReceiveBufferSize = 64 * 1024 };
         using var listener = TcpTransport.Listen(new IPEndPoint(IPAddress.Loopback, 0), options);
@@ -195,7 +272,7 @@ public sealed class EchoTests(ITestOutputHelper output)
             byte[] chunk = new byte[64 * 1024];
             for (int i = 0; i < Frames64K; i++)
             {
-                Frames.Send(client, FrameKind.OneWay, 0, chunk);
+                Frames.Send(client, FrameKind.OneWay, 0, chunk, batched: batched);
                 Interlocked.Increment(ref sent);
             }
         }, TaskCreationOptions.LongRunning);

@@ -171,5 +171,23 @@ public sealed class SecurityTests
             byte[] payload = Frames.Payload(size, seed: size);
             Assert.Equal(payload, await Frames.CallAsync(channel, replies, (ulong)size + 1, payload));
         }
+
+        // Pipelined: batched writes from a pool thread one way, held replies the other, through the same stream.
+        const int Pipelined = 2_000;
+        const ulong FirstId = 1_000_000;
+        var pending = new Task<byte[]>[Pipelined];
+        for (int i = 0; i < Pipelined; i++)
+        {
+            pending[i] = replies.Reply(FirstId + (ulong)i);
+        }
+        for (int i = 0; i < Pipelined; i++)
+        {
+            Frames.Send(channel, FrameKind.Call, FirstId + (ulong)i, Frames.Payload(i % 300, seed: i), batched: true);
+        }
+        byte[][] results = await Task.WhenAll(pending).WaitAsync(Timeouts.Long);
+        for (int i = 0; i < Pipelined; i++)
+        {
+            Assert.Equal(Frames.Payload(i % 300, seed: i), results[i]);
+        }
     }
 }

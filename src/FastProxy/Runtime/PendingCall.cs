@@ -57,6 +57,9 @@ public sealed class PendingCall : IValueTaskSource
 
     internal ProxyBase? Proxy { get; set; }
 
+    /// <summary>Other calls of the connection were in flight when this one began (it is pipelined behind them).</summary>
+    internal bool Pipelined { get; set; }
+
     internal long StartTimestamp { get; set; }
 
     internal long SentTimestamp { get; set; }
@@ -69,6 +72,9 @@ public sealed class PendingCall : IValueTaskSource
 
     /// <summary>True once the reply (or a failure) arrived.</summary>
     public bool IsCompleted => Volatile.Read(ref _state) == Done;
+
+    /// <summary>True for a call completed through its value-task source (async methods).</summary>
+    internal bool IsAsync => _async;
 
     internal void Prepare(uint methodId, bool isAsync)
     {

@@ -18,6 +18,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     private readonly Stack<int> _freeSlots = new();
     private int _slotCount;
     private PendingCall? _spareCall;
+    private int _asyncInFlight;
 
     private readonly object _objectLock = new();
     // Read without a lock on every call (copy on write: services are exposed rarely, looked up per call).
@@ -191,7 +192,10 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         }
     }
 
-    /// <summary>Publishes the call frame and waits asynchronously for the reply (async methods).</summary>
+    /// <summary>
+    /// Publishes the call frame and waits asynchronously for the reply (async methods). A call pipelined behind
+    /// others still in flight lets the transport batch its frame with the ones that follow; a call alone goes at once.
+    /// </summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
     public ValueTask SendAsync(PendingCall call, CancellationToken cancellationToken)
     {
@@ -199,7 +203,14 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         {
             call.SentTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
         }
-        Channel.CommitFrame();
+        if (call.Pipelined)
+        {
+            Channel.CommitFrameBatched();
+        }
+        else
+        {
+            Channel.CommitFrame();
+        }
         if (call.IsCompleted)
         {
             return default;
@@ -306,6 +317,8 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     {
         PendingCall call = Interlocked.Exchange(ref _spareCall, null) ?? RentSlot();
         call.Prepare(methodId, isAsync);
+        // Async calls count themselves, so one made while others are still owed knows it is pipelined.
+        call.Pipelined = isAsync && Interlocked.Increment(ref _asyncInFlight) > 1;
         // Full fence between publishing the call id (Prepare) and reading _closed: Close sets _closed with a
         // full fence before it fails the calls it finds, so a call is either refused here or failed there.
         Interlocked.MemoryBarrier();
@@ -340,6 +353,10 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
 
     private void ReturnCall(PendingCall call)
     {
+        if (call.IsAsync)
+        {
+            Interlocked.Decrement(ref _asyncInFlight);
+        }
         call.CallId = 0;
         if (Interlocked.CompareExchange(ref _spareCall, call, null) is null)
         {

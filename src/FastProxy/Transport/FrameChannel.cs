@@ -28,6 +28,15 @@ public abstract class FrameChannel : IDisposable
     /// <summary>Publishes the frame begun by <see cref="BeginFrame"/> and releases the send side.</summary>
     public abstract void CommitFrame();
 
+    /// <summary>
+    /// Publishes the frame begun by <see cref="BeginFrame"/> like <see cref="CommitFrame"/>, for a frame nobody
+    /// waits on right away (an asynchronous call made while replies to earlier calls are still owed): the
+    /// transport may send it a moment later, on another thread, in one write with the frames committed after
+    /// it. The default sends it like <see cref="CommitFrame"/>.
+    /// </summary>
+    /// <exception cref="XCallDisconnectedException">The channel is closed.</exception>
+    public virtual void CommitFrameBatched() => CommitFrame();
+
     /// <summary>Drops the frame begun by <see cref="BeginFrame"/> and releases the send side.</summary>
     public abstract void AbortFrame();
 

@@ -4,8 +4,11 @@ namespace XCall.Transport.Tcp.Tests.Support;
 
 internal static class Frames
 {
-    /// <summary>Sends one frame with <paramref name="payload"/> through the channel's public send API.</summary>
-    public static void Send(FrameChannel channel, FrameKind kind, ulong callId, ReadOnlySpan<byte> payload, uint methodId = 7)
+    /// <summary>
+    /// Sends one frame with <paramref name="payload"/> through the channel's public send API; <paramref name="batched"/>
+    /// commits it with <see cref="FrameChannel.CommitFrameBatched"/>.
+    /// </summary>
+    public static void Send(FrameChannel channel, FrameKind kind, ulong callId, ReadOnlySpan<byte> payload, uint methodId = 7, bool batched = false)
     {
         var writer = new MarshalWriter(channel.BeginFrame(new FrameHeader(kind, callId, 0, methodId)));
         try
@@ -18,7 +21,14 @@ internal static class Frames
             channel.AbortFrame();
             throw;
         }
-        channel.CommitFrame();
+        if (batched)
+        {
+            channel.CommitFrameBatched();
+        }
+        else
+        {
+            channel.CommitFrame();
+        }
     }
 
     /// <summary>A deterministic payload that differs per seed and per position.</summary>
