@@ -1,3 +1,5 @@
+using System.Runtime.InteropServices;
+
 namespace XCall.Marshal;
 
 /// <summary>A list of any supported type: count, then each element through its marshaller.</summary>
@@ -11,8 +13,9 @@ public abstract class ListMarshaller<T, TMarshaller> : IMarshaller<List<T>?> whe
             writer.WriteLength(WireFormat.NullLength);
             return;
         }
-        writer.WriteLength(value.Count);
-        foreach (T item in value)
+        ReadOnlySpan<T> items = CollectionsMarshal.AsSpan(value);
+        writer.WriteLength(items.Length);
+        foreach (T item in items)
         {
             TMarshaller.Write(ref writer, item);
         }
@@ -27,9 +30,11 @@ public abstract class ListMarshaller<T, TMarshaller> : IMarshaller<List<T>?> whe
             return null;
         }
         var list = new List<T>(length);
-        for (int i = 0; i < length; i++)
+        CollectionsMarshal.SetCount(list, length);
+        Span<T> items = CollectionsMarshal.AsSpan(list);
+        for (int i = 0; i < items.Length; i++)
         {
-            list.Add(TMarshaller.Read(ref reader));
+            items[i] = TMarshaller.Read(ref reader);
         }
         return list;
     }
