@@ -15,6 +15,38 @@ public ref partial struct MarshalWriter
     /// types, or an immutable object contains itself through immutable objects only.</exception>
     public void WriteReference(object? value, GraphType declared)
     {
+        if (_active != 0 && declared._isMutable && value is not null && !ReferenceEquals(value, _first) && value.GetType() == declared.Type)
+        {
+            WriteMutableMember(value, declared);
+            return;
+        }
+        WriteAnyReference(value, declared);
+    }
+
+    /// <summary>
+    /// The common case inside a graph: an object of exactly the declared, mutable type, not the message's
+    /// first object. A back-reference, or the new-object tag with the body queued.
+    /// </summary>
+    private void WriteMutableMember(object value, GraphType type)
+    {
+        GraphWriteState graph = _graph ??= GraphWriteState.Rent();
+        int found = graph.Find(value);
+        if (found >= 0)
+        {
+            Write(WireFormat.BackReference);
+            Write(found);
+            return;
+        }
+        if (found == GraphWriteState.Building)
+        {
+            ThrowHelper.WriterImmutableCycle(value.GetType()); // only if another GraphType called this type immutable
+        }
+        graph.Add(value, _nextId++, building: false, pending: type);
+        Write(WireFormat.NewObject);
+    }
+
+    private void WriteAnyReference(object? value, GraphType declared)
+    {
         if (value is null)
         {
             Write(WireFormat.Null);
