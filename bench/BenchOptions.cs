@@ -58,7 +58,8 @@ internal sealed record BenchOptions
 
         usage: dotnet run -c Release --project bench -- [options]
           --transports LIST   comma-separated: direct,domain,shm,tcp (default: all)
-          --filter LIST       only signatures containing one of these (loc,int,virt,data,str,byte,int[1M],struct,ref/out,Task<int>,oneway,graph100,...)
+          --filter LIST       only signatures containing one of these (loc,int,virt,data,str,byte,int[1M],struct,ref/out,Task<int>,oneway,graph100,...;
+                              graph1000 selects the serializer comparison)
           --peers LIST        side-by-side peers: grpc-tcp,grpc-uds,jsonrpc-uds, or none (default: all)
           --out DIR           write calls.json, calls.md, calls.csv there (default: a new folder it prints)
           --full              BenchmarkDotNet's full statistics (slower); default is a quick run

@@ -15,6 +15,9 @@ namespace XCall.Bench;
 [MemoryDiagnoser]
 public class GraphSerializerBenchmarks
 {
+    /// <summary>The signature of this suite's rows (the serializer is their transport); <c>--filter graph1000</c> selects them.</summary>
+    public const string Signature = "graph1000-roundtrip";
+
     private readonly TreeNode _tree = CallCostService.Tree(1000);
     private readonly ArrayBufferWriter<byte> _buffer = new(1 << 20);
     private static readonly JsonSerializerOptions s_json = new() { IncludeFields = true };

@@ -69,7 +69,8 @@ Job job = (options.Full
 IConfig config = ManualConfig.CreateMinimumViable()
     .AddJob(job)
     .AddDiagnoser(BenchmarkDotNet.Diagnosers.MemoryDiagnoser.Default)
-    .AddFilter(new SimpleFilter(c => options.Includes(c.Descriptor.WorkloadMethodDisplayInfo.Trim('\''))))
+    .AddFilter(new SimpleFilter(c => options.Includes(c.Descriptor.WorkloadMethodDisplayInfo.Trim('\''))
+        || (c.Descriptor.Type == typeof(GraphSerializerBenchmarks) && options.Includes(GraphSerializerBenchmarks.Signature))))
     .AddEventProcessor(new ProgressLine())
     .WithOptions(ConfigOptions.DisableLogFile | ConfigOptions.JoinSummary);
 
@@ -97,7 +98,7 @@ foreach (BenchmarkReport report in summaries.SelectMany(s => s.Reports))
     string transport = report.BenchmarkCase.Parameters.Items.FirstOrDefault(p => p.Name is "Transport" or "Peer")?.Value as string ?? "direct";
     if (report.BenchmarkCase.Descriptor.Type == typeof(GraphSerializerBenchmarks))
     {
-        (transport, signature) = (signature, "graph1000-roundtrip");
+        (transport, signature) = (signature, GraphSerializerBenchmarks.Signature);
     }
     results.Add(new CallResult(signature, transport, report.ResultStatistics.Mean, report.GcStats.GetBytesAllocatedPerOperation(report.BenchmarkCase)));
 }

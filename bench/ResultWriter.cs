@@ -52,7 +52,7 @@ internal static class ResultWriter
                 ? $"- {r.Transport} byte[1MiB]: {(1 << 20) / r.NsPerCall:0.00} GB/s ({r.NsPerCall / 1000:0.0} µs per call)"
                 : $"- {r.Transport} {r.Signature}: {1e9 / r.NsPerCall:N0} calls/s");
         }
-        CallResult[] serializers = [.. results.Where(r => r.Signature == "graph1000-roundtrip")];
+        CallResult[] serializers = [.. results.Where(r => r.Signature == GraphSerializerBenchmarks.Signature)];
         if (serializers.FirstOrDefault(r => r.Transport == "xcall") is { } xcall)
         {
             string others = string.Join(", ", serializers.Where(r => r != xcall).Select(r => $"{r.Transport} {r.NsPerCall / 1000:0.0} µs ({r.NsPerCall / xcall.NsPerCall:0.0}x xcall, {r.AllocatedBytesPerCall} B)"));

@@ -121,7 +121,9 @@ public sealed partial class ProxyGenerator
                 w.Line($"var value = ({data.FullName})__o;");
                 foreach (MemberSpec m in data.Members)
                 {
-                    w.Line($"value.{m.Name} = {Read(m.Type)};");
+                    w.Line(m.FreshList
+                        ? $"value.{m.Name} = {m.Type.Marshaller}.ReadInto(ref __r, value.{m.Name});"
+                        : $"value.{m.Name} = {Read(m.Type)};");
                 }
                 w.Close();
             }

@@ -2,6 +2,7 @@ using System.Collections.Generic;
 using System.Linq;
 using System.Text;
 using Microsoft.CodeAnalysis;
+using Microsoft.CodeAnalysis.CSharp.Syntax;
 using XCall.Generator.Model;
 
 namespace XCall.Generator;
@@ -421,7 +422,7 @@ public sealed partial class ProxyGenerator
             {
                 chain.Insert(0, t);
             }
-            var candidates = new List<(string Name, ITypeSymbol Type, bool Settable, bool Assignable)>();
+            var candidates = new List<(string Name, ITypeSymbol Type, bool Settable, bool Assignable, ISymbol Symbol)>();
             foreach (INamedTypeSymbol t in chain)
             {
                 foreach (ISymbol member in t.GetMembers())
@@ -432,12 +433,12 @@ public sealed partial class ProxyGenerator
                     }
                     if (member is IFieldSymbol { IsConst: false } field)
                     {
-                        candidates.Add((field.Name, field.Type, !field.IsReadOnly, !field.IsReadOnly && !field.IsRequired));
+                        candidates.Add((field.Name, field.Type, !field.IsReadOnly, !field.IsReadOnly && !field.IsRequired, field));
                     }
                     else if (member is IPropertySymbol { IsIndexer: false, GetMethod: { DeclaredAccessibility: Accessibility.Public } } property)
                     {
                         bool settable = property.SetMethod is { DeclaredAccessibility: Accessibility.Public };
-                        candidates.Add((property.Name, property.Type, settable, settable && !property.SetMethod!.IsInitOnly && !property.IsRequired));
+                        candidates.Add((property.Name, property.Type, settable, settable && !property.SetMethod!.IsInitOnly && !property.IsRequired, property));
                     }
                 }
             }
@@ -463,7 +464,8 @@ public sealed partial class ProxyGenerator
 
             var members = new List<MemberSpec>();
             bool assignable = true;
-            foreach ((string name, ITypeSymbol memberType, bool settable, bool canAssign) in candidates)
+            bool onlyFieldInitializers = type.BaseType?.SpecialType == SpecialType.System_Object && type.InstanceConstructors.All(c => c.IsImplicitlyDeclared);
+            foreach ((string name, ITypeSymbol memberType, bool settable, bool canAssign, ISymbol symbol) in candidates)
             {
                 int index = constructor is null ? -1 : IndexOfParameter(constructor, name);
                 if (index < 0 && !settable)
@@ -478,7 +480,8 @@ public sealed partial class ProxyGenerator
                     _diagnostics.Add(DiagnosticInfo.Create(DiagnosticDescriptors.UnsupportedType, location, $"Member '{name}'", type.ToDisplayString(), memberType.ToDisplayString(), memberReason ?? "unsupported type"));
                     continue;
                 }
-                members.Add(new MemberSpec(name, memberSpec, index));
+                bool freshList = onlyFieldInitializers && memberSpec.Kind == WireKind.Marshalled && IsList(memberType) && StartsAsNewEmptyList(symbol);
+                members.Add(new MemberSpec(name, memberSpec, index, freshList));
             }
             DataKind kind = type.IsValueType ? DataKind.Struct : constructor is null && assignable ? DataKind.Mutable : DataKind.Immutable;
             bool leaf = members.All(m => !m.Type.HasObjects);
@@ -608,6 +611,35 @@ public sealed partial class ProxyGenerator
             && marshaller.AllInterfaces.Any(i =>
                 i.OriginalDefinition.ToDisplayString() == "XCall.Marshal.IMarshaller<T>"
                 && SymbolEqualityComparer.Default.Equals(i.TypeArguments[0].WithNullableAnnotation(NullableAnnotation.NotAnnotated), type.WithNullableAnnotation(NullableAnnotation.NotAnnotated)));
+
+        private static bool IsList(ITypeSymbol type) =>
+            type is INamedTypeSymbol { IsGenericType: true } named && named.OriginalDefinition.ToDisplayString() == "System.Collections.Generic.List<T>";
+
+        /// <summary>
+        /// Whether the member is initialized with a new empty list of its own type (<c>= [];</c> or
+        /// <c>= new();</c> on a field or an auto-property). With no constructor of its own and no base class,
+        /// nothing else runs when the object is created, so that list is empty and nobody else holds it.
+        /// </summary>
+        private static bool StartsAsNewEmptyList(ISymbol member)
+        {
+            if (member.DeclaringSyntaxReferences.Length != 1)
+            {
+                return false;
+            }
+            ExpressionSyntax? initializer = member.DeclaringSyntaxReferences[0].GetSyntax() switch
+            {
+                VariableDeclaratorSyntax field => field.Initializer?.Value,
+                PropertyDeclarationSyntax { AccessorList: { } accessors } property
+                    when accessors.Accessors.All(a => a.Body is null && a.ExpressionBody is null) => property.Initializer?.Value,
+                _ => null,
+            };
+            return initializer switch
+            {
+                CollectionExpressionSyntax collection => collection.Elements.Count == 0,
+                ImplicitObjectCreationExpressionSyntax creation => creation.ArgumentList.Arguments.Count == 0 && creation.Initializer is null,
+                _ => false,
+            };
+        }
 
         private static int IndexOfParameter(IMethodSymbol constructor, string name)
         {

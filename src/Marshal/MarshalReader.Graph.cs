@@ -16,6 +16,16 @@ public ref partial struct MarshalReader
     public T? ReadReference<T>(GraphType declared) where T : class
     {
         byte tag = Read<byte>();
+        if (tag == WireFormat.NewObject && _active != 0 && declared._isMutable)
+        {
+            // The common case inside a graph: a new object of the declared type, its body read later.
+            return (T)ReadQueuedObject(declared);
+        }
+        return ReadTaggedReference<T>(tag, declared);
+    }
+
+    private T? ReadTaggedReference<T>(byte tag, GraphType declared) where T : class
+    {
         GraphType type;
         switch (tag)
         {
@@ -60,24 +70,21 @@ public ref partial struct MarshalReader
 
     private object ReadNewObject(GraphType type, bool outermost)
     {
+        if (type._isMutable && !outermost)
+        {
+            return ReadQueuedObject(type);
+        }
         int id = _objectCount++;
         _active++;
         object value;
         if (type._isMutable)
         {
+            // Outside any object no body is pending: this one is the next anyway.
             value = type.CreateEmpty();
             Register(id, value);
             _incomplete++;
-            if (outermost)
-            {
-                // Outside any object the queue is empty: this body is the next one anyway.
-                type.ReadBody(ref this, value);
-                _incomplete--;
-            }
-            else
-            {
-                (_graph ??= GraphReadState.Rent()).Queue.Enqueue(value, type);
-            }
+            type.ReadBody(ref this, value);
+            _incomplete--;
         }
         else
         {
@@ -99,6 +106,17 @@ public ref partial struct MarshalReader
             DrainGraph(_graph);
         }
         _active--;
+        return value;
+    }
+
+    /// <summary>A new mutable object inside another object: created empty and registered now, its body read
+    /// breadth-first before the outermost reference returns.</summary>
+    private object ReadQueuedObject(GraphType type)
+    {
+        object value = type.CreateEmpty();
+        _objectCount++; // never id 0: the object it is inside came first
+        (_graph ??= GraphReadState.Rent()).Append(value, type);
+        _incomplete++;
         return value;
     }
 
@@ -132,7 +150,7 @@ public ref partial struct MarshalReader
         }
         else
         {
-            (_graph ??= GraphReadState.Rent()).Append(value);
+            (_graph ??= GraphReadState.Rent()).Append(value, pending: null);
         }
     }
 
@@ -161,7 +179,7 @@ public ref partial struct MarshalReader
     {
         while (true)
         {
-            while (graph.Queue.TryDequeue(out object value, out GraphType type))
+            while (graph.TryDequeue(out object value, out GraphType type))
             {
                 type.ReadBody(ref this, value);
                 _incomplete--;

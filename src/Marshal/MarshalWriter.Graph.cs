@@ -15,19 +15,50 @@ public ref partial struct MarshalWriter
     /// types, or an immutable object contains itself through immutable objects only.</exception>
     public void WriteReference(object? value, GraphType declared)
     {
+        if (_active != 0 && declared._isMutable && value is not null && !ReferenceEquals(value, _first) && value.GetType() == declared.Type)
+        {
+            WriteMutableMember(value, declared);
+            return;
+        }
+        WriteAnyReference(value, declared);
+    }
+
+    /// <summary>
+    /// The common case inside a graph: an object of exactly the declared, mutable type, not the message's
+    /// first object. A back-reference, or the new-object tag with the body queued.
+    /// </summary>
+    private void WriteMutableMember(object value, GraphType type)
+    {
+        GraphWriteState graph = _graph ??= GraphWriteState.Rent();
+        int found = graph.Find(value);
+        if (found >= 0)
+        {
+            Write(WireFormat.BackReference);
+            Write(found);
+            return;
+        }
+        if (found == GraphWriteState.Building)
+        {
+            ThrowHelper.WriterImmutableCycle(value.GetType()); // only if another GraphType called this type immutable
+        }
+        graph.Add(value, _nextId++, building: false, pending: type);
+        Write(WireFormat.NewObject);
+    }
+
+    private void WriteAnyReference(object? value, GraphType declared)
+    {
         if (value is null)
         {
             Write(WireFormat.Null);
             return;
         }
 
-        // The first object of a message lives in this writer's fields; the others in a pooled dictionary.
-        GraphWriteState.Slot slot = default;
+        // The first object of a message lives in this writer's fields; the others in a pooled identity map.
         if (_first is not null)
         {
             int found = ReferenceEquals(value, _first)
                 ? (_firstBuilding ? GraphWriteState.Building : _firstId)
-                : (_graph ??= GraphWriteState.Rent()).Find(value, out slot);
+                : (_graph ??= GraphWriteState.Rent()).Find(value);
             if (found >= 0)
             {
                 Write(WireFormat.BackReference);
@@ -54,7 +85,9 @@ public ref partial struct MarshalWriter
         }
 
         bool mutable = type._isMutable;
+        bool outermost = _active == 0;
         int id = _nextId++;
+        int entry = -1;
         if (_first is null)
         {
             _first = value;
@@ -63,7 +96,8 @@ public ref partial struct MarshalWriter
         }
         else
         {
-            slot.Set(id, building: !mutable);
+            // Inside another object, a mutable object's body waits its turn (breadth-first).
+            entry = _graph!.Add(value, id, building: !mutable, pending: mutable && !outermost ? type : null);
         }
         if (type == declared)
         {
@@ -75,30 +109,25 @@ public ref partial struct MarshalWriter
             Write(typeId);
         }
 
-        bool outermost = _active == 0;
         _active++;
         if (!mutable)
         {
             EnterObject();
             type.WriteBody(ref this, value);
             ExitObject();
-            if (ReferenceEquals(value, _first))
+            if (entry < 0)
             {
                 _firstBuilding = false;
             }
             else
             {
-                _graph!.Built(value, id);
+                _graph!.Built(entry);
             }
         }
         else if (outermost)
         {
             // The queue is empty outside any object: this body would be the next one drained anyway.
             type.WriteBody(ref this, value);
-        }
-        else
-        {
-            (_graph ??= GraphWriteState.Rent()).Queue.Enqueue(value, type);
         }
         if (outermost && _graph is not null)
         {
@@ -109,7 +138,7 @@ public ref partial struct MarshalWriter
 
     private void DrainGraph(GraphWriteState graph)
     {
-        while (graph.Queue.TryDequeue(out object value, out GraphType type))
+        while (graph.TryDequeue(out object value, out GraphType type))
         {
             type.WriteBody(ref this, value);
         }

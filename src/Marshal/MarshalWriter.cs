@@ -144,15 +144,37 @@ public ref partial struct MarshalWriter
         {
             ref byte dst = ref Unsafe.Add(ref MemoryMarshal.GetReference(_span), _pos);
             Unsafe.WriteUnaligned(ref dst, value.Length);
-            Unsafe.CopyBlockUnaligned(
-                ref Unsafe.Add(ref dst, sizeof(int)),
-                ref Unsafe.As<char, byte>(ref MemoryMarshal.GetReference(value.AsSpan())),
-                (uint)bytes);
+            CopyChars(ref Unsafe.Add(ref dst, sizeof(int)), ref Unsafe.As<char, byte>(ref MemoryMarshal.GetReference(value.AsSpan())), (uint)bytes);
             _pos += bytes + sizeof(int);
             return;
         }
         Write(value.Length);
         WriteBlock(MemoryMarshal.AsBytes(value.AsSpan()));
+    }
+
+    /// <summary>Copies the code units of a string: short ones (most names and keys) in at most two
+    /// overlapping moves, without a call.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void CopyChars(ref byte destination, ref byte source, uint bytes)
+    {
+        if (bytes > 16)
+        {
+            Unsafe.CopyBlockUnaligned(ref destination, ref source, bytes);
+        }
+        else if (bytes >= 8)
+        {
+            Unsafe.WriteUnaligned(ref destination, Unsafe.ReadUnaligned<ulong>(ref source));
+            Unsafe.WriteUnaligned(ref Unsafe.Add(ref destination, bytes - 8), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref source, bytes - 8)));
+        }
+        else if (bytes >= 4)
+        {
+            Unsafe.WriteUnaligned(ref destination, Unsafe.ReadUnaligned<uint>(ref source));
+            Unsafe.WriteUnaligned(ref Unsafe.Add(ref destination, bytes - 4), Unsafe.ReadUnaligned<uint>(ref Unsafe.Add(ref source, bytes - 4)));
+        }
+        else if (bytes != 0)
+        {
+            Unsafe.WriteUnaligned(ref destination, Unsafe.ReadUnaligned<ushort>(ref source)); // one UTF-16 code unit
+        }
     }
 
     /// <summary>Writes a span of unmanaged values: a count and one block copy.</summary>

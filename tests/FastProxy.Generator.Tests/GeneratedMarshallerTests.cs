@@ -130,6 +130,23 @@ public sealed class GeneratedMarshallerTests
                 return $"{ReferenceEquals(back["a"].Single(), back["b"].Single(n => n.Value == 3))},{back["b"].Count};{ReferenceEquals(nodes[0], nodes[1])};{string.Join(",", ints)}";
             }
 
+            public static string Lists()
+            {
+                var shared = new Node { Value = 4 };
+                var root = new Folder { Name = "root", Pinned = [shared], Recent = null, Sizes = [1, 2] };
+                var child = new Folder { Name = "child", Pinned = [shared, shared], Recent = [shared] };
+                root.Children = [child, child, new Folder { Name = "leaf" }];
+                child.Children = [root];
+                Folder copy = RoundTrip<Folder, Sample_Graphs_Folder_XCallMarshaller>(root);
+                Folder child2 = copy.Children[0];
+                string folders = $"{copy.Name},{copy.Children.Count},{ReferenceEquals(child2, copy.Children[1])},{copy.Children[2].Name},{copy.Children[2].Children.Count},{ReferenceEquals(child2.Children[0], copy)}";
+                string nodes = $"{copy.Pinned[0].Value},{ReferenceEquals(copy.Pinned[0], child2.Pinned[1])},{ReferenceEquals(child2.Recent![0], copy.Pinned[0])},{copy.Recent is null},{string.Join("+", copy.Sizes)}";
+
+                // Album's constructor gives every album the same list: reading must not fill it.
+                Album album = RoundTrip<Album, Sample_Graphs_Album_XCallMarshaller>(new Album { Photos = [shared] });
+                return $"{folders};{nodes};{album.Photos.Count},{ReferenceEquals(album.Photos, Album.Shared)},{Album.Shared.Count}";
+            }
+
             public static string Uris()
             {
                 Uri uri = RoundTrip<Uri, RegisteredMarshaller<Uri, UriMarshaller>>(new Uri("https://example.org/a?b=1"));
@@ -224,6 +241,12 @@ public sealed class GeneratedMarshallerTests
     public void Generated_marshallers_compose_with_hash_sets_dictionaries_and_immutable_arrays()
     {
         Assert.Equal("True,2;True;1,2", Call("Collections"));
+    }
+
+    [Fact]
+    public void Generated_marshaller_fills_lists_that_start_empty_and_keeps_sharing()
+    {
+        Assert.Equal("root,3,True,leaf,0,True;4,True,True,True,1+2;1,False,0", Call("Lists"));
     }
 
     [Fact]

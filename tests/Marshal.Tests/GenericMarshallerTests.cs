@@ -52,6 +52,28 @@ public sealed class GenericMarshallerTests
     }
 
     [Fact]
+    public void Reading_into_an_empty_list_fills_that_list_and_any_other_list_is_left_alone()
+    {
+        byte[] bytes = Wire.Encode((ref MarshalWriter w) => StringListMarshaller.Write(ref w, ["a", null, "c"]));
+        byte[] nullBytes = Wire.Encode((ref MarshalWriter w) => StringListMarshaller.Write(ref w, null));
+
+        var fresh = new List<string?>();
+        List<string?>? filled = Wire.Decode(bytes, (ref MarshalReader r) => StringListMarshaller.ReadInto(ref r, fresh));
+        Assert.Same(fresh, filled);
+        Assert.Equal(["a", null, "c"], fresh);
+
+        // A list that already holds items is not the constructor's fresh one: a new list, the old one untouched.
+        List<string?> used = ["x"];
+        List<string?>? other = Wire.Decode(bytes, (ref MarshalReader r) => StringListMarshaller.ReadInto(ref r, used));
+        Assert.NotSame(used, other);
+        Assert.Equal(["a", null, "c"], other!);
+        Assert.Equal(["x"], used);
+
+        Assert.Equal(["a", null, "c"], Wire.Decode(bytes, (ref MarshalReader r) => StringListMarshaller.ReadInto(ref r, null))!);
+        Assert.Null(Wire.Decode(nullBytes, (ref MarshalReader r) => StringListMarshaller.ReadInto(ref r, new List<string?>())));
+    }
+
+    [Fact]
     public void Large_list_of_strings_round_trips()
     {
         var random = new Random(8);

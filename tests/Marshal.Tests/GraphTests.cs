@@ -139,6 +139,55 @@ public sealed class GraphTests
     }
 
     [Fact]
+    public void Many_objects_referenced_many_times_keep_their_identity_message_after_message()
+    {
+        // Enough objects for the writer's identity map and the reader's table to grow several times; every
+        // vertex points to itself, its predecessor and a pseudo-random earlier vertex, so most references are
+        // back-references to objects far apart in the map.
+        const int Count = 20_000;
+        var vertices = new Vertex[Count];
+        var random = new Random(5);
+        for (int i = 0; i < Count; i++)
+        {
+            vertices[i] = new Vertex { Name = "v" + i };
+            vertices[i].Edges = [vertices[i], vertices[Math.Max(0, i - 1)], vertices[random.Next(i + 1)]];
+        }
+        var root = new Vertex { Name = "root", Edges = [.. vertices] };
+        Dictionary<Vertex, int> originalIndex = IndexByIdentity(vertices);
+
+        // Twice, so the second message reuses this thread's pooled graph states.
+        for (int message = 0; message < 2; message++)
+        {
+            Vertex copy = RoundTrip<Vertex, VertexMarshaller>(root)!;
+
+            Assert.Equal(Count, copy.Edges.Count);
+            Dictionary<Vertex, int> index = IndexByIdentity(copy.Edges!);
+            int wrong = 0;
+            for (int i = 0; i < Count; i++)
+            {
+                Vertex original = vertices[i];
+                Vertex copied = copy.Edges[i]!;
+                wrong += copied.Name == original.Name ? 0 : 1;
+                for (int e = 0; e < original.Edges.Count; e++)
+                {
+                    wrong += index.TryGetValue(copied.Edges[e]!, out int actual) && actual == originalIndex[original.Edges[e]!] ? 0 : 1;
+                }
+            }
+            Assert.Equal(0, wrong);
+        }
+
+        static Dictionary<Vertex, int> IndexByIdentity(IReadOnlyList<Vertex> items)
+        {
+            var index = new Dictionary<Vertex, int>(ReferenceEqualityComparer.Instance);
+            for (int i = 0; i < items.Count; i++)
+            {
+                index.Add(items[i], i);
+            }
+            return index;
+        }
+    }
+
+    [Fact]
     public void Polymorphic_list_keeps_runtime_types_with_their_type_ids()
     {
         var dog = new Dog { Name = "rex", Barks = 3 };

@@ -37,6 +37,25 @@ public sealed class StringRoundTripTests
     }
 
     [Fact]
+    public void Strings_of_every_short_length_are_written_exactly()
+    {
+        // 0 to 20 code units cover each way a short string is copied (none, one unit, 4-byte and 8-byte
+        // moves that overlap, and the block copy), each at the start of a buffer and after an odd offset.
+        for (int length = 0; length <= 20; length++)
+        {
+            string value = new([.. Enumerable.Range(0, length).Select(i => (char)(0x4100 + (i * 7)))]);
+            Assert.Equal(Expected(value), AssertRoundTrips(value));
+            byte[] shifted = Wire.Encode((ref MarshalWriter w) =>
+            {
+                w.WriteByte(0xEE);
+                w.WriteString(value);
+                w.WriteByte(0xDD);
+            });
+            Assert.Equal([0xEE, .. Expected(value), 0xDD], shifted);
+        }
+    }
+
+    [Fact]
     public void Non_bmp_characters_round_trip_as_surrogate_pairs()
     {
         const string value = "a😀b𝄞\U0010FFFF";

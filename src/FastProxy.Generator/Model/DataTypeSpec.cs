@@ -4,7 +4,9 @@ namespace XCall.Generator.Model;
 /// <param name="Name">Member name.</param>
 /// <param name="Type">How it is marshalled.</param>
 /// <param name="ConstructorIndex">Position in the constructor used to create the type, or -1 when set by an initializer or assignment.</param>
-internal sealed record MemberSpec(string Name, TypeSpec Type, int ConstructorIndex);
+/// <param name="FreshList">A <c>List&lt;T&gt;</c> member that every new object starts with as a new empty list nobody
+/// else holds (an empty initializer, no constructor of its own): reading fills that list instead of allocating another.</param>
+internal sealed record MemberSpec(string Name, TypeSpec Type, int ConstructorIndex, bool FreshList = false);
 
 /// <summary>How a data type is written and created.</summary>
 internal enum DataKind

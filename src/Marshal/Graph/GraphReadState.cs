@@ -7,6 +7,10 @@ namespace XCall.Marshal;
 /// has to wait until every object is filled (adding keys to hash sets and dictionaries). Pooled per
 /// thread like <see cref="GraphWriteState"/>; returned in <see cref="MarshalReader.EnsureFullyConsumed"/>.
 /// </summary>
+/// <remarks>
+/// Bodies are read in the order the objects' tags were read, which is also id order: the table of objects
+/// doubles as the queue, a cursor walking it to the bodies still pending.
+/// </remarks>
 internal sealed class GraphReadState
 {
     private const int InitialCapacity = 16;
@@ -18,11 +22,10 @@ internal sealed class GraphReadState
     [ThreadStatic]
     private static GraphReadState? t_cached;
 
-    private object?[] _objects = new object?[InitialCapacity]; // ids 1, 2, ... (id 0 is the reader's first object)
+    private Entry[] _entries = new Entry[InitialCapacity]; // ids 1, 2, ... (id 0 is the reader's first object)
     private int _count;
+    private int _next; // the first entry whose body may still be pending
     private List<Action>? _deferred;
-
-    public readonly GraphQueue Queue = new();
 
     public bool HasDeferred => _deferred is { Count: > 0 };
 
@@ -39,35 +42,53 @@ internal sealed class GraphReadState
 
     public static void Return(GraphReadState state)
     {
-        if (state._objects.Length > MaxPooledObjects)
+        if (state._entries.Length > MaxPooledObjects)
         {
-            state._objects = new object?[InitialCapacity];
+            state._entries = new Entry[InitialCapacity];
         }
         else
         {
-            Array.Clear(state._objects, 0, state._count);
+            Array.Clear(state._entries, 0, state._count);
         }
         state._count = 0;
+        state._next = 0;
         state._deferred?.Clear();
-        state.Queue.Reset();
         t_cached = state;
     }
 
-    /// <summary>Registers the object with the next id.</summary>
-    public void Append(object value)
+    /// <summary>Registers the object with the next id; its body is pending when <paramref name="pending"/> is not null.</summary>
+    public void Append(object value, GraphType? pending)
     {
-        if (_count == _objects.Length)
+        if (_count == _entries.Length)
         {
-            Array.Resize(ref _objects, _objects.Length * 2);
+            Array.Resize(ref _entries, _entries.Length * 2);
         }
-        _objects[_count++] = value;
+        _entries[_count++] = new Entry(value, pending);
     }
 
     /// <summary>Replaces the object at <paramref name="index"/> (an immutable object, once built).</summary>
-    public void Replace(int index, object value) => _objects[index] = value;
+    public void Replace(int index, object value) => _entries[index].Value = value;
 
     /// <summary>The object at <paramref name="index"/>; the caller checked it against the count of ids read.</summary>
-    public object Get(int index) => _objects[index]!;
+    public object Get(int index) => _entries[index].Value;
+
+    /// <summary>The next object whose body is pending, in id order; false when there is none.</summary>
+    public bool TryDequeue(out object value, out GraphType type)
+    {
+        while (_next < _count)
+        {
+            ref Entry entry = ref _entries[_next++];
+            if (entry.Pending is not null)
+            {
+                value = entry.Value;
+                type = entry.Pending;
+                return true;
+            }
+        }
+        value = null!;
+        type = null!;
+        return false;
+    }
 
     public void Defer(Action action) => (_deferred ??= []).Add(action);
 
@@ -80,5 +101,11 @@ internal sealed class GraphReadState
             deferred[i]();
         }
         deferred.Clear();
+    }
+
+    private struct Entry(object value, GraphType? pending)
+    {
+        public object Value = value;
+        public readonly GraphType? Pending = pending; // the type whose ReadBody is still to run, else null
     }
 }

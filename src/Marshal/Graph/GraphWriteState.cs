@@ -1,4 +1,4 @@
-using System.Runtime.InteropServices;
+using System.Runtime.CompilerServices;
 
 namespace XCall.Marshal;
 
@@ -9,6 +9,12 @@ namespace XCall.Marshal;
 /// One instance per thread is pooled: a writer rents it on its second object and returns it in
 /// <see cref="MarshalWriter.Flush"/>; a writer abandoned by an exception leaves it to the GC.
 /// </summary>
+/// <remarks>
+/// An identity map by open addressing: <c>_buckets</c> (linear probing on
+/// <see cref="RuntimeHelpers.GetHashCode(object)"/>) points into <c>_entries</c>, which holds the objects
+/// in the order their tags were written. That order is also the breadth-first order of the bodies, so the
+/// entries double as the queue: a cursor walks them and writes the bodies still pending.
+/// </remarks>
 internal sealed class GraphWriteState
 {
     /// <summary>Returned by <see cref="Find"/> for an object never written in this message.</summary>
@@ -17,14 +23,17 @@ internal sealed class GraphWriteState
     /// <summary>Returned by <see cref="Find"/> for an immutable object whose body is being written.</summary>
     public const int Building = -2;
 
+    private const int InitialCapacity = 16;
     private const int MaxPooledObjects = 4096;
 
     [ThreadStatic]
     private static GraphWriteState? t_cached;
 
-    private Dictionary<object, int>? _ids; // id, or ~id while an immutable object's body is being written
-
-    public readonly GraphQueue Queue = new();
+    private Entry[] _entries = new Entry[InitialCapacity];
+    private int[] _buckets = new int[InitialCapacity * 2]; // entry index + 1, 0 for a free bucket; never more than half full
+    private int _count;
+    private int _next; // the first entry whose body may still be pending
+    private int _freeBucket; // where the object of the last missed Find goes
 
     public static GraphWriteState Rent()
     {
@@ -39,46 +48,116 @@ internal sealed class GraphWriteState
 
     public static void Return(GraphWriteState state)
     {
-        if (state._ids is { Count: > MaxPooledObjects })
+        if (state._count > MaxPooledObjects)
         {
-            state._ids = null; // Clear would keep the big bucket array
+            state._entries = new Entry[InitialCapacity];
+            state._buckets = new int[InitialCapacity * 2];
         }
-        else
+        else if (state._count > 0)
         {
-            state._ids?.Clear();
+            Array.Clear(state._entries, 0, state._count); // drops the references to this message's objects
+            Array.Clear(state._buckets);
         }
-        state.Queue.Reset();
+        state._count = 0;
+        state._next = 0;
         t_cached = state;
     }
 
     /// <summary>
-    /// The id of <paramref name="value"/>, or <see cref="Building"/>; for an object not written yet,
-    /// <see cref="NotFound"/>, and <paramref name="slot"/> is where its id goes (one hash lookup per object).
-    /// Nothing may touch this state between a miss and the store through <paramref name="slot"/>.
+    /// The id of <paramref name="value"/>, <see cref="Building"/>, or <see cref="NotFound"/> for an object
+    /// not written yet: then <see cref="Add"/> records it (one hash lookup per object). Nothing may touch
+    /// this state between a miss and that <see cref="Add"/>.
     /// </summary>
-    public int Find(object value, out Slot slot)
+    public int Find(object value)
     {
-        ref int id = ref CollectionsMarshal.GetValueRefOrAddDefault(_ids ??= new Dictionary<object, int>(ReferenceEqualityComparer.Instance), value, out bool exists);
-        if (exists)
+        int[] buckets = _buckets;
+        int mask = buckets.Length - 1;
+        int bucket = RuntimeHelpers.GetHashCode(value) & mask;
+        while (true)
         {
-            slot = default;
-            return id >= 0 ? id : Building;
+            int index = buckets[bucket] - 1;
+            if (index < 0)
+            {
+                _freeBucket = bucket;
+                return NotFound;
+            }
+            ref Entry entry = ref _entries[index];
+            if (ReferenceEquals(entry.Value, value))
+            {
+                return entry.Id >= 0 ? entry.Id : Building;
+            }
+            bucket = (bucket + 1) & mask;
         }
-        slot = new Slot(ref id);
-        return NotFound;
     }
 
-    /// <summary>The body of immutable <paramref name="value"/> (id <paramref name="id"/>) is written: later occurrences are plain back-references.</summary>
-    public void Built(object value, int id) => _ids![value] = id;
-
-    /// <summary>Where a new object's id goes: its entry in the dictionary.</summary>
-    public readonly ref struct Slot
+    /// <summary>
+    /// Records the object of the last missed <see cref="Find"/> with <paramref name="id"/>, marked as under
+    /// construction when <paramref name="building"/>; its body is pending when <paramref name="pending"/>
+    /// is not null. Returns its entry, for <see cref="Built"/>.
+    /// </summary>
+    public int Add(object value, int id, bool building, GraphType? pending)
     {
-        private readonly ref int _id;
+        if (_count == _entries.Length)
+        {
+            Grow();
+            _freeBucket = FreeBucket(RuntimeHelpers.GetHashCode(value));
+        }
+        int index = _count++;
+        _entries[index] = new Entry(value, pending, building ? ~id : id);
+        _buckets[_freeBucket] = index + 1;
+        return index;
+    }
 
-        public Slot(ref int id) => _id = ref id;
+    /// <summary>The body of the immutable object of entry <paramref name="index"/> is written: later occurrences are plain back-references.</summary>
+    public void Built(int index)
+    {
+        ref int id = ref _entries[index].Id;
+        id = ~id;
+    }
 
-        /// <summary>Records <paramref name="id"/>, marked as under construction when <paramref name="building"/>.</summary>
-        public void Set(int id, bool building) => _id = building ? ~id : id;
+    /// <summary>The next object whose body is pending, in the order the objects were written; false when there is none.</summary>
+    public bool TryDequeue(out object value, out GraphType type)
+    {
+        while (_next < _count)
+        {
+            ref Entry entry = ref _entries[_next++];
+            if (entry.Pending is not null)
+            {
+                value = entry.Value;
+                type = entry.Pending;
+                return true;
+            }
+        }
+        value = null!;
+        type = null!;
+        return false;
+    }
+
+    private int FreeBucket(int hash)
+    {
+        int mask = _buckets.Length - 1;
+        int bucket = hash & mask;
+        while (_buckets[bucket] != 0)
+        {
+            bucket = (bucket + 1) & mask;
+        }
+        return bucket;
+    }
+
+    private void Grow()
+    {
+        Array.Resize(ref _entries, _entries.Length * 2);
+        _buckets = new int[_entries.Length * 2];
+        for (int i = 0; i < _count; i++)
+        {
+            _buckets[FreeBucket(RuntimeHelpers.GetHashCode(_entries[i].Value))] = i + 1;
+        }
+    }
+
+    private struct Entry(object value, GraphType? pending, int id)
+    {
+        public readonly object Value = value;
+        public readonly GraphType? Pending = pending; // the type whose WriteBody is still to run, else null
+        public int Id = id; // ~id while an immutable object's body is being written
     }
 }

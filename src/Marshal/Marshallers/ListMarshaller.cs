@@ -1,3 +1,5 @@
+using System.Runtime.InteropServices;
+
 namespace XCall.Marshal;
 
 /// <summary>A list of any supported type: count, then each element through its marshaller.</summary>
@@ -11,8 +13,9 @@ public abstract class ListMarshaller<T, TMarshaller> : IMarshaller<List<T>?> whe
             writer.WriteLength(WireFormat.NullLength);
             return;
         }
-        writer.WriteLength(value.Count);
-        foreach (T item in value)
+        ReadOnlySpan<T> items = CollectionsMarshal.AsSpan(value);
+        writer.WriteLength(items.Length);
+        foreach (T item in items)
         {
             TMarshaller.Write(ref writer, item);
         }
@@ -22,14 +25,40 @@ public abstract class ListMarshaller<T, TMarshaller> : IMarshaller<List<T>?> whe
     public static List<T>? Read(ref MarshalReader reader)
     {
         int length = reader.ReadLength();
+        return length == WireFormat.NullLength ? null : ReadItems(ref reader, new List<T>(length), length);
+    }
+
+    /// <summary>
+    /// Reads a list like <see cref="Read"/>, into <paramref name="fresh"/> when it is an empty list: the one
+    /// the constructor of the object being read gave the member, which nothing else holds, so the object
+    /// does not pay for a second list. Generated code passes a member only when its declaration proves
+    /// that (an empty <c>[]</c> or <c>new()</c> initializer and no constructor of its own).
+    /// </summary>
+    public static List<T>? ReadInto(ref MarshalReader reader, List<T>? fresh)
+    {
+        int length = reader.ReadLength();
         if (length == WireFormat.NullLength)
         {
             return null;
         }
-        var list = new List<T>(length);
-        for (int i = 0; i < length; i++)
+        if (fresh is not { Count: 0 })
         {
-            list.Add(TMarshaller.Read(ref reader));
+            return ReadItems(ref reader, new List<T>(length), length);
+        }
+        if (fresh.Capacity < length)
+        {
+            fresh.Capacity = length;
+        }
+        return ReadItems(ref reader, fresh, length);
+    }
+
+    private static List<T> ReadItems(ref MarshalReader reader, List<T> list, int length)
+    {
+        CollectionsMarshal.SetCount(list, length);
+        Span<T> items = CollectionsMarshal.AsSpan(list);
+        for (int i = 0; i < items.Length; i++)
+        {
+            items[i] = TMarshaller.Read(ref reader);
         }
         return list;
     }

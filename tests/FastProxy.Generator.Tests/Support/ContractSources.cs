@@ -204,6 +204,26 @@ internal static class ContractSources
             public List<Holder>? Children;
         }
 
+        // Lists that start empty and unshared (empty initializer, no constructor of its own) are filled on
+        // read; the others are replaced by a new list.
+        public sealed class Folder
+        {
+            public string Name = "";
+            public List<Folder> Children = [];
+            public List<Node> Pinned { get; set; } = new();
+            public List<Node>? Recent = new List<Node>();
+            public List<int> Sizes = [];
+        }
+
+        public sealed class Album
+        {
+            public static readonly List<Node> Shared = [];
+
+            public Album() => Photos = Shared;
+
+            public List<Node> Photos = [];
+        }
+
         [Remotable]
         public interface IGraphs
         {
@@ -217,6 +237,7 @@ internal static class ContractSources
             Dictionary<string, HashSet<Node>> Index(ImmutableArray<Node> nodes, ImmutableArray<int> keys);
             Uri Resolve(Uri root, string relative);
             Holder Wrap(Holder holder);
+            Folder Browse(Folder folder, Album album);
         }
         """;
 

@@ -318,6 +318,37 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             __conn.EndCall(__call);
         }
     }
+
+    global::Sample.Graphs.Folder global::Sample.Graphs.IGraphs.Browse(global::Sample.Graphs.Folder folder, global::Sample.Graphs.Album album)
+    {
+        var __conn = Connection;
+        var __out = __conn.BeginCall(this, 0x0a0fa79cu, false, out var __call);
+        try
+        {
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            global::XCall.Generated.Sample_Graphs_Folder_XCallMarshaller.Write(ref __w, folder);
+            global::XCall.Generated.Sample_Graphs_Album_XCallMarshaller.Write(ref __w, album);
+            __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
+        }
+        catch
+        {
+            __conn.AbortCall(__call);
+            throw;
+        }
+        try
+        {
+            __conn.SendAndWait(__call);
+            var __r = __call.GetReplyReader();
+            var __ret = global::XCall.Generated.Sample_Graphs_Folder_XCallMarshaller.Read(ref __r);
+            __r.EnsureFullyConsumed();
+            return __ret;
+        }
+        finally
+        {
+            __conn.EndCall(__call);
+        }
+    }
 }
 
 /// <summary>Generated dispatcher: serves calls of <see cref="global::Sample.Graphs.IGraphs"/>.</summary>
@@ -325,7 +356,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
 internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runtime.Dispatcher
 {
     public override string ContractName => "Sample.Graphs.IGraphs";
-    public override ulong ContractHash => 0x45f551161765e295UL;
+    public override ulong ContractHash => 0xee3e1e2abf67d318UL;
 
     public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
     {
@@ -481,6 +512,21 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
                 }
                 return default;
             }
+            case 0x0a0fa79cu:
+            {
+                var __a0 = global::XCall.Generated.Sample_Graphs_Folder_XCallMarshaller.Read(ref __r);
+                var __a1 = global::XCall.Generated.Sample_Graphs_Album_XCallMarshaller.Read(ref __r);
+                __r.EnsureFullyConsumed();
+                call.ArgumentsRead();
+                var __ret = __t.Browse(__a0, __a1);
+
+                {
+                    var __w = call.BeginReply();
+                    global::XCall.Generated.Sample_Graphs_Folder_XCallMarshaller.Write(ref __w, __ret);
+                    call.EndReply(ref __w);
+                }
+                return default;
+            }
             default:
                 throw UnknownMethod(methodId);
         }
@@ -498,6 +544,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
         0xf4f999b9u => "Index",
         0x285c1846u => "Resolve",
         0x95f5d135u => "Wrap",
+        0x0a0fa79cu => "Browse",
         _ => "0x" + methodId.ToString("x8"),
     };
 }
@@ -698,13 +745,38 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
         }
         return global::XCall.Generated.Sample_Graphs_Holder_XCallMarshaller.Clone(__ret);
     }
+
+    global::Sample.Graphs.Folder global::Sample.Graphs.IGraphs.Browse(global::Sample.Graphs.Folder folder, global::Sample.Graphs.Album album)
+    {
+        var __t = Target;
+        var __copy = global::XCall.Domain.DomainCopy.RentBuffer();
+        var __copyW = new global::XCall.Marshal.MarshalWriter(__copy);
+        global::XCall.Generated.Sample_Graphs_Folder_XCallMarshaller.Write(ref __copyW, folder);
+        global::XCall.Generated.Sample_Graphs_Album_XCallMarshaller.Write(ref __copyW, album);
+        __copyW.Flush();
+        var __copyR = new global::XCall.Marshal.MarshalReader(__copy.WrittenSpan);
+        global::Sample.Graphs.Folder __a0 = global::XCall.Generated.Sample_Graphs_Folder_XCallMarshaller.Read(ref __copyR);
+        global::Sample.Graphs.Album __a1 = global::XCall.Generated.Sample_Graphs_Album_XCallMarshaller.Read(ref __copyR);
+        __copyR.EnsureFullyConsumed();
+        global::XCall.Domain.DomainCopy.ReturnBuffer(__copy);
+        global::Sample.Graphs.Folder __ret;
+        try
+        {
+            __ret = __t.Browse(__a0, __a1);
+        }
+        catch (global::System.Exception __e) when (__e is not global::System.OperationCanceledException)
+        {
+            throw global::XCall.Domain.DomainCopy.ToRemote(__e);
+        }
+        return global::XCall.Generated.Sample_Graphs_Folder_XCallMarshaller.Clone(__ret);
+    }
 }
 
 /// <summary>Generated XCall contract of <see cref="global::Sample.Graphs.IGraphs"/>.</summary>
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal sealed class Sample_Graphs_IGraphs_XCallContract : global::XCall.Runtime.Contract<global::Sample.Graphs.IGraphs>
 {
-    public const ulong ContractHash = 0x45f551161765e295UL;
+    public const ulong ContractHash = 0xee3e1e2abf67d318UL;
     public static readonly Sample_Graphs_IGraphs_XCallDispatcher SharedDispatcher = new();
     public override string Name => "Sample.Graphs.IGraphs";
     public override ulong Hash => ContractHash;
