@@ -66,17 +66,24 @@ Job job = (options.Full
         ? Job.Default
         : Job.Default.WithWarmupCount(2).WithIterationCount(7).WithIterationTime(TimeInterval.FromMilliseconds(100)))
     .WithToolchain(InProcessEmitToolchain.Instance);
-IConfig config = ManualConfig.CreateMinimumViable()
-    .AddJob(job)
+// The serializer comparison gets longer warm-up and more iterations even in the quick run: System.Text.Json
+// and MessagePack need their tiered JIT to settle, or on a busy machine their figures swing several-fold.
+Job graphJob = (options.Full
+        ? Job.Default
+        : Job.Default.WithWarmupCount(6).WithIterationCount(15).WithIterationTime(TimeInterval.FromMilliseconds(200)))
+    .WithToolchain(InProcessEmitToolchain.Instance);
+IConfig Config(Job j) => ManualConfig.CreateMinimumViable()
+    .AddJob(j)
     .AddDiagnoser(BenchmarkDotNet.Diagnosers.MemoryDiagnoser.Default)
     .AddFilter(new SimpleFilter(c => options.Includes(c.Descriptor.WorkloadMethodDisplayInfo.Trim('\''))
         || (c.Descriptor.Type == typeof(GraphSerializerBenchmarks) && options.Includes(GraphSerializerBenchmarks.Signature))))
     .AddEventProcessor(new ProgressLine())
     .WithOptions(ConfigOptions.DisableLogFile | ConfigOptions.JoinSummary);
+IConfig config = Config(job);
 
 var results = new List<CallResult>();
 XCall.Bench.Peers.PeerBenchmarks.Selected = options.Peers;
-var suiteList = new List<Type> { typeof(LocalCallBenchmark), typeof(TelemetryCheckBenchmark), typeof(GraphSerializerBenchmarks), typeof(CallCostBenchmarks) };
+var suiteList = new List<Type> { typeof(LocalCallBenchmark), typeof(TelemetryCheckBenchmark), typeof(CallCostBenchmarks) };
 if (options.Transports.Any(t => t is "shm" or "tcp"))
 {
     suiteList.Add(typeof(ThroughputBenchmarks));
@@ -86,7 +93,7 @@ if (options.Peers.Length > 0)
     suiteList.Add(typeof(XCall.Bench.Peers.PeerBenchmarks));
 }
 Type[] suites = [.. suiteList];
-Summary[] summaries = BenchmarkRunner.Run(suites, config);
+Summary[] summaries = [.. BenchmarkRunner.Run(suites, config), BenchmarkRunner.Run(typeof(GraphSerializerBenchmarks), Config(graphJob))];
 RemoteServer.StopShared();
 foreach (BenchmarkReport report in summaries.SelectMany(s => s.Reports))
 {
