@@ -23,6 +23,11 @@ if (args.Length > 1 && args[0] == "--serve")
     return RemoteServer.Serve(args[1], args.Contains("--concurrent"));
 }
 
+if (args.Length > 1 && args[0] == "--async-probe")
+{
+    return SideBySide.RunAsync(args[1]);
+}
+
 if (args.Length > 1 && args[0] == "--side-by-side")
 {
     return SideBySide.Run(args[1], args.Length > 2 ? int.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture) : 7);

@@ -65,6 +65,30 @@ internal static class SideBySide
 
     private const int Batches = 5;
 
+    /// <summary>Awaited <c>Task&lt;int&gt;</c> calls one after another: median of five batches, ns per call.</summary>
+    public static int RunAsync(string transport)
+    {
+        using RemoteServer server = RemoteServer.Start(transport);
+        using RemoteService<ICallCost> remote = Remote.Open<ICallCost>(server.Address, RemoteServer.Options);
+        ICallCost proxy = remote.Proxy;
+        for (int round = 0; round < 5; round++)
+        {
+            var batches = new double[Batches];
+            for (int b = 0; b < Batches; b++)
+            {
+                long start = Stopwatch.GetTimestamp();
+                for (int i = 0; i < 20_000; i++)
+                {
+                    proxy.TestTask(i).GetAwaiter().GetResult();
+                }
+                batches[b] = Stopwatch.GetElapsedTime(start).TotalNanoseconds / 20_000;
+            }
+            Array.Sort(batches);
+            Console.WriteLine($"{transport} Task<int> awaited: median {batches[Batches / 2]:0} ns, min {batches[0]:0} ns, max {batches[^1]:0} ns");
+        }
+        return 0;
+    }
+
     /// <summary>Median of five batches, ns per call (the probe reports its median the same way).</summary>
     private static double Burst(ICallCost proxy, int calls)
     {

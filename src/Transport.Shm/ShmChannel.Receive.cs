@@ -67,7 +67,7 @@ internal sealed partial class ShmChannel
         PumpOutcome outcome;
         try
         {
-            outcome = Pump(call, deadline, handler);
+            outcome = Pump(call, deadline, handler, maySleep: true);
         }
         finally
         {
@@ -79,6 +79,28 @@ internal sealed partial class ShmChannel
             PumpOutcome.TimedOut => call.IsCompleted,
             _ => call.Wait(deadline),
         };
+    }
+
+    /// <inheritdoc/>
+    public override bool TryPollForReply(PendingCall call)
+    {
+        if (call.IsCompleted)
+        {
+            return true;
+        }
+        IFrameHandler? handler = Volatile.Read(ref _handler);
+        if (handler is null || Volatile.Read(ref _stopping) != 0 || !TryTakeRole(Environment.CurrentManagedThreadId, call))
+        {
+            return false;
+        }
+        try
+        {
+            return Pump(call, long.MaxValue, handler, maySleep: false) == PumpOutcome.Completed;
+        }
+        finally
+        {
+            ReleaseRole(handler);
+        }
     }
 
     private bool TryTakeRole(int me, PendingCall call)
@@ -132,7 +154,10 @@ internal sealed partial class ShmChannel
         return true;
     }
 
-    private PumpOutcome Pump(PendingCall call, long deadline, IFrameHandler handler)
+    /// <summary>Polls until the call completes, the deadline passes, the channel stops, or the caller waited
+    /// long enough (then it blocks on the call instead). Without <paramref name="maySleep"/> (an async call)
+    /// it gives up once the idle strategy's spinning and yielding are spent, instead of sleeping on the ring.</summary>
+    private PumpOutcome Pump(PendingCall call, long deadline, IFrameHandler handler, bool maySleep)
     {
         var spinner = new IdleSpinner();
         ShmIdleStrategy strategy = _options.IdleStrategy;
@@ -171,6 +196,10 @@ internal sealed partial class ShmChannel
             if (spinner.SpinOnce(strategy))
             {
                 continue;
+            }
+            if (!maySleep)
+            {
+                return PumpOutcome.GaveUp;
             }
 
             // Spun long enough: sleep on the ring ourselves, so the reply costs one wake-up (the peer wakes

@@ -69,6 +69,13 @@ internal sealed class ReconnectingChannel : FrameChannel
         return inner is null ? call.Wait(deadline) : inner.WaitForReply(call, deadline);
     }
 
+    /// <inheritdoc/>
+    public override bool TryPollForReply(PendingCall call)
+    {
+        FrameChannel? inner = Volatile.Read(ref _inner);
+        return inner is null ? call.IsCompleted : inner.TryPollForReply(call);
+    }
+
     private FrameChannel Current()
     {
         FrameChannel? inner = Volatile.Read(ref _inner);

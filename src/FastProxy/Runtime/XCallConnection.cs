@@ -211,7 +211,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         {
             Channel.CommitFrame();
         }
-        if (call.IsCompleted)
+        if (call.IsCompleted || (!call.Pipelined && Channel.TryPollForReply(call)))
         {
             return default;
         }

@@ -49,6 +49,15 @@ public abstract class FrameChannel : IDisposable
     /// <returns>False when the deadline passed first.</returns>
     public virtual bool WaitForReply(Runtime.PendingCall call, long deadline) => call.Wait(deadline);
 
+    /// <summary>
+    /// For an asynchronous call that nothing else is in flight with: a transport whose replies arrive within
+    /// a microsecond (shared memory) may poll for it briefly on the caller's thread, so a fast reply completes
+    /// the call before it goes asynchronous (no wake-up of a receive thread, no continuation on the pool).
+    /// Never blocks beyond a short spin. The default does nothing.
+    /// </summary>
+    /// <returns>True when the call completed while polling.</returns>
+    public virtual bool TryPollForReply(Runtime.PendingCall call) => call.IsCompleted;
+
     /// <summary>Closes the channel; pending calls fail with <see cref="XCallDisconnectedException"/>.</summary>
     public abstract void Dispose();
 }
