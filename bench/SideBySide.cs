@@ -12,13 +12,28 @@ namespace XCall.Bench;
 internal static class SideBySide
 {
     /// <summary>The paired figures of one transport.</summary>
-    public sealed record Paired(string Transport, string LimitMode, double CallNs, double LimitNs, double Ratio, double ClientBytesPerCall, double ServerBytesPerCall, int Rounds);
+    public sealed record Paired(string Transport, string LimitMode, double CallNs, double LimitNs, double Ratio, double ClientBytesPerCall, double ServerBytesPerCall, int Rounds)
+    {
+        /// <summary>Median per-round ratio of each other signature's burst to the int burst of the same round.</summary>
+        public IReadOnlyDictionary<string, double> ToInt { get; init; } = new Dictionary<string, double>();
+    }
+
+    private static readonly Data s_data = new() { p = 1 };
+
+    /// <summary>The signatures paired with <c>int</c> (each run in its own burst right after it).</summary>
+    private static readonly (string Name, Action<ICallCost, int> Call)[] s_others =
+    [
+        ("virt", static (p, i) => p.TestVirt(i)),
+        ("str", static (p, i) => p.TestString("hola")),
+        ("data", static (p, i) => p.TestData(s_data)),
+    ];
 
     public static int Run(string transport, int rounds)
     {
         Paired paired = Measure(transport, rounds, (round, limit, call) =>
             Console.WriteLine($"round {round}: limit-{Mode(transport)} {limit,8:0.0} ns   {transport} int {call,8:0.0} ns   ratio {call / limit:0.00}x"));
         Console.WriteLine($"median: {transport} int {paired.CallNs:0.0} ns, limit-{paired.LimitMode} {paired.LimitNs:0.0} ns, ratio {paired.Ratio:0.00}x over {rounds} rounds; allocated per call: client {paired.ClientBytesPerCall:0.00} B, server {paired.ServerBytesPerCall:0.00} B");
+        Console.WriteLine($"median per-round ratio to int: {string.Join(", ", paired.ToInt.Select(kv => $"{kv.Key} {kv.Value:0.00}x"))}");
         return 0;
     }
 
@@ -36,6 +51,7 @@ internal static class SideBySide
         var callNs = new List<double>();
         var limitNs = new List<double>();
         var ratios = new List<double>();
+        var toInt = s_others.ToDictionary(o => o.Name, _ => new List<double>());
         long clientBytes = 0;
         long serverBytes = 0;
         for (int round = 1; round <= rounds; round++)
@@ -49,10 +65,17 @@ internal static class SideBySide
             callNs.Add(call);
             limitNs.Add(limit);
             ratios.Add(call / limit);
+            foreach ((string name, Action<ICallCost, int> other) in s_others)
+            {
+                toInt[name].Add(Burst(proxy, calls, other) / call);
+            }
             onRound?.Invoke(round, limit, call);
         }
         long total = (long)rounds * (calls / Batches * Batches);
-        return new Paired(transport, mode, Median(callNs), Median(limitNs), Median(ratios), (double)clientBytes / total, (double)serverBytes / total, rounds);
+        return new Paired(transport, mode, Median(callNs), Median(limitNs), Median(ratios), (double)clientBytes / total, (double)serverBytes / total, rounds)
+        {
+            ToInt = toInt.ToDictionary(kv => kv.Key, kv => Median(kv.Value)),
+        };
     }
 
     private static string Mode(string transport) => transport == "shm" ? "spin" : "tcp";
@@ -90,7 +113,9 @@ internal static class SideBySide
     }
 
     /// <summary>Median of five batches, ns per call (the probe reports its median the same way).</summary>
-    private static double Burst(ICallCost proxy, int calls)
+    private static double Burst(ICallCost proxy, int calls) => Burst(proxy, calls, static (p, i) => p.Test(i));
+
+    private static double Burst(ICallCost proxy, int calls, Action<ICallCost, int> call)
     {
         var batches = new double[Batches];
         int perBatch = calls / Batches;
@@ -99,7 +124,7 @@ internal static class SideBySide
             long start = Stopwatch.GetTimestamp();
             for (int i = 0; i < perBatch; i++)
             {
-                proxy.Test(i);
+                call(proxy, i);
             }
             batches[b] = Stopwatch.GetElapsedTime(start).TotalNanoseconds / perBatch;
         }
@@ -113,7 +138,7 @@ internal static class SideBySide
         new CallResult("int-paired", p.Transport, p.CallNs, null)
         {
             RatioToLimit = p.Ratio,
-            Note = string.Create(CultureInfo.InvariantCulture, $"{p.Transport} int paired with limit-{p.LimitMode} in {p.Rounds} alternating bursts: median {p.CallNs:0} ns vs {p.LimitNs:0} ns, median ratio {p.Ratio:0.00}x; allocated per call: client {p.ClientBytesPerCall:0.00} B, server {p.ServerBytesPerCall:0.00} B"),
+            Note = string.Create(CultureInfo.InvariantCulture, $"{p.Transport} int paired with limit-{p.LimitMode} in {p.Rounds} alternating bursts: median {p.CallNs:0} ns vs {p.LimitNs:0} ns, median ratio {p.Ratio:0.00}x; allocated per call: client {p.ClientBytesPerCall:0.00} B, server {p.ServerBytesPerCall:0.00} B; each round's bursts as a ratio to its int burst: {string.Join(", ", p.ToInt.Select(kv => string.Create(CultureInfo.InvariantCulture, $"{kv.Key} {kv.Value:0.00}x")))}"),
         },
     ];
 }
