@@ -32,6 +32,7 @@ internal sealed partial class ShmChannel
     private const int LeaderSleepSliceMs = 20;
     private const int LeaderSleepBudgetMs = 200;
     private const int DrainLimit = 64;
+    private const int AsyncPollTurns = 3000; // an async call polls at most this many times (~100 µs idle), whatever the strategy or traffic
 
     private readonly SemaphoreSlim _roleReleased = new(0);
     private int _roleOwner;
@@ -163,9 +164,10 @@ internal sealed partial class ShmChannel
         ShmIdleStrategy strategy = _options.IdleStrategy;
         int turns = 0;
         long sleepingSince = 0;
+        int polls = 0;
         while (!call.IsCompleted)
         {
-            if (Volatile.Read(ref _stopping) != 0)
+            if (Volatile.Read(ref _stopping) != 0 || (!maySleep && ++polls > AsyncPollTurns))
             {
                 return PumpOutcome.GaveUp;
             }

@@ -250,6 +250,17 @@ public abstract class ShapesContractTests
     }
 
     [Fact]
+    public void Sync_call_with_an_already_cancelled_token_fails_and_the_connection_stays_usable()
+    {
+        using var cts = new CancellationTokenSource();
+        cts.Cancel();
+        Exception ex = Assert.ThrowsAny<Exception>(() => Shapes.WaitForCancel(cts.Token));
+        Assert.True(ex is OperationCanceledException || ex is RemoteInvocationException { RemoteTypeName: "System.OperationCanceledException" }, ex.ToString());
+        Assert.Equal(3, Shapes.Add(1, 2));
+        Assert.Equal(5, Shapes.Add(2, 3));
+    }
+
+    [Fact]
     public void Calls_from_many_threads_get_their_own_results()
     {
         const int Threads = 8;

@@ -15,7 +15,7 @@ public sealed class DomainLink
     private readonly List<DomainProxyBase> _proxies = [];
     private readonly DomainLink _root;
     // Root only: the proxy made for each object that crossed a link of this host, and the links under it.
-    private ConditionalWeakTable<object, DomainProxyBase>? _crossed;
+    private ConditionalWeakTable<object, List<DomainProxyBase>>? _crossed;
     private List<WeakReference<DomainLink>>? _children;
     private object? _target;
 
@@ -78,7 +78,8 @@ public sealed class DomainLink
     /// <summary>
     /// An object reference crossing this link (a [Remotable] argument or result): the receiving side gets a
     /// domain proxy of its own, which fails with <see cref="XCallDisconnectedException"/> once the host is
-    /// disposed and then no longer holds the object. The same object crossing again yields the same proxy;
+    /// disposed and then no longer holds the object. The same object crossing again as the same contract
+    /// yields the same proxy;
     /// a proxy crossing back arrives as the object it stands for.
     /// </summary>
     public T? Wrap<T>(T? value) where T : class
@@ -98,10 +99,14 @@ public sealed class DomainLink
             {
                 ThrowClosed();
             }
-            root._crossed ??= new ConditionalWeakTable<object, DomainProxyBase>();
-            if (root._crossed.TryGetValue(value, out DomainProxyBase? known) && known is T same)
+            root._crossed ??= new ConditionalWeakTable<object, List<DomainProxyBase>>();
+            List<DomainProxyBase> known = root._crossed.GetOrCreateValue(value);
+            foreach (DomainProxyBase proxyOfValue in known)
             {
-                return same;
+                if (proxyOfValue is T same)
+                {
+                    return same; // one proxy per object and contract
+                }
             }
             var child = new DomainLink(value, root);
             (root._children ??= []).Add(new WeakReference<DomainLink>(child));
@@ -110,7 +115,7 @@ public sealed class DomainLink
                 root._children.RemoveAll(static w => !w.TryGetTarget(out _));
             }
             T proxy = Runtime.ContractRegistry.Get<T>().CreateDomainProxy(child);
-            root._crossed.AddOrUpdate(value, (DomainProxyBase)(object)proxy);
+            known.Add((DomainProxyBase)(object)proxy);
             return proxy;
         }
     }

@@ -35,6 +35,7 @@ public sealed class PendingCall : IValueTaskSource
     private bool _async;
     private int _sleeping;
     private uint _generation;
+    private int _completing;
 
     private readonly XCallConnection _connection;
 
@@ -78,6 +79,12 @@ public sealed class PendingCall : IValueTaskSource
 
     internal void Prepare(uint methodId, bool isAsync)
     {
+        // A completer that already published Done may still be finishing (waking a waiter, setting the
+        // value-task result) on another thread: the object is reused only once it let go.
+        while (Volatile.Read(ref _completing) != 0)
+        {
+            Thread.SpinWait(1);
+        }
         // The id pairs the reply with this use of the slot: the slot in the low half, a per-slot generation
         // (never 0, so no id is 0) in the high half.
         if (++_generation == 0)
@@ -94,6 +101,7 @@ public sealed class PendingCall : IValueTaskSource
         RequestBytes = 0;
         ReplyTimestamp = 0;
         _state = Waiting;
+        CancelledBeforeSend = false;
         Volatile.Write(ref _claimId, callId);
         if (isAsync)
         {
@@ -134,13 +142,23 @@ public sealed class PendingCall : IValueTaskSource
         return Finish();
     }
 
-    private bool TryClaim(ulong callId) => callId != 0 && Interlocked.CompareExchange(ref _claimId, 0, callId) == callId;
+    private bool TryClaim(ulong callId)
+    {
+        if (callId == 0 || Interlocked.CompareExchange(ref _claimId, 0, callId) != callId)
+        {
+            return false;
+        }
+        // Visible before Done (the exchange in Finish is a full fence); cleared when Finish let go.
+        Volatile.Write(ref _completing, 1);
+        return true;
+    }
 
     private bool Finish()
     {
+        bool isAsync = _async;
         // Full fence (Dekker with WaitBlocking): either the waiter sees Done, or this sees the waiter asleep.
         Interlocked.Exchange(ref _state, Done);
-        if (_async)
+        if (isAsync)
         {
             _core.SetResult(true);
         }
@@ -151,8 +169,12 @@ public sealed class PendingCall : IValueTaskSource
                 Monitor.PulseAll(_gate);
             }
         }
+        Volatile.Write(ref _completing, 0);
         return true;
     }
+
+    /// <summary>Set when the caller's token was already cancelled before the frame was sent.</summary>
+    internal bool CancelledBeforeSend { get; set; }
 
     /// <summary>Waits for completion: spins briefly, then blocks. Returns false when <paramref name="deadline"/> passed.</summary>
     public bool Wait(long deadline)

@@ -171,14 +171,27 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     [EditorBrowsable(EditorBrowsableState.Never)]
     public void AbortCall(PendingCall call)
     {
-        Channel.AbortFrame();
-        ReturnCall(call);
+        try
+        {
+            Channel.AbortFrame();
+        }
+        finally
+        {
+            ReturnCall(call);
+        }
     }
 
     /// <summary>Publishes the call frame and waits for the reply (sync methods). Throws on timeout or disconnect.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
     public void SendAndWait(PendingCall call)
     {
+        if (call.CancelledBeforeSend)
+        {
+            // The token was cancelled before anything was sent: drop the frame, fail the call here.
+            Channel.AbortFrame();
+            call.CompleteWithFailure(call.CallId, new OperationCanceledException());
+            return;
+        }
         if (call.StartTimestamp != 0)
         {
             call.SentTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
@@ -244,9 +257,10 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     public void CancelPending(PendingCall call, Exception reason)
     {
         ulong id = call.CallId;
+        uint methodId = call.MethodId;
         if (call.CompleteWithFailure(id, reason))
         {
-            TrySendControl(FrameKind.Cancel, id, 0, call.MethodId);
+            TrySendControl(FrameKind.Cancel, id, 0, methodId);
         }
     }
 
@@ -255,29 +269,47 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     {
         var error = new XCallTimeoutException(RemoteEndpoint, $"0x{call.MethodId:x8}", timeout);
         CancelPending(call, error);
-        // The reply may have raced in; whichever completed the call wins, and the reader reports it.
+        // The reply may have raced in; whichever completed the call wins, and the reader reports it. If the
+        // reply won, it may still be copying: wait for it to finish before the reply is read.
+        SpinWait.SpinUntil(() => call.IsCompleted);
     }
 
     /// <summary>Registers a cancellation token for a sync call in flight: cancelling sends a cancel frame.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
-    public CancellationTokenRegistration RegisterCancellation(PendingCall call, CancellationToken cancellationToken) =>
-        cancellationToken.CanBeCanceled
-            ? cancellationToken.UnsafeRegister(static (s, ct) =>
-            {
-                var (conn, c) = ((XCallConnection, PendingCall))s!;
-                conn.CancelPending(c, new OperationCanceledException(ct));
-            }, (this, call))
-            : default;
+    public CancellationTokenRegistration RegisterCancellation(PendingCall call, CancellationToken cancellationToken)
+    {
+        if (!cancellationToken.CanBeCanceled)
+        {
+            return default;
+        }
+        if (cancellationToken.IsCancellationRequested)
+        {
+            // Registering would run the callback here, on the thread whose call frame is still open.
+            call.CancelledBeforeSend = true;
+            return default;
+        }
+        return cancellationToken.UnsafeRegister(static (s, ct) =>
+        {
+            var (conn, c) = ((XCallConnection, PendingCall))s!;
+            conn.CancelPending(c, new OperationCanceledException(ct));
+        }, (this, call));
+    }
 
     /// <summary>Returns a finished call to the pool.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
     public void EndCall(PendingCall call)
     {
-        if (call.StartTimestamp != 0 && call.Proxy is { } proxy)
+        try
         {
-            ReportClientCall(call, proxy);
+            if (call.StartTimestamp != 0 && call.Proxy is { } proxy)
+            {
+                ReportClientCall(call, proxy);
+            }
         }
-        ReturnCall(call);
+        finally
+        {
+            ReturnCall(call);
+        }
     }
 
     private void ReportClientCall(PendingCall call, ProxyBase proxy)
@@ -401,6 +433,11 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         catch (XCallDisconnectedException)
         {
             // Nothing to tell a peer that is gone.
+        }
+        catch (InvalidOperationException)
+        {
+            // This thread has a frame open (a token cancelled on the calling thread while its call was being
+            // written): the call already failed here; its frame still goes out, without a cancel after it.
         }
     }
 
