@@ -208,6 +208,16 @@ public abstract class ReferenceContractTests
     }
 
     [Fact]
+    public void Exception_whose_message_cannot_be_read_still_arrives_by_type_and_the_connection_stays_usable()
+    {
+        var ex = Assert.Throws<RemoteInvocationException>(() => Callbacks.Throw("unreadable"));
+        Assert.Equal(typeof(Callbacks.UnreadableException).FullName, ex.RemoteTypeName);
+        Assert.Contains("could not be read", ex.RemoteMessage);
+        var recorder = new Recorder();
+        Assert.Equal(60, Callbacks.CallBack(recorder, 3));
+    }
+
+    [Fact]
     public void Unknown_exception_type_is_not_recreated()
     {
         var ex = Assert.Throws<RemoteInvocationException>(() => Callbacks.Throw("FormatException"));

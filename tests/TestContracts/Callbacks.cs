@@ -87,9 +87,17 @@ public sealed class Callbacks : ICallbacks
                 throw new KeyNotFoundException("missing key");
             case "ArgumentOutOfRangeException":
                 throw new ArgumentOutOfRangeException("index", "too big");
+            case "unreadable":
+                throw new UnreadableException();
             default:
                 throw new FormatException("not a known kind: " + kind);
         }
+    }
+
+    /// <summary>An exception whose message cannot be read (its getter throws).</summary>
+    public sealed class UnreadableException : Exception
+    {
+        public override string Message => throw new InvalidOperationException("no message today");
     }
 
     private sealed class Counter(int start) : ICounter

@@ -133,23 +133,47 @@ public sealed partial class XCallConnection
 
     private void Fail(ServerCall call, Exception error)
     {
-        call.AbortOpenFrame();
-        call.Report(failed: true);
-        if (!call.IsOneWay && !call.Replied && !IsClosed)
+        try
         {
-            try
+            call.AbortOpenFrame();
+            call.Report(failed: true);
+            if (!call.IsOneWay && !call.Replied && !IsClosed)
             {
-                var writer = new MarshalWriter(Channel.BeginFrame(new FrameHeader(FrameKind.Error, call.CallId, 0, call.MethodId)));
-                RemoteError.Write(ref writer, error);
-                writer.Flush();
-                Channel.CommitFrame();
-            }
-            catch (XCallDisconnectedException)
-            {
-                // The caller is gone; nobody is waiting for this error.
+                SendError(call, error);
             }
         }
-        ReturnServerCall(call);
+        finally
+        {
+            ReturnServerCall(call);
+        }
+    }
+
+    private void SendError(ServerCall call, Exception error)
+    {
+        var header = new FrameHeader(FrameKind.Error, call.CallId, 0, call.MethodId);
+        try
+        {
+            var writer = new MarshalWriter(Channel.BeginFrame(header));
+            try
+            {
+                RemoteError.Write(ref writer, error);
+                writer.Flush();
+            }
+            catch (Exception unreadable) when (unreadable is not XCallDisconnectedException)
+            {
+                // A member of the exception itself threw while it was read (a Message, Data or StackTrace
+                // override): drop the half-written frame and send what is certain, the type name.
+                Channel.AbortFrame();
+                writer = new MarshalWriter(Channel.BeginFrame(header));
+                RemoteError.Write(ref writer, error.GetType().FullName ?? error.GetType().Name, $"(the exception's details could not be read: {unreadable.GetType().Name})");
+                writer.Flush();
+            }
+            Channel.CommitFrame();
+        }
+        catch (XCallDisconnectedException)
+        {
+            // The caller is gone; nobody is waiting for this error.
+        }
     }
 
     // A call that completes while it is dispatched (the common case) takes and gives back the spare with one
