@@ -21,6 +21,9 @@ internal sealed class RemoteServer : IDisposable
     {
         Connection = new ConnectionOptions { DispatchMode = DispatchMode.Inline },
         ServeSharedMemoryToo = false,
+        // 4 MiB per direction, so the byte[1MiB] row's frame fits in the ring and is read in place; with the
+        // default 1 MiB ring it streams through in chunks and is gathered first (one copy more).
+        Shm = new Transport.Shm.ShmOptions { RingSize = 4 << 20 },
         PreferSharedMemory = false,
     };
 
