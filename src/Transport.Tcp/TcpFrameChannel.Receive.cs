@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Diagnostics;
 using System.Net.Sockets;
 using XCall.Marshal;
 
@@ -159,6 +160,7 @@ internal sealed partial class TcpFrameChannel
     {
         try
         {
+            SpinForBytes();
             if (timeoutMs >= 0 && !_link.Socket.Poll(TimeSpan.FromMilliseconds(timeoutMs), SelectMode.SelectRead))
             {
                 return !IsClosed;
@@ -185,6 +187,26 @@ internal sealed partial class TcpFrameChannel
                 CloseFromReader(TranslateError(ex));
             }
             return false;
+        }
+    }
+
+    /// <summary>
+    /// Before a blocking receive on a plain socket: polls for bytes for up to <see cref="TcpOptions.ReplySpinTime"/>,
+    /// so a frame that follows closely (the next call of a caller in a loop, a reply to a short method) is read
+    /// without the thread going to sleep and being woken by the kernel, which costs more than the round trip
+    /// itself on an idle machine. With TLS the socket's bytes say nothing about decrypted data: no spin.
+    /// </summary>
+    private void SpinForBytes()
+    {
+        if (_replySpinTicks <= 0 || _link is not SocketLink)
+        {
+            return;
+        }
+        Socket socket = _link.Socket;
+        long until = Stopwatch.GetTimestamp() + _replySpinTicks;
+        while (socket.Available == 0 && Stopwatch.GetTimestamp() < until && !IsClosed)
+        {
+            Thread.SpinWait(20);
         }
     }
 
