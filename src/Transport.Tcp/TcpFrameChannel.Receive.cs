@@ -206,7 +206,7 @@ internal sealed partial class TcpFrameChannel
         long until = Stopwatch.GetTimestamp() + _replySpinTicks;
         while (socket.Available == 0 && Stopwatch.GetTimestamp() < until && !IsClosed)
         {
-            Thread.SpinWait(20);
+            Thread.Yield(); // a runnable thread of this process (a continuation of the frame just read) gets the core
         }
     }
 
