@@ -110,17 +110,7 @@ internal static class SideBySide
         ICallCost proxy = remote.Proxy;
         for (int round = 0; round < 5; round++)
         {
-            var batches = new double[Batches];
-            for (int b = 0; b < Batches; b++)
-            {
-                long start = Stopwatch.GetTimestamp();
-                for (int i = 0; i < 20_000; i++)
-                {
-                    proxy.TestTask(i).GetAwaiter().GetResult();
-                }
-                batches[b] = Stopwatch.GetElapsedTime(start).TotalNanoseconds / 20_000;
-            }
-            Array.Sort(batches);
+            double[] batches = SortedBatches(proxy, 100_000, static (p, i) => p.TestTask(i).GetAwaiter().GetResult());
             Console.WriteLine($"{transport} Task<int> awaited: median {batches[Batches / 2]:0} ns, min {batches[0]:0} ns, max {batches[^1]:0} ns");
         }
         return 0;
@@ -129,7 +119,10 @@ internal static class SideBySide
     /// <summary>Median of five batches, ns per call (the probe reports its median the same way).</summary>
     private static double Burst(ICallCost proxy, int calls) => Burst(proxy, calls, static (p, i) => p.Test(i));
 
-    private static double Burst(ICallCost proxy, int calls, Action<ICallCost, int> call)
+    private static double Burst(ICallCost proxy, int calls, Action<ICallCost, int> call) => SortedBatches(proxy, calls, call)[Batches / 2];
+
+    /// <summary>ns per call of each of five equal batches of <paramref name="calls"/>, sorted.</summary>
+    private static double[] SortedBatches(ICallCost proxy, int calls, Action<ICallCost, int> call)
     {
         var batches = new double[Batches];
         int perBatch = calls / Batches;
@@ -143,7 +136,7 @@ internal static class SideBySide
             batches[b] = Stopwatch.GetElapsedTime(start).TotalNanoseconds / perBatch;
         }
         Array.Sort(batches);
-        return batches[Batches / 2];
+        return batches;
     }
 
     /// <summary>The summary rows for calls.json and the table's notes.</summary>
