@@ -14,9 +14,9 @@ public sealed class DomainLink
     private readonly object _lock = new();
     private readonly List<DomainProxyBase> _proxies = [];
     private readonly DomainLink _root;
-    // Root only: the proxy made for each object that crossed a link of this host, and the links under it.
+    // Root only: the proxies made for each object that crossed a link of this host (each over a link of its
+    // own); an entry lives as long as its object, which its proxies' links hold while any proxy lives.
     private ConditionalWeakTable<object, List<DomainProxyBase>>? _crossed;
-    private List<WeakReference<DomainLink>>? _children;
     private object? _target;
 
     /// <summary>Creates a link to <paramref name="target"/>, reachable as <paramref name="endpoint"/>.</summary>
@@ -52,26 +52,22 @@ public sealed class DomainLink
     public void Close()
     {
         DomainProxyBase[] proxies;
-        List<WeakReference<DomainLink>>? children;
+        DomainProxyBase[] crossed;
         lock (_lock)
         {
             Volatile.Write(ref _target, null);
             proxies = [.. _proxies];
             _proxies.Clear();
-            children = _children;
-            _children = null;
+            crossed = _crossed is null ? [] : [.. _crossed.SelectMany(entry => entry.Value)];
             _crossed = null;
         }
         foreach (DomainProxyBase proxy in proxies)
         {
             proxy.Detach();
         }
-        foreach (WeakReference<DomainLink> child in children ?? [])
+        foreach (DomainProxyBase proxy in crossed)
         {
-            if (child.TryGetTarget(out DomainLink? link))
-            {
-                link.Close();
-            }
+            proxy.Link.Close();
         }
     }
 
@@ -108,13 +104,7 @@ public sealed class DomainLink
                     return same; // one proxy per object and contract
                 }
             }
-            var child = new DomainLink(value, root);
-            (root._children ??= []).Add(new WeakReference<DomainLink>(child));
-            if (root._children.Count >= 64 && (root._children.Count & (root._children.Count - 1)) == 0)
-            {
-                root._children.RemoveAll(static w => !w.TryGetTarget(out _));
-            }
-            T proxy = Runtime.ContractRegistry.Get<T>().CreateDomainProxy(child);
+            T proxy = Runtime.ContractRegistry.Get<T>().CreateDomainProxy(new DomainLink(value, root));
             known.Add((DomainProxyBase)(object)proxy);
             return proxy;
         }
