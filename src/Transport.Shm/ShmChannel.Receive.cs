@@ -55,24 +55,9 @@ internal sealed partial class ShmChannel
         {
             return true;
         }
-        IFrameHandler? handler = Volatile.Read(ref _handler);
-        if (handler is null || Volatile.Read(ref _stopping) != 0)
+        if (!TryPumpAsReceiver(call, deadline, maySleep: true, out PumpOutcome outcome))
         {
             return call.Wait(deadline);
-        }
-        int me = Environment.CurrentManagedThreadId;
-        if (!TryTakeRole(me, call))
-        {
-            return call.Wait(deadline);
-        }
-        PumpOutcome outcome;
-        try
-        {
-            outcome = Pump(call, deadline, handler, maySleep: true);
-        }
-        finally
-        {
-            ReleaseRole(handler);
         }
         return outcome switch
         {
@@ -83,12 +68,14 @@ internal sealed partial class ShmChannel
     }
 
     /// <inheritdoc/>
-    public override bool TryPollForReply(PendingCall call)
+    public override bool TryPollForReply(PendingCall call) =>
+        call.IsCompleted || (TryPumpAsReceiver(call, long.MaxValue, maySleep: false, out PumpOutcome outcome) && outcome == PumpOutcome.Completed);
+
+    /// <summary>Takes the receiver role and polls for <paramref name="call"/>'s reply on this thread; false when the
+    /// role cannot be had (the channel stops, another caller polls, or this thread is inside a frame it polled).</summary>
+    private bool TryPumpAsReceiver(PendingCall call, long deadline, bool maySleep, out PumpOutcome outcome)
     {
-        if (call.IsCompleted)
-        {
-            return true;
-        }
+        outcome = PumpOutcome.GaveUp;
         IFrameHandler? handler = Volatile.Read(ref _handler);
         if (handler is null || Volatile.Read(ref _stopping) != 0 || !TryTakeRole(Environment.CurrentManagedThreadId, call))
         {
@@ -96,12 +83,13 @@ internal sealed partial class ShmChannel
         }
         try
         {
-            return Pump(call, long.MaxValue, handler, maySleep: false) == PumpOutcome.Completed;
+            outcome = Pump(call, deadline, handler, maySleep);
         }
         finally
         {
             ReleaseRole(handler);
         }
+        return true;
     }
 
     private bool TryTakeRole(int me, PendingCall call)
