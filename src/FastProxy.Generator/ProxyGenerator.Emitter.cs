@@ -364,6 +364,12 @@ public sealed partial class ProxyGenerator
 
         private static void EmitReadReply(IndentedWriter w, MethodSpec m, string call, bool assignRefs)
         {
+            if (m.Result is null && (!assignRefs || !Returned(m).Any()))
+            {
+                // Nothing to read: check the reply without building a reader.
+                w.Line($"{call}.EndVoidReply();");
+                return;
+            }
             w.Line($"var __r = {call}.GetReplyReader();");
             if (m.Result is not null)
             {
@@ -449,12 +455,24 @@ public sealed partial class ProxyGenerator
             w.Line($"public override string ContractName => \"{c.DisplayName}\";");
             w.Line($"public override ulong ContractHash => 0x{c.Hash:x16}UL;");
             w.Line();
+            // One method per contract method: inlined into one switch, every method's locals would make one
+            // large stack frame that each call zeroes.
             w.Open($"public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref {MarshalNs}.MarshalReader __r, {Runtime}.ServerCall call)");
             w.Line($"var __t = ({c.FullName})target;");
             w.Open("switch (methodId)");
             foreach (MethodSpec m in c.Methods)
             {
-                w.Open($"case 0x{m.Id:x8}u:");
+                w.Line($"case 0x{m.Id:x8}u: return {DispatchMethodName(m)}(__t, ref __r, call);");
+            }
+            w.Line("default:");
+            w.Line("    throw UnknownMethod(methodId);");
+            w.Close();
+            w.Close();
+            foreach (MethodSpec m in c.Methods)
+            {
+                w.Line();
+                w.Line("[global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]");
+                w.Open($"private static global::System.Threading.Tasks.ValueTask {DispatchMethodName(m)}({c.FullName} __t, ref {MarshalNs}.MarshalReader __r, {Runtime}.ServerCall call)");
                 var args = new List<string>();
                 int i = 0;
                 foreach (ParameterSpec p in m.Parameters)
@@ -532,10 +550,6 @@ public sealed partial class ProxyGenerator
                 }
                 w.Close();
             }
-            w.Line("default:");
-            w.Line("    throw UnknownMethod(methodId);");
-            w.Close();
-            w.Close();
             w.Line();
             w.Open("public override string GetMethodName(uint methodId) => methodId switch");
             foreach (MethodSpec m in c.Methods)
@@ -546,6 +560,8 @@ public sealed partial class ProxyGenerator
             w.Close(";");
             w.Close();
         }
+
+        private static string DispatchMethodName(MethodSpec m) => $"__Dispatch_{m.Name}_{m.Id:x8}";
 
         private static void EmitDomainProxy(IndentedWriter w, ContractSpec c)
         {

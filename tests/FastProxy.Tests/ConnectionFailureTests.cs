@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Runtime.InteropServices;
 using XCall.Marshal;
 using XCall.Runtime;
@@ -105,6 +106,31 @@ public sealed class ConnectionFailureTests
     }
 
     [Fact]
+    public async Task Reply_with_bytes_to_a_void_call_is_a_protocol_error()
+    {
+        (InMemoryChannel c, InMemoryChannel s) = InMemoryChannel.CreatePair();
+        s.Start(new ReplyingHandler(s, payload: [1, 2, 3, 4]));
+        var client = new XCallConnection(c);
+        client.Start();
+        IShapes shapes = client.GetProxy<IShapes>();
+        var ex = Assert.Throws<XCallProtocolException>(shapes.Ping);
+        Assert.Contains("4", ex.Message);
+        await Assert.ThrowsAsync<XCallProtocolException>(() => shapes.PingAsync().AsTask());
+        client.Dispose();
+    }
+
+    [Fact]
+    public void Empty_reply_to_a_void_call_completes_it()
+    {
+        (InMemoryChannel c, InMemoryChannel s) = InMemoryChannel.CreatePair();
+        s.Start(new ReplyingHandler(s, payload: []));
+        var client = new XCallConnection(c);
+        client.Start();
+        client.GetProxy<IShapes>().Ping();
+        client.Dispose();
+    }
+
+    [Fact]
     public void Getting_a_contract_of_a_plain_interface_explains_the_fix()
     {
         var ex = Assert.Throws<InvalidOperationException>(() => ContractRegistry.Get<IDisposable>());
@@ -122,6 +148,26 @@ public sealed class ConnectionFailureTests
         Assert.Throws<XCallTimeoutException>(() => probe.GetProxy<IShapes>().Add(1, 2));
         probe.Dispose();
         return recorder.First.Task.Result;
+    }
+
+    /// <summary>A peer that answers every call with a reply carrying <paramref name="payload"/>.</summary>
+    private sealed class ReplyingHandler(InMemoryChannel channel, byte[] payload) : IFrameHandler
+    {
+        public MarshalLimits Limits => MarshalLimits.Default;
+
+        public void OnFrame(in FrameHeader header, ref MarshalReader _)
+        {
+            if (header.Kind == FrameKind.Call)
+            {
+                var output = channel.BeginFrame(new FrameHeader(FrameKind.Reply, header.CallId, 0, header.MethodId));
+                output.Write(payload);
+                channel.CommitFrame();
+            }
+        }
+
+        public void OnClosed(Exception? error)
+        {
+        }
     }
 
     private sealed class RecordingHandler : IFrameHandler

@@ -222,6 +222,18 @@ public sealed class PendingCall : IValueTaskSource
     public ValueTask AsValueTask() => new(this, _core.Version);
 
     /// <summary>
+    /// Finishes a call without results: throws its failure or the remote error, like
+    /// <see cref="GetReplyReader"/>; a reply that carries bytes is an <see cref="XCallProtocolException"/>.
+    /// </summary>
+    public void EndVoidReply()
+    {
+        if (_failure is not null || _replyKind == FrameKind.Error || _replyLength != 0)
+        {
+            GetReplyReader().EnsureFullyConsumed();
+        }
+    }
+
+    /// <summary>
     /// The reply's reader. Raises <see cref="RemoteInvocationException"/> if the remote side threw, or the
     /// failure the call completed with.
     /// </summary>

@@ -163,8 +163,15 @@ public sealed class ServerCall
         {
             return;
         }
-        MarshalWriter writer = BeginReply();
-        EndReply(ref writer);
+        if (StartTimestamp != 0)
+        {
+            _replyTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
+        }
+        // No payload: the frame needs no writer.
+        FrameChannel channel = Connection.Channel;
+        channel.BeginFrame(new FrameHeader(FrameKind.Reply, CallId, 0, MethodId));
+        Replied = true;
+        channel.CommitFrame();
     }
 
     internal void AbortOpenFrame()

@@ -351,9 +351,9 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         call.Prepare(methodId, isAsync);
         // Async calls count themselves, so one made while others are still owed knows it is pipelined.
         call.Pipelined = isAsync && Interlocked.Increment(ref _asyncInFlight) > 1;
-        // Full fence between publishing the call id (Prepare) and reading _closed: Close sets _closed with a
-        // full fence before it fails the calls it finds, so a call is either refused here or failed there.
-        Interlocked.MemoryBarrier();
+        // Publishing the call id (Prepare) and then reading _closed needs no fence here: Close sets _closed and
+        // then runs a process-wide barrier before it fails the calls it finds, so a call is either refused here
+        // or failed there (an asymmetric Dekker pair: the rare side pays).
         if (Volatile.Read(ref _closed) != 0)
         {
             ReturnCall(call);
@@ -538,9 +538,11 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
                 return;
             }
             _closeReason = error;
-            Interlocked.Exchange(ref _closed, 1); // full fence: see RentCall
+            Interlocked.Exchange(ref _closed, 1);
             slots = _slots;
         }
+        // Every thread's call id published before it could see _closed is visible after this (see RentCall).
+        Interlocked.MemoryBarrierProcessWide();
         // A transport's own disconnect already names the endpoint and the reason: pass it through unwrapped.
         FailCalls(slots, error as XCallDisconnectedException ?? new XCallDisconnectedException(RemoteEndpoint, error?.Message ?? "the connection was closed", error));
         DropReferences();

@@ -200,8 +200,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
         try
         {
             __conn.SendAndWait(__call);
-            var __r = __call.GetReplyReader();
-            __r.EnsureFullyConsumed();
+            __call.EndVoidReply();
         }
         finally
         {
@@ -313,125 +312,152 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
         var __t = (global::Sample.Orders.IOrders)target;
         switch (methodId)
         {
-            case 0x325f8744u:
-            {
-                var __a0 = global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Read(ref __r);
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.RoundTrip(__a0);
-
-                {
-                    var __w = call.BeginReply();
-                    global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Write(ref __w, __ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0xdec93c1cu:
-            {
-                var __a0 = __r.Read<global::System.Guid>();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                return call.Complete(__t.FindAsync(__a0), static (ref global::XCall.Marshal.MarshalWriter __w, global::Sample.Orders.Order? __v) => { global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Write(ref __w, __v); });
-            }
-            case 0x85ed77e5u:
-            {
-                var __a0 = __r.Read<int>();
-                var __a1 = __r.ReadString();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Make(__a0, __a1);
-
-                {
-                    var __w = call.BeginReply();
-                    global::XCall.Generated.Sample_Orders_Immutable_XCallMarshaller.Write(ref __w, __ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0xdd9f4563u:
-            {
-                var __a0 = __r.ReadList<int>();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.All(__a0);
-
-                {
-                    var __w = call.BeginReply();
-                    global::XCall.Marshal.ListMarshaller<global::Sample.Orders.Order, global::XCall.Generated.Sample_Orders_Order_XCallMarshaller>.Write(ref __w, __ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0x7629c0f6u:
-            {
-                var __a0 = __r.ReadArray<int>();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Sum(__a0);
-
-                {
-                    var __w = call.BeginReply();
-                    __w.Write<int>(__ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0xafbf04c4u:
-            {
-                var __a0 = __r.ReadArray<byte>();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                __t.Fill(__a0);
-                call.ReplyVoid();
-                return default;
-            }
-            case 0x3e4850e9u:
-            {
-                var __a0 = global::XCall.Marshal.UnmanagedMemoryMarshaller<double>.Read(ref __r);
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Doubles(__a0);
-
-                {
-                    var __w = call.BeginReply();
-                    __w.WriteSpan<double>(__ret.Span);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0xe8d102b8u:
-            {
-                global::Sample.Orders.Vec3 __a0 = __r.Read<global::Sample.Orders.Vec3>();
-                var __a1 = __r.Read<float>();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Scale(in __a0, __a1);
-
-                {
-                    var __w = call.BeginReply();
-                    __w.Write<global::Sample.Orders.Vec3>(__ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0x8e0e3055u:
-            {
-                var __a0 = global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>.Read(ref __r);
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Total(__a0);
-
-                {
-                    var __w = call.BeginReply();
-                    global::XCall.Marshal.NullableValueMarshaller<global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>.Write(ref __w, __ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
+            case 0x325f8744u: return __Dispatch_RoundTrip_325f8744(__t, ref __r, call);
+            case 0xdec93c1cu: return __Dispatch_FindAsync_dec93c1c(__t, ref __r, call);
+            case 0x85ed77e5u: return __Dispatch_Make_85ed77e5(__t, ref __r, call);
+            case 0xdd9f4563u: return __Dispatch_All_dd9f4563(__t, ref __r, call);
+            case 0x7629c0f6u: return __Dispatch_Sum_7629c0f6(__t, ref __r, call);
+            case 0xafbf04c4u: return __Dispatch_Fill_afbf04c4(__t, ref __r, call);
+            case 0x3e4850e9u: return __Dispatch_Doubles_3e4850e9(__t, ref __r, call);
+            case 0xe8d102b8u: return __Dispatch_Scale_e8d102b8(__t, ref __r, call);
+            case 0x8e0e3055u: return __Dispatch_Total_8e0e3055(__t, ref __r, call);
             default:
                 throw UnknownMethod(methodId);
         }
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_RoundTrip_325f8744(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Read(ref __r);
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.RoundTrip(__a0);
+
+        {
+            var __w = call.BeginReply();
+            global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Write(ref __w, __ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_FindAsync_dec93c1c(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = __r.Read<global::System.Guid>();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        return call.Complete(__t.FindAsync(__a0), static (ref global::XCall.Marshal.MarshalWriter __w, global::Sample.Orders.Order? __v) => { global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Write(ref __w, __v); });
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Make_85ed77e5(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = __r.Read<int>();
+        var __a1 = __r.ReadString();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Make(__a0, __a1);
+
+        {
+            var __w = call.BeginReply();
+            global::XCall.Generated.Sample_Orders_Immutable_XCallMarshaller.Write(ref __w, __ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_All_dd9f4563(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = __r.ReadList<int>();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.All(__a0);
+
+        {
+            var __w = call.BeginReply();
+            global::XCall.Marshal.ListMarshaller<global::Sample.Orders.Order, global::XCall.Generated.Sample_Orders_Order_XCallMarshaller>.Write(ref __w, __ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Sum_7629c0f6(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = __r.ReadArray<int>();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Sum(__a0);
+
+        {
+            var __w = call.BeginReply();
+            __w.Write<int>(__ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Fill_afbf04c4(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = __r.ReadArray<byte>();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        __t.Fill(__a0);
+        call.ReplyVoid();
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Doubles_3e4850e9(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Marshal.UnmanagedMemoryMarshaller<double>.Read(ref __r);
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Doubles(__a0);
+
+        {
+            var __w = call.BeginReply();
+            __w.WriteSpan<double>(__ret.Span);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Scale_e8d102b8(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        global::Sample.Orders.Vec3 __a0 = __r.Read<global::Sample.Orders.Vec3>();
+        var __a1 = __r.Read<float>();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Scale(in __a0, __a1);
+
+        {
+            var __w = call.BeginReply();
+            __w.Write<global::Sample.Orders.Vec3>(__ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Total_8e0e3055(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>.Read(ref __r);
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Total(__a0);
+
+        {
+            var __w = call.BeginReply();
+            global::XCall.Marshal.NullableValueMarshaller<global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>.Write(ref __w, __ret);
+            call.EndReply(ref __w);
+        }
+        return default;
     }
 
     public override string GetMethodName(uint methodId) => methodId switch

@@ -363,173 +363,206 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
         var __t = (global::Sample.Graphs.IGraphs)target;
         switch (methodId)
         {
-            case 0xc10a602du:
-            {
-                var __a0 = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __r);
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Reverse(__a0);
-
-                {
-                    var __w = call.BeginReply();
-                    global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __w, __ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0xcbad9421u:
-            {
-                var __a0 = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __r);
-                var __a1 = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __r);
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Same(__a0, __a1);
-
-                {
-                    var __w = call.BeginReply();
-                    __w.Write<bool>(__ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0x46d9e618u:
-            {
-                var __a0 = global::XCall.Marshal.ArrayMarshaller<global::Sample.Graphs.Shape, global::XCall.Generated.Sample_Graphs_Shape_XCallMarshaller>.Read(ref __r);
-                var __a1 = __r.Read<double>();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Scale(__a0, __a1);
-
-                {
-                    var __w = call.BeginReply();
-                    global::XCall.Marshal.ArrayMarshaller<global::Sample.Graphs.Shape, global::XCall.Generated.Sample_Graphs_Shape_XCallMarshaller>.Write(ref __w, __ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0x012de905u:
-            {
-                var __a0 = global::XCall.Marshal.ListMarshaller<global::Sample.Graphs.IRound, global::XCall.Generated.Sample_Graphs_IRound_XCallMarshaller>.Read(ref __r);
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Roundest(__a0);
-
-                {
-                    var __w = call.BeginReply();
-                    global::XCall.Generated.Sample_Graphs_IRound_XCallMarshaller.Write(ref __w, __ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0x3be5544eu:
-            {
-                var __a0 = global::XCall.Generated.Sample_Graphs_Person_XCallMarshaller.Read(ref __r);
-                var __a1 = __r.ReadString();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Rename(__a0, __a1);
-
-                {
-                    var __w = call.BeginReply();
-                    global::XCall.Generated.Sample_Graphs_Person_XCallMarshaller.Write(ref __w, __ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0xcd71c0edu:
-            {
-                var __a0 = global::XCall.Generated.Sample_Graphs_Chain_XCallMarshaller.Read(ref __r);
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Extend(__a0);
-
-                {
-                    var __w = call.BeginReply();
-                    global::XCall.Generated.Sample_Graphs_Chain_XCallMarshaller.Write(ref __w, __ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0x031b95dbu:
-            {
-                var __a0 = global::XCall.Generated.Sample_Graphs_Settings_XCallMarshaller.Read(ref __r);
-                global::Sample.Graphs.Node __a1 = default!;
-                global::Sample.Graphs.Node? __a2 = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __r);
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Watch(__a0, out __a1, ref __a2);
-
-                {
-                    var __w = call.BeginReply();
-                    global::XCall.Generated.Sample_Graphs_Settings_XCallMarshaller.Write(ref __w, __ret);
-                    global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __w, __a1);
-                    global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __w, __a2);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0xf4f999b9u:
-            {
-                var __a0 = global::XCall.Marshal.ImmutableArrayMarshaller<global::Sample.Graphs.Node, global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller>.Read(ref __r);
-                var __a1 = global::XCall.Marshal.UnmanagedImmutableArrayMarshaller<int>.Read(ref __r);
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Index(__a0, __a1);
-
-                {
-                    var __w = call.BeginReply();
-                    global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::System.Collections.Generic.HashSet<global::Sample.Graphs.Node>, global::XCall.Marshal.HashSetMarshaller<global::Sample.Graphs.Node, global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller>>.Write(ref __w, __ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0x285c1846u:
-            {
-                var __a0 = global::XCall.Marshal.RegisteredMarshaller<global::System.Uri, global::Sample.Graphs.UriMarshaller>.Read(ref __r);
-                var __a1 = __r.ReadString();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Resolve(__a0, __a1);
-
-                {
-                    var __w = call.BeginReply();
-                    global::XCall.Marshal.RegisteredMarshaller<global::System.Uri, global::Sample.Graphs.UriMarshaller>.Write(ref __w, __ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0x95f5d135u:
-            {
-                var __a0 = global::XCall.Generated.Sample_Graphs_Holder_XCallMarshaller.Read(ref __r);
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Wrap(__a0);
-
-                {
-                    var __w = call.BeginReply();
-                    global::XCall.Generated.Sample_Graphs_Holder_XCallMarshaller.Write(ref __w, __ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0x0a0fa79cu:
-            {
-                var __a0 = global::XCall.Generated.Sample_Graphs_Folder_XCallMarshaller.Read(ref __r);
-                var __a1 = global::XCall.Generated.Sample_Graphs_Album_XCallMarshaller.Read(ref __r);
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Browse(__a0, __a1);
-
-                {
-                    var __w = call.BeginReply();
-                    global::XCall.Generated.Sample_Graphs_Folder_XCallMarshaller.Write(ref __w, __ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
+            case 0xc10a602du: return __Dispatch_Reverse_c10a602d(__t, ref __r, call);
+            case 0xcbad9421u: return __Dispatch_Same_cbad9421(__t, ref __r, call);
+            case 0x46d9e618u: return __Dispatch_Scale_46d9e618(__t, ref __r, call);
+            case 0x012de905u: return __Dispatch_Roundest_012de905(__t, ref __r, call);
+            case 0x3be5544eu: return __Dispatch_Rename_3be5544e(__t, ref __r, call);
+            case 0xcd71c0edu: return __Dispatch_Extend_cd71c0ed(__t, ref __r, call);
+            case 0x031b95dbu: return __Dispatch_Watch_031b95db(__t, ref __r, call);
+            case 0xf4f999b9u: return __Dispatch_Index_f4f999b9(__t, ref __r, call);
+            case 0x285c1846u: return __Dispatch_Resolve_285c1846(__t, ref __r, call);
+            case 0x95f5d135u: return __Dispatch_Wrap_95f5d135(__t, ref __r, call);
+            case 0x0a0fa79cu: return __Dispatch_Browse_0a0fa79c(__t, ref __r, call);
             default:
                 throw UnknownMethod(methodId);
         }
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Reverse_c10a602d(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __r);
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Reverse(__a0);
+
+        {
+            var __w = call.BeginReply();
+            global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __w, __ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Same_cbad9421(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __r);
+        var __a1 = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __r);
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Same(__a0, __a1);
+
+        {
+            var __w = call.BeginReply();
+            __w.Write<bool>(__ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Scale_46d9e618(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Marshal.ArrayMarshaller<global::Sample.Graphs.Shape, global::XCall.Generated.Sample_Graphs_Shape_XCallMarshaller>.Read(ref __r);
+        var __a1 = __r.Read<double>();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Scale(__a0, __a1);
+
+        {
+            var __w = call.BeginReply();
+            global::XCall.Marshal.ArrayMarshaller<global::Sample.Graphs.Shape, global::XCall.Generated.Sample_Graphs_Shape_XCallMarshaller>.Write(ref __w, __ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Roundest_012de905(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Marshal.ListMarshaller<global::Sample.Graphs.IRound, global::XCall.Generated.Sample_Graphs_IRound_XCallMarshaller>.Read(ref __r);
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Roundest(__a0);
+
+        {
+            var __w = call.BeginReply();
+            global::XCall.Generated.Sample_Graphs_IRound_XCallMarshaller.Write(ref __w, __ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Rename_3be5544e(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Generated.Sample_Graphs_Person_XCallMarshaller.Read(ref __r);
+        var __a1 = __r.ReadString();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Rename(__a0, __a1);
+
+        {
+            var __w = call.BeginReply();
+            global::XCall.Generated.Sample_Graphs_Person_XCallMarshaller.Write(ref __w, __ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Extend_cd71c0ed(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Generated.Sample_Graphs_Chain_XCallMarshaller.Read(ref __r);
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Extend(__a0);
+
+        {
+            var __w = call.BeginReply();
+            global::XCall.Generated.Sample_Graphs_Chain_XCallMarshaller.Write(ref __w, __ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Watch_031b95db(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Generated.Sample_Graphs_Settings_XCallMarshaller.Read(ref __r);
+        global::Sample.Graphs.Node __a1 = default!;
+        global::Sample.Graphs.Node? __a2 = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __r);
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Watch(__a0, out __a1, ref __a2);
+
+        {
+            var __w = call.BeginReply();
+            global::XCall.Generated.Sample_Graphs_Settings_XCallMarshaller.Write(ref __w, __ret);
+            global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __w, __a1);
+            global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __w, __a2);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Index_f4f999b9(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Marshal.ImmutableArrayMarshaller<global::Sample.Graphs.Node, global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller>.Read(ref __r);
+        var __a1 = global::XCall.Marshal.UnmanagedImmutableArrayMarshaller<int>.Read(ref __r);
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Index(__a0, __a1);
+
+        {
+            var __w = call.BeginReply();
+            global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::System.Collections.Generic.HashSet<global::Sample.Graphs.Node>, global::XCall.Marshal.HashSetMarshaller<global::Sample.Graphs.Node, global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller>>.Write(ref __w, __ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Resolve_285c1846(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Marshal.RegisteredMarshaller<global::System.Uri, global::Sample.Graphs.UriMarshaller>.Read(ref __r);
+        var __a1 = __r.ReadString();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Resolve(__a0, __a1);
+
+        {
+            var __w = call.BeginReply();
+            global::XCall.Marshal.RegisteredMarshaller<global::System.Uri, global::Sample.Graphs.UriMarshaller>.Write(ref __w, __ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Wrap_95f5d135(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Generated.Sample_Graphs_Holder_XCallMarshaller.Read(ref __r);
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Wrap(__a0);
+
+        {
+            var __w = call.BeginReply();
+            global::XCall.Generated.Sample_Graphs_Holder_XCallMarshaller.Write(ref __w, __ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Browse_0a0fa79c(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Generated.Sample_Graphs_Folder_XCallMarshaller.Read(ref __r);
+        var __a1 = global::XCall.Generated.Sample_Graphs_Album_XCallMarshaller.Read(ref __r);
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Browse(__a0, __a1);
+
+        {
+            var __w = call.BeginReply();
+            global::XCall.Generated.Sample_Graphs_Folder_XCallMarshaller.Write(ref __w, __ret);
+            call.EndReply(ref __w);
+        }
+        return default;
     }
 
     public override string GetMethodName(uint methodId) => methodId switch

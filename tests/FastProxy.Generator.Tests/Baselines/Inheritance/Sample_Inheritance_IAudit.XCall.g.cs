@@ -41,17 +41,20 @@ internal sealed class Sample_Inheritance_IAudit_XCallDispatcher : global::XCall.
         var __t = (global::Sample.Inheritance.IAudit)target;
         switch (methodId)
         {
-            case 0xba642a99u:
-            {
-                var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Read(ref __r);
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                __t.Record(__a0);
-                return default;
-            }
+            case 0xba642a99u: return __Dispatch_Record_ba642a99(__t, ref __r, call);
             default:
                 throw UnknownMethod(methodId);
         }
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Record_ba642a99(global::Sample.Inheritance.IAudit __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Read(ref __r);
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        __t.Record(__a0);
+        return default;
     }
 
     public override string GetMethodName(uint methodId) => methodId switch

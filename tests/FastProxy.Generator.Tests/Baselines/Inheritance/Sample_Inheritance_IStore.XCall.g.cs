@@ -30,8 +30,7 @@ internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runti
         try
         {
             __conn.SendAndWait(__call);
-            var __r = __call.GetReplyReader();
-            __r.EnsureFullyConsumed();
+            __call.EndVoidReply();
         }
         finally
         {
@@ -132,40 +131,49 @@ internal sealed class Sample_Inheritance_IStore_XCallDispatcher : global::XCall.
         var __t = (global::Sample.Inheritance.IStore)target;
         switch (methodId)
         {
-            case 0x59630b2cu:
-            {
-                var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Read(ref __r);
-                var __a1 = __r.Read<bool>();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                __t.Put(__a0, __a1);
-                call.ReplyVoid();
-                return default;
-            }
-            case 0xfb8616c6u:
-            {
-                var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Read(ref __r);
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                return call.Complete(__t.DescribeAsync(__a0), static (ref global::XCall.Marshal.MarshalWriter __w, string __v) => { __w.WriteString(__v); });
-            }
-            case 0x3f990142u:
-            {
-                var __a0 = __r.Read<int>();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Get(__a0);
-
-                {
-                    var __w = call.BeginReply();
-                    global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Write(ref __w, __ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
+            case 0x59630b2cu: return __Dispatch_Put_59630b2c(__t, ref __r, call);
+            case 0xfb8616c6u: return __Dispatch_DescribeAsync_fb8616c6(__t, ref __r, call);
+            case 0x3f990142u: return __Dispatch_Get_3f990142(__t, ref __r, call);
             default:
                 throw UnknownMethod(methodId);
         }
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Put_59630b2c(global::Sample.Inheritance.IStore __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Read(ref __r);
+        var __a1 = __r.Read<bool>();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        __t.Put(__a0, __a1);
+        call.ReplyVoid();
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_DescribeAsync_fb8616c6(global::Sample.Inheritance.IStore __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Read(ref __r);
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        return call.Complete(__t.DescribeAsync(__a0), static (ref global::XCall.Marshal.MarshalWriter __w, string __v) => { __w.WriteString(__v); });
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Get_3f990142(global::Sample.Inheritance.IStore __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = __r.Read<int>();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Get(__a0);
+
+        {
+            var __w = call.BeginReply();
+            global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Write(ref __w, __ret);
+            call.EndReply(ref __w);
+        }
+        return default;
     }
 
     public override string GetMethodName(uint methodId) => methodId switch

@@ -53,23 +53,26 @@ internal sealed class Sample_ICallback_XCallDispatcher : global::XCall.Runtime.D
         var __t = (global::Sample.ICallback)target;
         switch (methodId)
         {
-            case 0x15afb2c7u:
-            {
-                var __a0 = __r.Read<int>();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Report(__a0);
-
-                {
-                    var __w = call.BeginReply();
-                    __w.Write<int>(__ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
+            case 0x15afb2c7u: return __Dispatch_Report_15afb2c7(__t, ref __r, call);
             default:
                 throw UnknownMethod(methodId);
         }
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Report_15afb2c7(global::Sample.ICallback __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = __r.Read<int>();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Report(__a0);
+
+        {
+            var __w = call.BeginReply();
+            __w.Write<int>(__ret);
+            call.EndReply(ref __w);
+        }
+        return default;
     }
 
     public override string GetMethodName(uint methodId) => methodId switch

@@ -164,59 +164,71 @@ internal sealed class Sample_IService_XCallDispatcher : global::XCall.Runtime.Di
         var __t = (global::Sample.IService)target;
         switch (methodId)
         {
-            case 0x2820abbdu:
-            {
-                var __a0 = global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Read(ref __r);
-                var __a1 = __r.Read<int>();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.CallBack(__a0, __a1);
-
-                {
-                    var __w = call.BeginReply();
-                    __w.Write<int>(__ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0x2f8ff7ceu:
-            {
-                var __a0 = global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Read(ref __r);
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Echo(__a0);
-
-                {
-                    var __w = call.BeginReply();
-                    global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Write(ref __w, __ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0x977d21c1u:
-            {
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                return call.Complete(__t.CreateAsync(), static (ref global::XCall.Marshal.MarshalWriter __w, global::Sample.ICallback __v) => { global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Write(ref __w, __v); });
-            }
-            case 0x4975b567u:
-            {
-                var __a0 = global::XCall.Marshal.ListMarshaller<global::Sample.ICallback, global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>>.Read(ref __r);
-                var __a1 = global::XCall.Generated.Sample_Holder_XCallMarshaller.Read(ref __r);
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Many(__a0, __a1);
-
-                {
-                    var __w = call.BeginReply();
-                    __w.Write<int>(__ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
+            case 0x2820abbdu: return __Dispatch_CallBack_2820abbd(__t, ref __r, call);
+            case 0x2f8ff7ceu: return __Dispatch_Echo_2f8ff7ce(__t, ref __r, call);
+            case 0x977d21c1u: return __Dispatch_CreateAsync_977d21c1(__t, ref __r, call);
+            case 0x4975b567u: return __Dispatch_Many_4975b567(__t, ref __r, call);
             default:
                 throw UnknownMethod(methodId);
         }
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_CallBack_2820abbd(global::Sample.IService __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Read(ref __r);
+        var __a1 = __r.Read<int>();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.CallBack(__a0, __a1);
+
+        {
+            var __w = call.BeginReply();
+            __w.Write<int>(__ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Echo_2f8ff7ce(global::Sample.IService __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Read(ref __r);
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Echo(__a0);
+
+        {
+            var __w = call.BeginReply();
+            global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Write(ref __w, __ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_CreateAsync_977d21c1(global::Sample.IService __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        return call.Complete(__t.CreateAsync(), static (ref global::XCall.Marshal.MarshalWriter __w, global::Sample.ICallback __v) => { global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Write(ref __w, __v); });
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Many_4975b567(global::Sample.IService __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Marshal.ListMarshaller<global::Sample.ICallback, global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>>.Read(ref __r);
+        var __a1 = global::XCall.Generated.Sample_Holder_XCallMarshaller.Read(ref __r);
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Many(__a0, __a1);
+
+        {
+            var __w = call.BeginReply();
+            __w.Write<int>(__ret);
+            call.EndReply(ref __w);
+        }
+        return default;
     }
 
     public override string GetMethodName(uint methodId) => methodId switch

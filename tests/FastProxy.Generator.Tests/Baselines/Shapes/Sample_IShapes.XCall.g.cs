@@ -90,8 +90,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
         try
         {
             __conn.SendAndWait(__call);
-            var __r = __call.GetReplyReader();
-            __r.EnsureFullyConsumed();
+            __call.EndVoidReply();
         }
         finally
         {
@@ -326,8 +325,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
 
         static void __Read(global::XCall.Runtime.PendingCall __call)
         {
-            var __r = __call.GetReplyReader();
-            __r.EnsureFullyConsumed();
+            __call.EndVoidReply();
         }
     }
 
@@ -424,8 +422,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
 
         static void __Read(global::XCall.Runtime.PendingCall __call)
         {
-            var __r = __call.GetReplyReader();
-            __r.EnsureFullyConsumed();
+            __call.EndVoidReply();
         }
     }
 
@@ -540,185 +537,230 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
         var __t = (global::Sample.IShapes)target;
         switch (methodId)
         {
-            case 0xffd001a9u:
-            {
-                var __a0 = __r.Read<int>();
-                var __a1 = __r.Read<int>();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Add(__a0, __a1);
-
-                {
-                    var __w = call.BeginReply();
-                    __w.Write<int>(__ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0x8a098dceu:
-            {
-                var __a0 = __r.Read<long>();
-                var __a1 = __r.Read<long>();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Add(__a0, __a1);
-
-                {
-                    var __w = call.BeginReply();
-                    __w.Write<long>(__ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0xc286613fu:
-            {
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                __t.Ping();
-                call.ReplyVoid();
-                return default;
-            }
-            case 0x641cce5au:
-            {
-                var __a0 = __r.ReadString();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Echo(__a0);
-
-                {
-                    var __w = call.BeginReply();
-                    __w.WriteString(__ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0x2ab0480du:
-            {
-                var __a0 = __r.ReadArray<byte>();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Reverse(__a0);
-
-                {
-                    var __w = call.BeginReply();
-                    __w.WriteArray<byte>(__ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0x7c6fc2bau:
-            {
-                var __a0 = global::XCall.Generated.Sample_Data_XCallMarshaller.Read(ref __r);
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Increment(__a0);
-
-                {
-                    var __w = call.BeginReply();
-                    global::XCall.Generated.Sample_Data_XCallMarshaller.Write(ref __w, __ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0xc0ffa1e9u:
-            {
-                var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Read(ref __r);
-                var __a1 = __r.Read<int>();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.Move(__a0, __a1);
-
-                {
-                    var __w = call.BeginReply();
-                    global::XCall.Generated.Sample_Point_XCallMarshaller.Write(ref __w, __ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0xcad5b2b8u:
-            {
-                int __a0 = __r.Read<int>();
-                int __a1 = __r.Read<int>();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                __t.Swap(ref __a0, ref __a1);
-
-                {
-                    var __w = call.BeginReply();
-                    __w.Write<int>(__a0);
-                    __w.Write<int>(__a1);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0x8749d9c9u:
-            {
-                var __a0 = __r.ReadString();
-                int __a1 = default!;
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.TryParse(__a0, out __a1);
-
-                {
-                    var __w = call.BeginReply();
-                    __w.Write<bool>(__ret);
-                    __w.Write<int>(__a1);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
-            case 0x7c85e636u:
-            {
-                var __a0 = __r.Read<int>();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                return call.Complete(__t.DelayAsync(__a0, call.CancellationToken));
-            }
-            case 0xdb7bcaf4u:
-            {
-                var __a0 = __r.Read<int>();
-                var __a1 = __r.Read<int>();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                return call.Complete(__t.AddAsync(__a0, __a1), static (ref global::XCall.Marshal.MarshalWriter __w, int __v) => { __w.Write<int>(__v); });
-            }
-            case 0xf133752du:
-            {
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                return call.Complete(__t.PingAsync());
-            }
-            case 0x067f058cu:
-            {
-                var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Read(ref __r);
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                return call.Complete(__t.MoveAsync(__a0, call.CancellationToken), static (ref global::XCall.Marshal.MarshalWriter __w, global::Sample.Point __v) => { global::XCall.Generated.Sample_Point_XCallMarshaller.Write(ref __w, __v); });
-            }
-            case 0xbb5694f1u:
-            {
-                var __a0 = __r.ReadString();
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                __t.Post(__a0);
-                return default;
-            }
-            case 0x39771abeu:
-            {
-                __r.EnsureFullyConsumed();
-                call.ArgumentsRead();
-                var __ret = __t.WaitForCancel(call.CancellationToken);
-
-                {
-                    var __w = call.BeginReply();
-                    __w.Write<int>(__ret);
-                    call.EndReply(ref __w);
-                }
-                return default;
-            }
+            case 0xffd001a9u: return __Dispatch_Add_ffd001a9(__t, ref __r, call);
+            case 0x8a098dceu: return __Dispatch_Add_8a098dce(__t, ref __r, call);
+            case 0xc286613fu: return __Dispatch_Ping_c286613f(__t, ref __r, call);
+            case 0x641cce5au: return __Dispatch_Echo_641cce5a(__t, ref __r, call);
+            case 0x2ab0480du: return __Dispatch_Reverse_2ab0480d(__t, ref __r, call);
+            case 0x7c6fc2bau: return __Dispatch_Increment_7c6fc2ba(__t, ref __r, call);
+            case 0xc0ffa1e9u: return __Dispatch_Move_c0ffa1e9(__t, ref __r, call);
+            case 0xcad5b2b8u: return __Dispatch_Swap_cad5b2b8(__t, ref __r, call);
+            case 0x8749d9c9u: return __Dispatch_TryParse_8749d9c9(__t, ref __r, call);
+            case 0x7c85e636u: return __Dispatch_DelayAsync_7c85e636(__t, ref __r, call);
+            case 0xdb7bcaf4u: return __Dispatch_AddAsync_db7bcaf4(__t, ref __r, call);
+            case 0xf133752du: return __Dispatch_PingAsync_f133752d(__t, ref __r, call);
+            case 0x067f058cu: return __Dispatch_MoveAsync_067f058c(__t, ref __r, call);
+            case 0xbb5694f1u: return __Dispatch_Post_bb5694f1(__t, ref __r, call);
+            case 0x39771abeu: return __Dispatch_WaitForCancel_39771abe(__t, ref __r, call);
             default:
                 throw UnknownMethod(methodId);
         }
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Add_ffd001a9(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = __r.Read<int>();
+        var __a1 = __r.Read<int>();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Add(__a0, __a1);
+
+        {
+            var __w = call.BeginReply();
+            __w.Write<int>(__ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Add_8a098dce(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = __r.Read<long>();
+        var __a1 = __r.Read<long>();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Add(__a0, __a1);
+
+        {
+            var __w = call.BeginReply();
+            __w.Write<long>(__ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Ping_c286613f(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        __t.Ping();
+        call.ReplyVoid();
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Echo_641cce5a(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = __r.ReadString();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Echo(__a0);
+
+        {
+            var __w = call.BeginReply();
+            __w.WriteString(__ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Reverse_2ab0480d(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = __r.ReadArray<byte>();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Reverse(__a0);
+
+        {
+            var __w = call.BeginReply();
+            __w.WriteArray<byte>(__ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Increment_7c6fc2ba(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Generated.Sample_Data_XCallMarshaller.Read(ref __r);
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Increment(__a0);
+
+        {
+            var __w = call.BeginReply();
+            global::XCall.Generated.Sample_Data_XCallMarshaller.Write(ref __w, __ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Move_c0ffa1e9(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Read(ref __r);
+        var __a1 = __r.Read<int>();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Move(__a0, __a1);
+
+        {
+            var __w = call.BeginReply();
+            global::XCall.Generated.Sample_Point_XCallMarshaller.Write(ref __w, __ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Swap_cad5b2b8(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        int __a0 = __r.Read<int>();
+        int __a1 = __r.Read<int>();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        __t.Swap(ref __a0, ref __a1);
+
+        {
+            var __w = call.BeginReply();
+            __w.Write<int>(__a0);
+            __w.Write<int>(__a1);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_TryParse_8749d9c9(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = __r.ReadString();
+        int __a1 = default!;
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.TryParse(__a0, out __a1);
+
+        {
+            var __w = call.BeginReply();
+            __w.Write<bool>(__ret);
+            __w.Write<int>(__a1);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_DelayAsync_7c85e636(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = __r.Read<int>();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        return call.Complete(__t.DelayAsync(__a0, call.CancellationToken));
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_AddAsync_db7bcaf4(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = __r.Read<int>();
+        var __a1 = __r.Read<int>();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        return call.Complete(__t.AddAsync(__a0, __a1), static (ref global::XCall.Marshal.MarshalWriter __w, int __v) => { __w.Write<int>(__v); });
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_PingAsync_f133752d(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        return call.Complete(__t.PingAsync());
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_MoveAsync_067f058c(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Read(ref __r);
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        return call.Complete(__t.MoveAsync(__a0, call.CancellationToken), static (ref global::XCall.Marshal.MarshalWriter __w, global::Sample.Point __v) => { global::XCall.Generated.Sample_Point_XCallMarshaller.Write(ref __w, __v); });
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Post_bb5694f1(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = __r.ReadString();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        __t.Post(__a0);
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_WaitForCancel_39771abe(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.WaitForCancel(call.CancellationToken);
+
+        {
+            var __w = call.BeginReply();
+            __w.Write<int>(__ret);
+            call.EndReply(ref __w);
+        }
+        return default;
     }
 
     public override string GetMethodName(uint methodId) => methodId switch
