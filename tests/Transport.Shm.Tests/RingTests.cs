@@ -65,6 +65,36 @@ public sealed unsafe class RingTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public void A_frame_larger_than_the_ring_after_padding_wakes_a_sleeping_reader()
+    {
+        // The first frame leaves the tail 48 bytes before the end of the data area, too close for the next
+        // frame's start: that one begins with a padding record. It is larger than the ring, so it can only
+        // stream once the reader consumed the padding, and the reader is asleep by then.
+        const int Capacity = 4096;
+        using var ring = new NativeRing(Capacity, ShmIdleStrategy.Blocking);
+        var handler = new RecordingHandler();
+        var reader = Task.Factory.StartNew(() =>
+        {
+            Assert.Equal(PollResult.Frame, ring.Receive(handler));
+            Assert.Equal(PollResult.Frame, ring.Receive(handler));
+        }, TaskCreationOptions.LongRunning);
+        int first = Capacity - 48 - RingLayout.FirstPayloadOffset;
+        ring.Send(Header(1), Patterns.Make(first, 1));
+        Assert.Equal(Capacity - 48, ring.Writer.Tail);
+        var asleep = Task.Run(() => SpinWait.SpinUntil(() => ReaderAsleepAt(ring, Capacity - 48)));
+        Assert.True(asleep.Wait(TimeSpan.FromSeconds(30)), "the reader did not go to sleep");
+
+        var send = Task.Factory.StartNew(() => ring.Send(Header(2), Patterns.Make(3 * Capacity, 2)), TaskCreationOptions.LongRunning);
+        // Before the fix the writer waited for room the sleeping reader never made: both hung.
+        Assert.True(Task.WaitAll([send, reader], TimeSpan.FromSeconds(30)), "the writer and the reader waited for each other");
+        Assert.Equal(Patterns.Make(3 * Capacity, 2), handler.Frames[1].Payload);
+    }
+
+    /// <summary>The reader consumed everything before <paramref name="position"/> and sleeps on the ring.</summary>
+    private static bool ReaderAsleepAt(NativeRing ring, long position) =>
+        Volatile.Read(ref *ring.Ring.ConsumerPosition) == position && Volatile.Read(ref *ring.Ring.ConsumerSleeping) != 0;
+
+    [Fact]
     public void A_256_MiB_frame_streams_through_a_1_MiB_ring_with_every_byte_intact()
     {
         const long Length = 256L << 20;

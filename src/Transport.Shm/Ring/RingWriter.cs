@@ -91,6 +91,9 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>
             SetType(p, RecordType.Padding);
             *LengthAt(lapEnd) = 0;
             Publish(p, (int)(lapEnd - p));
+            // A reader asleep on the ring must consume the padding before this frame can have the room
+            // behind it: a frame larger than what is left would otherwise wait for a reader that waits for it.
+            _signal.WakeConsumerIfSleeping();
             p = lapEnd;
             _tail = p;
         }
