@@ -9,7 +9,11 @@ public sealed record RemoteOptions
     /// <summary>The defaults.</summary>
     public static RemoteOptions Default { get; } = new();
 
-    /// <summary>Call timeout, dispatch mode and payload limits of the connection.</summary>
+    /// <summary>
+    /// Call timeout, dispatch mode and payload limits of the connection <see cref="Remote.Open{T}"/> makes.
+    /// Connections a server accepts take theirs from the <see cref="XCallServer"/> (its constructor), not from
+    /// the options given to <see cref="Remote.Serve"/>.
+    /// </summary>
     public ConnectionOptions Connection { get; init; } = ConnectionOptions.Default;
 
     /// <summary>Shared-memory settings (ring size, idle strategy, allowed peers).</summary>
