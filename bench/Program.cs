@@ -129,8 +129,8 @@ foreach ((string transport, string mode, long rounds) in new[] { ("shm", "spin",
     }
 }
 
-// The int call paired with the limit probe in alternating bursts (the same load for both), and the
-// bytes both processes allocate per call.
+// The int call paired with the limit probe in alternating bursts (the same load for both), the byte call
+// with the probe at 1000 B in the same rounds, and the bytes both processes allocate per call.
 foreach (string transport in new[] { "shm", "tcp" }.Where(options.Transports.Contains))
 {
     Console.WriteLine($"// pairing {transport} int with its limit probe (7 alternating bursts)...");

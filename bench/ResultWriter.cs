@@ -22,7 +22,7 @@ internal static class ResultWriter
         return [.. results.Select(r => r with
         {
             RatioToLocal = local is > 0 ? r.NsPerCall / local : null,
-            RatioToLimit = r.Signature == "int-paired" ? r.RatioToLimit : Limit(r.Transport, r.Signature) is double l and > 0 ? r.NsPerCall / l : null,
+            RatioToLimit = r.Signature is "int-paired" or "byte-paired" ? r.RatioToLimit : Limit(r.Transport, r.Signature) is double l and > 0 ? r.NsPerCall / l : null,
         })];
     }
 
@@ -66,11 +66,11 @@ internal static class ResultWriter
         {
             sb.AppendLine($"- {r.Transport} idle connection: {r.NsPerCall:0.00} % of one core ({r.Note})");
         }
-        foreach (CallResult r in results.Where(r => r.Signature == "int-paired"))
+        foreach (CallResult r in results.Where(r => r.Signature is "int-paired" or "byte-paired"))
         {
             sb.AppendLine($"- {r.Note}");
         }
-        foreach (CallResult r in results.Where(r => r.Note is not null && r.Signature is not ("idle" or "int-paired")))
+        foreach (CallResult r in results.Where(r => r.Note is not null && r.Signature is not ("idle" or "int-paired" or "byte-paired")))
         {
             sb.AppendLine($"- {r.Transport} {(r.Signature == "int" ? "4 B" : "1000 B")}: {r.NsPerCall:0} ns median ({r.Note})");
         }

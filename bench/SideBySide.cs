@@ -16,7 +16,12 @@ internal static class SideBySide
     {
         /// <summary>Median per-round ratio of each other signature's burst to the int burst of the same round.</summary>
         public IReadOnlyDictionary<string, double> ToInt { get; init; } = new Dictionary<string, double>();
+
+        /// <summary>The <c>byte</c> burst (1000-byte array) paired the same way with the probe at 1000 B.</summary>
+        public (double CallNs, double LimitNs, double Ratio) Bytes { get; init; }
     }
+
+    private static readonly byte[] s_bytes = new byte[1000];
 
     private static readonly Data s_data = new() { p = 1 };
 
@@ -34,6 +39,7 @@ internal static class SideBySide
             Console.WriteLine($"round {round}: limit-{Mode(transport)} {limit,8:0.0} ns   {transport} int {call,8:0.0} ns   ratio {call / limit:0.00}x"));
         Console.WriteLine($"median: {transport} int {paired.CallNs:0.0} ns, limit-{paired.LimitMode} {paired.LimitNs:0.0} ns, ratio {paired.Ratio:0.00}x over {rounds} rounds; allocated per call: client {paired.ClientBytesPerCall:0.00} B, server {paired.ServerBytesPerCall:0.00} B");
         Console.WriteLine($"median per-round ratio to int: {string.Join(", ", paired.ToInt.Select(kv => $"{kv.Key} {kv.Value:0.00}x"))}");
+        Console.WriteLine($"byte (1000 B) paired with limit-{paired.LimitMode} at 1000 B: median {paired.Bytes.CallNs:0.0} ns vs {paired.Bytes.LimitNs:0.0} ns, median ratio {paired.Bytes.Ratio:0.00}x");
         return 0;
     }
 
@@ -51,12 +57,16 @@ internal static class SideBySide
         var callNs = new List<double>();
         var limitNs = new List<double>();
         var ratios = new List<double>();
+        var byteNs = new List<double>();
+        var byteLimitNs = new List<double>();
+        var byteRatios = new List<double>();
         var toInt = s_others.ToDictionary(o => o.Name, _ => new List<double>());
         long clientBytes = 0;
         long serverBytes = 0;
         for (int round = 1; round <= rounds; round++)
         {
-            double limit = LimitProbe.Measure(mode, [4], probeRounds)[0].MedianNs;
+            IReadOnlyList<LimitProbe.Limit> limits = LimitProbe.Measure(mode, [4, 1000], probeRounds);
+            double limit = limits[0].MedianNs;
             // The int burst takes a different place after the probe each round (the first burst after the probe
             // may find the machine in another state than the last), the others keep their order around it.
             int intAt = (round - 1) % (s_others.Length + 1);
@@ -76,6 +86,10 @@ internal static class SideBySide
                 (string name, Action<ICallCost, int> other) = s_others[slot < intAt ? slot : slot - 1];
                 others[name] = Burst(proxy, calls, other);
             }
+            double bytes = Burst(proxy, calls, static (p, i) => p.TestBytes(s_bytes));
+            byteNs.Add(bytes);
+            byteLimitNs.Add(limits[1].MedianNs);
+            byteRatios.Add(bytes / limits[1].MedianNs);
             callNs.Add(call);
             limitNs.Add(limit);
             ratios.Add(call / limit);
@@ -89,6 +103,7 @@ internal static class SideBySide
         return new Paired(transport, mode, Median(callNs), Median(limitNs), Median(ratios), (double)clientBytes / total, (double)serverBytes / total, rounds)
         {
             ToInt = toInt.ToDictionary(kv => kv.Key, kv => Median(kv.Value)),
+            Bytes = (Median(byteNs), Median(byteLimitNs), Median(byteRatios)),
         };
     }
 
@@ -146,6 +161,11 @@ internal static class SideBySide
         {
             RatioToLimit = p.Ratio,
             Note = string.Create(CultureInfo.InvariantCulture, $"{p.Transport} int paired with limit-{p.LimitMode} in {p.Rounds} alternating bursts: median {p.CallNs:0} ns vs {p.LimitNs:0} ns, median ratio {p.Ratio:0.00}x; allocated per call: client {p.ClientBytesPerCall:0.00} B, server {p.ServerBytesPerCall:0.00} B; each round's bursts as a ratio to its int burst: {string.Join(", ", p.ToInt.Select(kv => string.Create(CultureInfo.InvariantCulture, $"{kv.Key} {kv.Value:0.00}x")))}"),
+        },
+        new CallResult("byte-paired", p.Transport, p.Bytes.CallNs, null)
+        {
+            RatioToLimit = p.Bytes.Ratio,
+            Note = string.Create(CultureInfo.InvariantCulture, $"{p.Transport} byte (1000 B) paired with limit-{p.LimitMode} at 1000 B in the same rounds: median {p.Bytes.CallNs:0} ns vs {p.Bytes.LimitNs:0} ns, median ratio {p.Bytes.Ratio:0.00}x"),
         },
     ];
 }
