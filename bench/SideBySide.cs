@@ -131,6 +131,25 @@ internal static class SideBySide
         return 0;
     }
 
+    /// <summary>
+    /// <c>int</c> calls against a server with the default dispatch (<c>DispatchMode.Concurrent</c>, a thread-pool
+    /// hop per call) instead of the latency rows' inline dispatch: median of five batches, five times.
+    /// </summary>
+    public static int RunConcurrent(string transport)
+    {
+        using RemoteServer server = RemoteServer.Start(transport, concurrent: true);
+        using RemoteService<ICallCost> remote = Remote.Open<ICallCost>(server.Address, RemoteServer.Options);
+        ICallCost proxy = remote.Proxy;
+        int calls = transport == "shm" ? 20_000 : 5_000;
+        Burst(proxy, calls);
+        for (int round = 0; round < 5; round++)
+        {
+            double[] batches = SortedBatches(proxy, calls, static (p, i) => p.Test(i));
+            Console.WriteLine($"{transport} int, concurrent dispatch: median {batches[Batches / 2]:0} ns, min {batches[0]:0} ns, max {batches[^1]:0} ns");
+        }
+        return 0;
+    }
+
     /// <summary>Median of five batches, ns per call (the probe reports its median the same way).</summary>
     private static double Burst(ICallCost proxy, int calls) => Burst(proxy, calls, static (p, i) => p.Test(i));
 

@@ -6,6 +6,10 @@ namespace XCall.Runtime;
 
 public sealed partial class XCallConnection
 {
+    // Registered calls since one found another call in flight (under _serverLock), up to AloneStreak.
+    private const int AloneStreak = 64;
+    private int _sharedCallsAgo;
+
     private void OnCall(in FrameHeader header, ref MarshalReader payload)
     {
         ExposedObject target = FindObject(header.ObjectId);
@@ -23,11 +27,17 @@ public sealed partial class XCallConnection
         byte[] buffer = ArrayPool<byte>.Shared.Rent(Math.Max(length, 1));
         payload.ReadBlock(buffer.AsSpan(0, length));
         ServerCall concurrentCall = RentServerCall(header.CallId, header.MethodId, oneWay);
-        if (!oneWay)
-        {
-            Register(concurrentCall);
-        }
+        bool alone = !oneWay && Register(concurrentCall);
         ThreadPool.UnsafeQueueUserWorkItem(new QueuedCall(this, target, buffer, length, concurrentCall), preferLocal: false);
+        if (alone)
+        {
+            // One caller at a time (nothing else of this connection ran for the last calls): offer this core to
+            // the pool thread that picks the call up. On a machine whose cores are all busy (the transports
+            // poll while they wait), that thread otherwise waits for the scheduler: ~0.1 ms per call over shm
+            // on 2 cores, against ~5-10 us with the yield. Many callers at once keep the cores busy with other
+            // calls anyway, and there the yield costs throughput, so they do not yield; nor do one-way calls.
+            Thread.Yield();
+        }
     }
 
     private void OnHello(in FrameHeader header, ref MarshalReader payload)
@@ -194,12 +204,15 @@ public sealed partial class XCallConnection
     }
 
     /// <summary>Makes a call that outlives its dispatch reachable by cancel frames.</summary>
-    private void Register(ServerCall call)
+    /// <returns>True when this call is the only one in flight and the last <see cref="AloneStreak"/> calls were too.</returns>
+    private bool Register(ServerCall call)
     {
         lock (_serverLock)
         {
             _inflight[call.CallId] = call;
             call.InFlight = true;
+            _sharedCallsAgo = _inflight.Count > 1 ? 0 : Math.Min(_sharedCallsAgo + 1, AloneStreak);
+            return _sharedCallsAgo == AloneStreak;
         }
     }
 
