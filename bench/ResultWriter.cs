@@ -22,9 +22,12 @@ internal static class ResultWriter
         return [.. results.Select(r => r with
         {
             RatioToLocal = local is > 0 ? r.NsPerCall / local : null,
-            RatioToLimit = r.Signature is "int-paired" or "byte-paired" ? r.RatioToLimit : Limit(r.Transport, r.Signature) is double l and > 0 ? r.NsPerCall / l : null,
+            RatioToLimit = IsPaired(r.Signature) ? r.RatioToLimit : Limit(r.Transport, r.Signature) is double l and > 0 ? r.NsPerCall / l : null,
         })];
     }
+
+    /// <summary>The summary rows of the paired bursts (SideBySide.Rows): their ratio is already per round.</summary>
+    private static bool IsPaired(string signature) => signature is "int-paired" or "byte-paired";
 
     private static readonly string[] s_extraSignatures = ["byte[1MiB]", "oneway-batch", "async-pipelined"];
 
@@ -66,11 +69,11 @@ internal static class ResultWriter
         {
             sb.AppendLine($"- {r.Transport} idle connection: {r.NsPerCall:0.00} % of one core ({r.Note})");
         }
-        foreach (CallResult r in results.Where(r => r.Signature is "int-paired" or "byte-paired"))
+        foreach (CallResult r in results.Where(r => IsPaired(r.Signature)))
         {
             sb.AppendLine($"- {r.Note}");
         }
-        foreach (CallResult r in results.Where(r => r.Note is not null && r.Signature is not ("idle" or "int-paired" or "byte-paired")))
+        foreach (CallResult r in results.Where(r => r.Note is not null && r.Signature != "idle" && !IsPaired(r.Signature)))
         {
             sb.AppendLine($"- {r.Transport} {(r.Signature == "int" ? "4 B" : "1000 B")}: {r.NsPerCall:0} ns median ({r.Note})");
         }

@@ -54,12 +54,8 @@ internal static class SideBySide
         ICallCost proxy = remote.Proxy;
         Burst(proxy, calls); // warm up: tiered JIT in both processes
         Burst(proxy, calls);
-        var callNs = new List<double>();
-        var limitNs = new List<double>();
-        var ratios = new List<double>();
-        var byteNs = new List<double>();
-        var byteLimitNs = new List<double>();
-        var byteRatios = new List<double>();
+        var intPairs = new Pairing();
+        var bytePairs = new Pairing();
         var toInt = s_others.ToDictionary(o => o.Name, _ => new List<double>());
         long clientBytes = 0;
         long serverBytes = 0;
@@ -86,13 +82,8 @@ internal static class SideBySide
                 (string name, Action<ICallCost, int> other) = s_others[slot < intAt ? slot : slot - 1];
                 others[name] = Burst(proxy, calls, other);
             }
-            double bytes = Burst(proxy, calls, static (p, i) => p.TestBytes(s_bytes));
-            byteNs.Add(bytes);
-            byteLimitNs.Add(limits[1].MedianNs);
-            byteRatios.Add(bytes / limits[1].MedianNs);
-            callNs.Add(call);
-            limitNs.Add(limit);
-            ratios.Add(call / limit);
+            bytePairs.Add(Burst(proxy, calls, static (p, i) => p.TestBytes(s_bytes)), limits[1].MedianNs);
+            intPairs.Add(call, limit);
             foreach ((string name, double ns) in others)
             {
                 toInt[name].Add(ns / call);
@@ -100,11 +91,29 @@ internal static class SideBySide
             onRound?.Invoke(round, limit, call);
         }
         long total = (long)rounds * (calls / Batches * Batches);
-        return new Paired(transport, mode, Median(callNs), Median(limitNs), Median(ratios), (double)clientBytes / total, (double)serverBytes / total, rounds)
+        (double callNs, double limitNs, double ratio) = intPairs.Medians;
+        return new Paired(transport, mode, callNs, limitNs, ratio, (double)clientBytes / total, (double)serverBytes / total, rounds)
         {
             ToInt = toInt.ToDictionary(kv => kv.Key, kv => Median(kv.Value)),
-            Bytes = (Median(byteNs), Median(byteLimitNs), Median(byteRatios)),
+            Bytes = bytePairs.Medians,
         };
+    }
+
+    /// <summary>A call's burst and the probe's figure, round by round; the medians of each and of their ratios.</summary>
+    private sealed class Pairing
+    {
+        private readonly List<double> _callNs = [];
+        private readonly List<double> _limitNs = [];
+        private readonly List<double> _ratios = [];
+
+        public (double CallNs, double LimitNs, double Ratio) Medians => (Median(_callNs), Median(_limitNs), Median(_ratios));
+
+        public void Add(double callNs, double limitNs)
+        {
+            _callNs.Add(callNs);
+            _limitNs.Add(limitNs);
+            _ratios.Add(callNs / limitNs);
+        }
     }
 
     private static string Mode(string transport) => transport == "shm" ? "spin" : "tcp";
@@ -118,34 +127,30 @@ internal static class SideBySide
     private const int Batches = 5;
 
     /// <summary>Awaited <c>Task&lt;int&gt;</c> calls one after another: median of five batches, ns per call.</summary>
-    public static int RunAsync(string transport)
-    {
-        using RemoteServer server = RemoteServer.Start(transport);
-        using RemoteService<ICallCost> remote = Remote.Open<ICallCost>(server.Address, RemoteServer.Options);
-        ICallCost proxy = remote.Proxy;
-        for (int round = 0; round < 5; round++)
-        {
-            double[] batches = SortedBatches(proxy, 100_000, static (p, i) => p.TestTask(i).GetAwaiter().GetResult());
-            Console.WriteLine($"{transport} Task<int> awaited: median {batches[Batches / 2]:0} ns, min {batches[0]:0} ns, max {batches[^1]:0} ns");
-        }
-        return 0;
-    }
+    public static int RunAsync(string transport) =>
+        PrintBatches(transport, concurrent: false, 100_000, warmUp: false, "Task<int> awaited", static (p, i) => p.TestTask(i).GetAwaiter().GetResult());
 
     /// <summary>
     /// <c>int</c> calls against a server with the default dispatch (<c>DispatchMode.Concurrent</c>, a thread-pool
     /// hop per call) instead of the latency rows' inline dispatch: median of five batches, five times.
     /// </summary>
-    public static int RunConcurrent(string transport)
+    public static int RunConcurrent(string transport) =>
+        PrintBatches(transport, concurrent: true, transport == "shm" ? 20_000 : 5_000, warmUp: true, "int, concurrent dispatch", static (p, i) => p.Test(i));
+
+    /// <summary>Five rounds of five batches of <paramref name="call"/> against a fresh server, each round printed.</summary>
+    private static int PrintBatches(string transport, bool concurrent, int calls, bool warmUp, string what, Action<ICallCost, int> call)
     {
-        using RemoteServer server = RemoteServer.Start(transport, concurrent: true);
+        using RemoteServer server = RemoteServer.Start(transport, concurrent);
         using RemoteService<ICallCost> remote = Remote.Open<ICallCost>(server.Address, RemoteServer.Options);
         ICallCost proxy = remote.Proxy;
-        int calls = transport == "shm" ? 20_000 : 5_000;
-        Burst(proxy, calls);
+        if (warmUp)
+        {
+            Burst(proxy, calls, call);
+        }
         for (int round = 0; round < 5; round++)
         {
-            double[] batches = SortedBatches(proxy, calls, static (p, i) => p.Test(i));
-            Console.WriteLine($"{transport} int, concurrent dispatch: median {batches[Batches / 2]:0} ns, min {batches[0]:0} ns, max {batches[^1]:0} ns");
+            double[] batches = SortedBatches(proxy, calls, call);
+            Console.WriteLine($"{transport} {what}: median {batches[Batches / 2]:0} ns, min {batches[0]:0} ns, max {batches[^1]:0} ns");
         }
         return 0;
     }

@@ -133,17 +133,7 @@ public sealed class ServerCall
 
     /// <summary>Starts the reply frame and returns a writer straight into transport memory.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public MarshalWriter BeginReply()
-    {
-        if (StartTimestamp != 0)
-        {
-            _replyTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
-        }
-        // Open only once the channel began the frame: a channel that refuses (closed) holds nothing to abort.
-        var writer = new MarshalWriter(Connection.Channel.BeginFrame(new FrameHeader(FrameKind.Reply, CallId, 0, MethodId))) { Context = Connection };
-        _frameOpen = true;
-        return writer;
-    }
+    public MarshalWriter BeginReply() => new(BeginReplyFrame()) { Context = Connection };
 
     /// <summary>Publishes the reply begun by <see cref="BeginReply"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -151,27 +141,39 @@ public sealed class ServerCall
     {
         _replyBytes = writer.BytesWritten;
         writer.Flush();
-        _frameOpen = false;
-        Replied = true;
-        Connection.Channel.CommitFrame();
+        CommitReplyFrame();
     }
 
-    /// <summary>Sends an empty reply (void methods).</summary>
+    /// <summary>Sends an empty reply (void methods): the frame header alone, no writer.</summary>
     public void ReplyVoid()
     {
         if (IsOneWay)
         {
             return;
         }
+        BeginReplyFrame();
+        CommitReplyFrame();
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private System.Buffers.IBufferWriter<byte> BeginReplyFrame()
+    {
         if (StartTimestamp != 0)
         {
             _replyTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
         }
-        // No payload: the frame needs no writer.
-        FrameChannel channel = Connection.Channel;
-        channel.BeginFrame(new FrameHeader(FrameKind.Reply, CallId, 0, MethodId));
+        // Open only once the channel began the frame: a channel that refuses (closed) holds nothing to abort.
+        System.Buffers.IBufferWriter<byte> output = Connection.Channel.BeginFrame(new FrameHeader(FrameKind.Reply, CallId, 0, MethodId));
+        _frameOpen = true;
+        return output;
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void CommitReplyFrame()
+    {
+        _frameOpen = false;
         Replied = true;
-        channel.CommitFrame();
+        Connection.Channel.CommitFrame();
     }
 
     internal void AbortOpenFrame()
