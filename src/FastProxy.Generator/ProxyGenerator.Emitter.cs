@@ -203,15 +203,16 @@ public sealed partial class ProxyGenerator
         // goes through the marshaller, so the copy keeps identity exactly as a message does.
         private static void EmitClone(IndentedWriter w, DataTypeSpec data, string name)
         {
-            string roundTrip = $"{DomainNs}.DomainCopy.Copy<{data.FullName}, {name}>(value)";
+            string roundTrip = $"{DomainNs}.DomainCopy.Copy<{data.FullName}, {name}>(value, link)";
+            string signature = $"public static {data.FullName} Clone({data.FullName} value, {DomainNs}.DomainLink link)";
             if (!data.IsLeaf || data.Kind == DataKind.Abstract)
             {
-                w.Line($"public static {data.FullName} Clone({data.FullName} value) => {roundTrip};");
+                w.Line($"{signature} => {roundTrip};");
                 return;
             }
             // Inlined into the domain proxy: the copy of a small leaf is then one allocation and its stores.
             w.Line("[global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]");
-            w.Open($"public static {data.FullName} Clone({data.FullName} value)");
+            w.Open(signature);
             if (!data.IsValueType)
             {
                 w.Open("if (value is null)");
@@ -225,7 +226,7 @@ public sealed partial class ProxyGenerator
             var cloneInits = new List<string>();
             foreach (MemberSpec m in data.Members)
             {
-                string copy = Copy(m.Type, "value." + m.Name);
+                string copy = Copy(m.Type, "value." + m.Name, "link");
                 if (m.ConstructorIndex >= 0)
                 {
                     cloneArgs[m.ConstructorIndex] = copy;
@@ -648,7 +649,7 @@ public sealed partial class ProxyGenerator
                     {
                         string rt = m.Result!.FullName;
                         string copy = Copy(m.Result!, "__v", "Link");
-                        string copier = copy == "__v" ? "null" : copy.Contains("Link.") ? $"__v => {copy}" : $"static __v => {copy}";
+                        string copier = copy == "__v" ? "null" : copy.Contains("Link") ? $"__v => {copy}" : $"static __v => {copy}";
                         bool isValueTask = m.ReturnKind == ReturnKind.ValueTaskOfT;
                         w.Line($"global::System.Threading.Tasks.{(isValueTask ? "ValueTask" : "Task")}<{rt}> __task;");
                         EmitDomainTry(w, $"__task = {invoke};");
@@ -726,13 +727,13 @@ public sealed partial class ProxyGenerator
             string writer = buffer + "W";
             string reader = buffer + "R";
             w.Line($"var {buffer} = {DomainNs}.DomainCopy.RentBuffer();");
-            w.Line($"var {writer} = new {MarshalNs}.MarshalWriter({buffer});");
+            w.Line($"var {writer} = new {MarshalNs}.MarshalWriter({buffer}) {{ Context = Link }};");
             foreach ((TypeSpec type, string value, _) in values)
             {
                 w.Line(Write(type, value, writer));
             }
             w.Line($"{writer}.Flush();");
-            w.Line($"var {reader} = new {MarshalNs}.MarshalReader({buffer}.WrittenSpan);");
+            w.Line($"var {reader} = new {MarshalNs}.MarshalReader({buffer}.WrittenSpan) {{ Context = Link }};");
             foreach ((TypeSpec type, _, string target) in values)
             {
                 w.Line($"{target} = {Read(type, reader)};");
@@ -774,20 +775,20 @@ public sealed partial class ProxyGenerator
         };
 
         /// <summary>
-        /// The expression copying <paramref name="value"/> across a load context. With <paramref name="link"/> (a
-        /// domain proxy's own arguments and results), an object reference gets a domain proxy of its own;
-        /// without it (members of copied data) it passes as it is.
+        /// The expression copying <paramref name="value"/> across a load context over the domain link named
+        /// <paramref name="link"/>: an object reference, also one held in data or a collection, gets a domain
+        /// proxy of its own.
         /// </summary>
-        private static string Copy(TypeSpec t, string value, string? link = null) => t.Kind switch
+        private static string Copy(TypeSpec t, string value, string link) => t.Kind switch
         {
-            WireKind.ObjectReference when link is not null => $"{link}.Wrap<{t.FullName.TrimEnd('?')}>({value})",
-            WireKind.Data => $"{t.Marshaller}.Clone({value})",
-            WireKind.Unmanaged or WireKind.String or WireKind.ReadOnlySpan or WireKind.MarshalledImmutable or WireKind.ObjectReference => value,
+            WireKind.ObjectReference => $"{link}.Wrap<{t.FullName.TrimEnd('?')}>({value})",
+            WireKind.Data => $"{t.Marshaller}.Clone({value}, {link})",
+            WireKind.Unmanaged or WireKind.String or WireKind.ReadOnlySpan or WireKind.MarshalledImmutable => value,
             WireKind.UnmanagedArray => $"{DomainNs}.DomainCopy.CopyArray<{t.ElementName}>({value})",
             WireKind.UnmanagedList => $"{DomainNs}.DomainCopy.CopyList<{t.ElementName}>({value})",
             WireKind.UnmanagedMemory => $"{DomainNs}.DomainCopy.CopyMemory<{t.ElementName}>({value})",
             WireKind.Span => $"{value}.ToArray()",
-            _ => $"{DomainNs}.DomainCopy.Copy<{t.FullName}, {t.Marshaller}>({value})",
+            _ => $"{DomainNs}.DomainCopy.Copy<{t.FullName}, {t.Marshaller}>({value}, {link})",
         };
     }
 }

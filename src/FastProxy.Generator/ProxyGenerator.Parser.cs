@@ -251,8 +251,10 @@ public sealed partial class ProxyGenerator
             if (type is INamedTypeSymbol { TypeKind: Microsoft.CodeAnalysis.TypeKind.Interface, IsGenericType: false } remotable
                 && remotable.GetAttributes().Any(a => a.AttributeClass?.ToDisplayString() == "XCall.RemotableAttribute"))
             {
-                // Travels by reference: the receiver gets a proxy that calls back to the sender.
-                return new TypeSpec(full, WireKind.ObjectReference, null, $"global::XCall.Runtime.ObjectReferenceMarshaller<{plain}>");
+                // Travels by reference: the receiver gets a proxy that calls back to the sender. It counts as an
+                // object, so data holding one is copied across a load context through its marshaller, where the
+                // reference gets a domain proxy instead of passing as it is.
+                return new TypeSpec(full, WireKind.ObjectReference, null, $"global::XCall.Runtime.ObjectReferenceMarshaller<{plain}>", HasObjects: true);
             }
             if (type.SpecialType == SpecialType.System_String)
             {

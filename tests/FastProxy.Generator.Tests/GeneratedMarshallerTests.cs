@@ -43,6 +43,8 @@ public sealed class GeneratedMarshallerTests
                 return value;
             }
 
+            private static readonly XCall.Domain.DomainLink Link = new(new object(), "domain://generated-marshaller-tests");
+
             private static T RoundTrip<T, TM>(T value) where TM : IMarshaller<T> => Read<T, TM>(Write<T, TM>(value));
 
             public static string Cycle()
@@ -51,7 +53,7 @@ public sealed class GeneratedMarshallerTests
                 var b = new Node { Value = 2, Next = a };
                 a.Next = b;
                 Node a2 = RoundTrip<Node, Sample_Graphs_Node_XCallMarshaller>(a);
-                Node c = Sample_Graphs_Node_XCallMarshaller.Clone(a);
+                Node c = Sample_Graphs_Node_XCallMarshaller.Clone(a, Link);
                 return $"{a2.Value},{a2.Next!.Value},{ReferenceEquals(a2.Next.Next, a2)},{ReferenceEquals(a2, a)};clone {c.Value},{c.Next!.Value},{ReferenceEquals(c.Next.Next, c)},{ReferenceEquals(c, a)}";
             }
 
@@ -63,7 +65,7 @@ public sealed class GeneratedMarshallerTests
                     head = new Node { Value = i, Next = head };
                 }
                 Node? copy = RoundTrip<Node, Sample_Graphs_Node_XCallMarshaller>(head!);
-                Node? clone = Sample_Graphs_Node_XCallMarshaller.Clone(head!);
+                Node? clone = Sample_Graphs_Node_XCallMarshaller.Clone(head!, Link);
                 return $"{Count(copy)},{Count(clone)}";
             }
 

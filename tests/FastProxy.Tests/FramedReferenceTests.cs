@@ -105,9 +105,10 @@ public sealed class FramedReferenceTests : ReferenceContractTests, IDisposable
 public sealed class DomainReferenceTests : IDisposable
 {
     private readonly DomainHost _host = DomainHost.Load(DomainShapesTests.ServicePath, "refs-" + Guid.NewGuid().ToString("N"));
+    private readonly Callbacks _target = new();
     private readonly ICallbacks _callbacks;
 
-    public DomainReferenceTests() => _callbacks = _host.Attach<ICallbacks>(new Callbacks());
+    public DomainReferenceTests() => _callbacks = _host.Attach<ICallbacks>(_target);
 
     private sealed class Recorder : ICallback
     {
@@ -155,6 +156,50 @@ public sealed class DomainReferenceTests : IDisposable
         Assert.Null(_callbacks.Echo(null));
         ICounter shared = _callbacks.SharedCounter();
         Assert.Same(shared, _callbacks.SharedCounter());
+    }
+
+    [Fact]
+    public void Callback_inside_data_or_a_list_arrives_as_a_domain_proxy_not_the_object()
+    {
+        var recorder = new Recorder();
+        Assert.False(_callbacks.HoldFromHolder(new CallbackHolder { Name = "h", Callback = recorder }));
+        ICallback fromHolder = Assert.IsAssignableFrom<DomainProxyBase>(_target.Held) as ICallback ?? throw new InvalidOperationException();
+        Assert.NotSame(recorder, fromHolder);
+        Assert.Equal(30, fromHolder.Report(3));
+        Assert.Equal([3], recorder.Reports);
+
+        // The same object, now inside a list and beside another: one proxy per object, as for a plain argument.
+        Assert.Equal(2, _callbacks.HoldFirst([recorder, new Recorder()]));
+        Assert.Same(fromHolder, _target.Held);
+        Assert.True(_callbacks.Hold(recorder));
+    }
+
+    [Fact]
+    public void Callback_inside_data_stops_working_and_lets_go_once_the_host_is_disposed()
+    {
+        var target = new Callbacks();
+        DomainHost host = DomainHost.Load(DomainShapesTests.ServicePath, "refs-data-" + Guid.NewGuid().ToString("N"));
+        ICallbacks callbacks = host.Attach<ICallbacks>(target);
+        WeakReference recorder = HoldInHolder(callbacks);
+        ICallback held = target.Held!;
+        host.Dispose();
+        var ex = Assert.Throws<XCallDisconnectedException>(() => held.Report(1));
+        Assert.Contains("domain host was disposed", ex.Message);
+        for (int i = 0; i < 20 && recorder.IsAlive; i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+        Assert.False(recorder.IsAlive, "the proxy the target kept still holds the caller's object");
+        GC.KeepAlive(held);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static WeakReference HoldInHolder(ICallbacks callbacks)
+    {
+        var recorder = new Recorder();
+        callbacks.HoldFromHolder(new CallbackHolder { Callback = recorder });
+        return new WeakReference(recorder);
     }
 
     [Fact]

@@ -53,6 +53,19 @@ public sealed class Callbacks : ICallbacks
         return same;
     }
 
+    /// <summary>The callback this service holds (tests look at what arrived).</summary>
+    public ICallback? Held => _held;
+
+    /// <inheritdoc/>
+    public bool HoldFromHolder(CallbackHolder holder) => Hold(holder.Callback!);
+
+    /// <inheritdoc/>
+    public int HoldFirst(List<ICallback> callbacks)
+    {
+        Hold(callbacks[0]);
+        return callbacks.Count;
+    }
+
     /// <inheritdoc/>
     public void DropHeld(bool dispose)
     {

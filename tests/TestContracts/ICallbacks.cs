@@ -66,6 +66,12 @@ public interface ICallbacks
     /// <summary>Keeps <paramref name="callback"/>; returns whether it is the proxy already held.</summary>
     bool Hold(ICallback callback);
 
+    /// <summary>Keeps the callback inside <paramref name="holder"/>, as <see cref="Hold"/> does.</summary>
+    bool HoldFromHolder(CallbackHolder holder);
+
+    /// <summary>Keeps the first callback of <paramref name="callbacks"/>, as <see cref="Hold"/> does; returns how many arrived.</summary>
+    int HoldFirst(List<ICallback> callbacks);
+
     /// <summary>Drops the held callback: disposes its proxy, or just forgets it so the GC collects it.</summary>
     void DropHeld(bool dispose);
 

@@ -10,7 +10,8 @@ namespace XCall.Domain;
 /// unmanaged values and strings pass as they are (immutable), unmanaged arrays are one block copy, data
 /// objects without object members are copied member by member, and everything else goes through its
 /// marshaller into a thread-local buffer and back, so shared references, cycles, subtypes and deep
-/// structures come out exactly as a message would deliver them.
+/// structures come out exactly as a message would deliver them. [Remotable] objects never cross as they
+/// are: wherever they sit, the other side gets a domain proxy (<see cref="DomainLink.Wrap{T}"/>).
 /// </summary>
 [EditorBrowsable(EditorBrowsableState.Never)]
 public static class DomainCopy
@@ -18,14 +19,17 @@ public static class DomainCopy
     [ThreadStatic]
     private static ArrayBufferWriter<byte>? t_buffer;
 
-    /// <summary>A deep copy of <paramref name="value"/> through its marshaller.</summary>
-    public static T Copy<T, TMarshaller>(T value) where TMarshaller : IMarshaller<T>
+    /// <summary>
+    /// A deep copy of <paramref name="value"/> through its marshaller; a [Remotable] object inside it gets a
+    /// domain proxy over <paramref name="link"/>, as an argument of its own would.
+    /// </summary>
+    public static T Copy<T, TMarshaller>(T value, DomainLink link) where TMarshaller : IMarshaller<T>
     {
         ArrayBufferWriter<byte> buffer = RentBuffer();
-        var writer = new MarshalWriter(buffer);
+        var writer = new MarshalWriter(buffer) { Context = link };
         TMarshaller.Write(ref writer, value);
         writer.Flush();
-        var reader = new MarshalReader(buffer.WrittenSpan);
+        var reader = new MarshalReader(buffer.WrittenSpan) { Context = link };
         T copy = TMarshaller.Read(ref reader);
         reader.EnsureFullyConsumed();
         ReturnBuffer(buffer);

@@ -1,4 +1,5 @@
 using System.ComponentModel;
+using XCall.Domain;
 using XCall.Marshal;
 
 namespace XCall.Runtime;
@@ -22,7 +23,7 @@ public abstract class ObjectReferenceMarshaller<T> : IMarshaller<T?> where T : c
     /// <summary>An object the reader exposed earlier (a proxy going home): int64 object id on the reader's side follows.</summary>
     internal const byte ReaderObjectTag = 2;
 
-    /// <summary>Domain copies only (no connection): an index into the copying thread's pass-through list.</summary>
+    /// <summary>Domain copies only (context a <see cref="DomainLink"/>): an index into the copying thread's pass-through list; the reader wraps the object in a domain proxy.</summary>
     internal const byte PassThroughTag = 3;
 
     /// <summary>Writes <paramref name="value"/> as a reference.</summary>
@@ -33,11 +34,16 @@ public abstract class ObjectReferenceMarshaller<T> : IMarshaller<T?> where T : c
             writer.Write<byte>(NullTag);
             return;
         }
-        if (writer.Context is not XCallConnection connection)
+        if (writer.Context is DomainLink)
         {
             writer.Write<byte>(PassThroughTag);
             writer.Write(ReferencePassThrough.Add(value));
             return;
+        }
+        if (writer.Context is not XCallConnection connection)
+        {
+            throw new InvalidOperationException(
+                $"A {typeof(T).FullName} travels by reference and needs a connection to travel on; it cannot be written into a standalone buffer.");
         }
         if (value is ProxyBase proxy && ReferenceEquals(proxy.Connection, connection))
         {
@@ -62,9 +68,9 @@ public abstract class ObjectReferenceMarshaller<T> : IMarshaller<T?> where T : c
             case ReaderObjectTag when reader.Context is XCallConnection connection:
                 return connection.FindExported(reader.Read<ulong>()) as T
                     ?? throw new XCallProtocolException($"An object sent back as {typeof(T).FullName} is not one.");
-            case PassThroughTag when reader.Context is null:
-                return ReferencePassThrough.Take(reader.Read<int>()) as T
-                    ?? throw new XCallProtocolException($"A passed object is not a {typeof(T).FullName}.");
+            case PassThroughTag when reader.Context is DomainLink link:
+                return link.Wrap(ReferencePassThrough.Take(reader.Read<int>()) as T
+                    ?? throw new XCallProtocolException($"A passed object is not a {typeof(T).FullName}."));
             default:
                 throw new XCallProtocolException($"Invalid object reference tag {tag}.");
         }

@@ -484,7 +484,7 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
     global::Sample.Orders.Order global::Sample.Orders.IOrders.RoundTrip(global::Sample.Orders.Order order)
     {
         var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Clone(order);
+        var __a0 = global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Clone(order, Link);
         global::Sample.Orders.Order __ret;
         try
         {
@@ -494,7 +494,7 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Clone(__ret);
+        return global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Clone(__ret, Link);
     }
 
     global::System.Threading.Tasks.Task<global::Sample.Orders.Order?> global::Sample.Orders.IOrders.FindAsync(global::System.Guid key)
@@ -509,7 +509,7 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Domain.DomainCopy.Wrap(__task, static __v => global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Clone(__v));
+        return global::XCall.Domain.DomainCopy.Wrap(__task, __v => global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Clone(__v, Link));
     }
 
     global::Sample.Orders.Immutable global::Sample.Orders.IOrders.Make(int a, string b)
@@ -524,7 +524,7 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Generated.Sample_Orders_Immutable_XCallMarshaller.Clone(__ret);
+        return global::XCall.Generated.Sample_Orders_Immutable_XCallMarshaller.Clone(__ret, Link);
     }
 
     global::System.Collections.Generic.List<global::Sample.Orders.Order>? global::Sample.Orders.IOrders.All(global::System.Collections.Generic.List<int>? ids)
@@ -540,7 +540,7 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Domain.DomainCopy.Copy<global::System.Collections.Generic.List<global::Sample.Orders.Order>?, global::XCall.Marshal.ListMarshaller<global::Sample.Orders.Order, global::XCall.Generated.Sample_Orders_Order_XCallMarshaller>>(__ret);
+        return global::XCall.Domain.DomainCopy.Copy<global::System.Collections.Generic.List<global::Sample.Orders.Order>?, global::XCall.Marshal.ListMarshaller<global::Sample.Orders.Order, global::XCall.Generated.Sample_Orders_Order_XCallMarshaller>>(__ret, Link);
     }
 
     int global::Sample.Orders.IOrders.Sum(global::System.ReadOnlySpan<int> values)
@@ -606,7 +606,7 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
     global::Sample.Orders.Money? global::Sample.Orders.IOrders.Total(global::System.Collections.Generic.Dictionary<string, global::Sample.Orders.Money> prices)
     {
         var __t = Target;
-        var __a0 = global::XCall.Domain.DomainCopy.Copy<global::System.Collections.Generic.Dictionary<string, global::Sample.Orders.Money>, global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>>(prices);
+        var __a0 = global::XCall.Domain.DomainCopy.Copy<global::System.Collections.Generic.Dictionary<string, global::Sample.Orders.Money>, global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>>(prices, Link);
         global::Sample.Orders.Money? __ret;
         try
         {
@@ -616,7 +616,7 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Domain.DomainCopy.Copy<global::Sample.Orders.Money?, global::XCall.Marshal.NullableValueMarshaller<global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>>(__ret);
+        return global::XCall.Domain.DomainCopy.Copy<global::Sample.Orders.Money?, global::XCall.Marshal.NullableValueMarshaller<global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>>(__ret, Link);
     }
 }
 

@@ -15,7 +15,7 @@ internal abstract class Sample_Orders_Line_XCallMarshaller : global::XCall.Marsh
     public static global::Sample.Orders.Line Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Orders.Line>(Graph)!;
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
-    public static global::Sample.Orders.Line Clone(global::Sample.Orders.Line value)
+    public static global::Sample.Orders.Line Clone(global::Sample.Orders.Line value, global::XCall.Domain.DomainLink link)
     {
         if (value is null)
         {
@@ -23,7 +23,7 @@ internal abstract class Sample_Orders_Line_XCallMarshaller : global::XCall.Marsh
         }
         if (value.GetType() != typeof(global::Sample.Orders.Line))
         {
-            return global::XCall.Domain.DomainCopy.Copy<global::Sample.Orders.Line, Sample_Orders_Line_XCallMarshaller>(value);
+            return global::XCall.Domain.DomainCopy.Copy<global::Sample.Orders.Line, Sample_Orders_Line_XCallMarshaller>(value, link);
         }
         return new global::Sample.Orders.Line() { Sku = value.Sku, Qty = value.Qty };
     }

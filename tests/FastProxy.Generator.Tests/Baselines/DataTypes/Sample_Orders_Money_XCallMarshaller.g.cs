@@ -22,7 +22,7 @@ internal abstract class Sample_Orders_Money_XCallMarshaller : global::XCall.Mars
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
-    public static global::Sample.Orders.Money Clone(global::Sample.Orders.Money value)
+    public static global::Sample.Orders.Money Clone(global::Sample.Orders.Money value, global::XCall.Domain.DomainLink link)
     {
         return new global::Sample.Orders.Money() { Amount = value.Amount, Currency = value.Currency };
     }

@@ -14,7 +14,7 @@ internal abstract class Sample_Orders_Order_XCallMarshaller : global::XCall.Mars
 
     public static global::Sample.Orders.Order Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Orders.Order>(Graph)!;
 
-    public static global::Sample.Orders.Order Clone(global::Sample.Orders.Order value) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Orders.Order, Sample_Orders_Order_XCallMarshaller>(value);
+    public static global::Sample.Orders.Order Clone(global::Sample.Orders.Order value, global::XCall.Domain.DomainLink link) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Orders.Order, Sample_Orders_Order_XCallMarshaller>(value, link);
 
     private sealed class GraphInfo : global::XCall.Marshal.GraphType
     {

@@ -14,7 +14,7 @@ internal abstract class Sample_Graphs_Album_XCallMarshaller : global::XCall.Mars
 
     public static global::Sample.Graphs.Album Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Graphs.Album>(Graph)!;
 
-    public static global::Sample.Graphs.Album Clone(global::Sample.Graphs.Album value) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Album, Sample_Graphs_Album_XCallMarshaller>(value);
+    public static global::Sample.Graphs.Album Clone(global::Sample.Graphs.Album value, global::XCall.Domain.DomainLink link) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Album, Sample_Graphs_Album_XCallMarshaller>(value, link);
 
     private sealed class GraphInfo : global::XCall.Marshal.GraphType
     {

@@ -14,7 +14,7 @@ internal abstract class Sample_Graphs_Chain_XCallMarshaller : global::XCall.Mars
 
     public static global::Sample.Graphs.Chain Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Graphs.Chain>(Graph)!;
 
-    public static global::Sample.Graphs.Chain Clone(global::Sample.Graphs.Chain value) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Chain, Sample_Graphs_Chain_XCallMarshaller>(value);
+    public static global::Sample.Graphs.Chain Clone(global::Sample.Graphs.Chain value, global::XCall.Domain.DomainLink link) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Chain, Sample_Graphs_Chain_XCallMarshaller>(value, link);
 
     private sealed class GraphInfo : global::XCall.Marshal.GraphType
     {

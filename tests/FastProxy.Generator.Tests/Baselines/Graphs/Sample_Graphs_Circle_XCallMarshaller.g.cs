@@ -15,7 +15,7 @@ internal abstract class Sample_Graphs_Circle_XCallMarshaller : global::XCall.Mar
     public static global::Sample.Graphs.Circle Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Graphs.Circle>(Graph)!;
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
-    public static global::Sample.Graphs.Circle Clone(global::Sample.Graphs.Circle value)
+    public static global::Sample.Graphs.Circle Clone(global::Sample.Graphs.Circle value, global::XCall.Domain.DomainLink link)
     {
         if (value is null)
         {
@@ -23,7 +23,7 @@ internal abstract class Sample_Graphs_Circle_XCallMarshaller : global::XCall.Mar
         }
         if (value.GetType() != typeof(global::Sample.Graphs.Circle))
         {
-            return global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Circle, Sample_Graphs_Circle_XCallMarshaller>(value);
+            return global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Circle, Sample_Graphs_Circle_XCallMarshaller>(value, link);
         }
         return new global::Sample.Graphs.Circle() { X = value.X, Radius = value.Radius };
     }

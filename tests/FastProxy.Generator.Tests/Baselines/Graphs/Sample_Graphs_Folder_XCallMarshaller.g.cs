@@ -14,7 +14,7 @@ internal abstract class Sample_Graphs_Folder_XCallMarshaller : global::XCall.Mar
 
     public static global::Sample.Graphs.Folder Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Graphs.Folder>(Graph)!;
 
-    public static global::Sample.Graphs.Folder Clone(global::Sample.Graphs.Folder value) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Folder, Sample_Graphs_Folder_XCallMarshaller>(value);
+    public static global::Sample.Graphs.Folder Clone(global::Sample.Graphs.Folder value, global::XCall.Domain.DomainLink link) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Folder, Sample_Graphs_Folder_XCallMarshaller>(value, link);
 
     private sealed class GraphInfo : global::XCall.Marshal.GraphType
     {

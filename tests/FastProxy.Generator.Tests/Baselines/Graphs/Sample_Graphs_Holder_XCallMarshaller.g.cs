@@ -25,5 +25,5 @@ internal abstract class Sample_Graphs_Holder_XCallMarshaller : global::XCall.Mar
         return new global::Sample.Graphs.Holder() { Node = __m0, Children = __m1 };
     }
 
-    public static global::Sample.Graphs.Holder Clone(global::Sample.Graphs.Holder value) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Holder, Sample_Graphs_Holder_XCallMarshaller>(value);
+    public static global::Sample.Graphs.Holder Clone(global::Sample.Graphs.Holder value, global::XCall.Domain.DomainLink link) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Holder, Sample_Graphs_Holder_XCallMarshaller>(value, link);
 }

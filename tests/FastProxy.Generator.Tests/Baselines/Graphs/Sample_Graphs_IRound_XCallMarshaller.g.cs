@@ -14,7 +14,7 @@ internal abstract class Sample_Graphs_IRound_XCallMarshaller : global::XCall.Mar
 
     public static global::Sample.Graphs.IRound Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Graphs.IRound>(Graph)!;
 
-    public static global::Sample.Graphs.IRound Clone(global::Sample.Graphs.IRound value) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.IRound, Sample_Graphs_IRound_XCallMarshaller>(value);
+    public static global::Sample.Graphs.IRound Clone(global::Sample.Graphs.IRound value, global::XCall.Domain.DomainLink link) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.IRound, Sample_Graphs_IRound_XCallMarshaller>(value, link);
 
     private sealed class GraphInfo : global::XCall.Marshal.GraphType
     {

@@ -14,7 +14,7 @@ internal abstract class Sample_Graphs_Node_XCallMarshaller : global::XCall.Marsh
 
     public static global::Sample.Graphs.Node Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Graphs.Node>(Graph)!;
 
-    public static global::Sample.Graphs.Node Clone(global::Sample.Graphs.Node value) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Node, Sample_Graphs_Node_XCallMarshaller>(value);
+    public static global::Sample.Graphs.Node Clone(global::Sample.Graphs.Node value, global::XCall.Domain.DomainLink link) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Node, Sample_Graphs_Node_XCallMarshaller>(value, link);
 
     private sealed class GraphInfo : global::XCall.Marshal.GraphType
     {

@@ -14,7 +14,7 @@ internal abstract class Sample_Graphs_Person_XCallMarshaller : global::XCall.Mar
 
     public static global::Sample.Graphs.Person Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Graphs.Person>(Graph)!;
 
-    public static global::Sample.Graphs.Person Clone(global::Sample.Graphs.Person value) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Person, Sample_Graphs_Person_XCallMarshaller>(value);
+    public static global::Sample.Graphs.Person Clone(global::Sample.Graphs.Person value, global::XCall.Domain.DomainLink link) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Person, Sample_Graphs_Person_XCallMarshaller>(value, link);
 
     private sealed class GraphInfo : global::XCall.Marshal.GraphType
     {

@@ -14,7 +14,7 @@ internal abstract class Sample_Graphs_Settings_XCallMarshaller : global::XCall.M
 
     public static global::Sample.Graphs.Settings Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Graphs.Settings>(Graph)!;
 
-    public static global::Sample.Graphs.Settings Clone(global::Sample.Graphs.Settings value) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Settings, Sample_Graphs_Settings_XCallMarshaller>(value);
+    public static global::Sample.Graphs.Settings Clone(global::Sample.Graphs.Settings value, global::XCall.Domain.DomainLink link) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Settings, Sample_Graphs_Settings_XCallMarshaller>(value, link);
 
     private sealed class GraphInfo : global::XCall.Marshal.GraphType
     {

@@ -14,7 +14,7 @@ internal abstract class Sample_Graphs_Shape_XCallMarshaller : global::XCall.Mars
 
     public static global::Sample.Graphs.Shape Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Graphs.Shape>(Graph)!;
 
-    public static global::Sample.Graphs.Shape Clone(global::Sample.Graphs.Shape value) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Shape, Sample_Graphs_Shape_XCallMarshaller>(value);
+    public static global::Sample.Graphs.Shape Clone(global::Sample.Graphs.Shape value, global::XCall.Domain.DomainLink link) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Shape, Sample_Graphs_Shape_XCallMarshaller>(value, link);
 
     private sealed class GraphInfo : global::XCall.Marshal.GraphType
     {

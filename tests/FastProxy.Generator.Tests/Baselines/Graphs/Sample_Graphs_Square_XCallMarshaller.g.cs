@@ -15,7 +15,7 @@ internal abstract class Sample_Graphs_Square_XCallMarshaller : global::XCall.Mar
     public static global::Sample.Graphs.Square Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Graphs.Square>(Graph)!;
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
-    public static global::Sample.Graphs.Square Clone(global::Sample.Graphs.Square value)
+    public static global::Sample.Graphs.Square Clone(global::Sample.Graphs.Square value, global::XCall.Domain.DomainLink link)
     {
         if (value is null)
         {
@@ -23,7 +23,7 @@ internal abstract class Sample_Graphs_Square_XCallMarshaller : global::XCall.Mar
         }
         if (value.GetType() != typeof(global::Sample.Graphs.Square))
         {
-            return global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Square, Sample_Graphs_Square_XCallMarshaller>(value);
+            return global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Square, Sample_Graphs_Square_XCallMarshaller>(value, link);
         }
         return new global::Sample.Graphs.Square() { X = value.X, Side = value.Side };
     }

@@ -73,7 +73,7 @@ internal sealed class Sample_Inheritance_IAudit_XCallDomainProxy : global::XCall
     void global::Sample.Inheritance.IAudit.Record(global::Sample.Inheritance.Item item)
     {
         var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(item);
+        var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(item, Link);
         global::XCall.Domain.DomainCopy.RunOneWay(() => __t.Record(__a0));
     }
 }

@@ -194,7 +194,7 @@ internal sealed class Sample_Inheritance_IStore_XCallDomainProxy : global::XCall
     void global::Sample.Inheritance.IStore.Put(global::Sample.Inheritance.Item item, bool @checked)
     {
         var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(item);
+        var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(item, Link);
         try
         {
             __t.Put(__a0, @checked);
@@ -208,7 +208,7 @@ internal sealed class Sample_Inheritance_IStore_XCallDomainProxy : global::XCall
     global::System.Threading.Tasks.Task<string> global::Sample.Inheritance.IStore.DescribeAsync(global::Sample.Inheritance.Item @event)
     {
         var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(@event);
+        var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(@event, Link);
         global::System.Threading.Tasks.Task<string> __task;
         try
         {
@@ -233,7 +233,7 @@ internal sealed class Sample_Inheritance_IStore_XCallDomainProxy : global::XCall
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(__ret);
+        return global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(__ret, Link);
     }
 }
 

@@ -15,7 +15,7 @@ internal abstract class Sample_Inheritance_Item_XCallMarshaller : global::XCall.
     public static global::Sample.Inheritance.Item Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Inheritance.Item>(Graph)!;
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
-    public static global::Sample.Inheritance.Item Clone(global::Sample.Inheritance.Item value)
+    public static global::Sample.Inheritance.Item Clone(global::Sample.Inheritance.Item value, global::XCall.Domain.DomainLink link)
     {
         if (value is null)
         {
@@ -23,7 +23,7 @@ internal abstract class Sample_Inheritance_Item_XCallMarshaller : global::XCall.
         }
         if (value.GetType() != typeof(global::Sample.Inheritance.Item))
         {
-            return global::XCall.Domain.DomainCopy.Copy<global::Sample.Inheritance.Item, Sample_Inheritance_Item_XCallMarshaller>(value);
+            return global::XCall.Domain.DomainCopy.Copy<global::Sample.Inheritance.Item, Sample_Inheritance_Item_XCallMarshaller>(value, link);
         }
         return new global::Sample.Inheritance.Item() { Name = value.Name };
     }

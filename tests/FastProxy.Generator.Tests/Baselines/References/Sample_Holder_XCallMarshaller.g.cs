@@ -14,19 +14,7 @@ internal abstract class Sample_Holder_XCallMarshaller : global::XCall.Marshal.IM
 
     public static global::Sample.Holder Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Holder>(Graph)!;
 
-    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
-    public static global::Sample.Holder Clone(global::Sample.Holder value)
-    {
-        if (value is null)
-        {
-            return null!;
-        }
-        if (value.GetType() != typeof(global::Sample.Holder))
-        {
-            return global::XCall.Domain.DomainCopy.Copy<global::Sample.Holder, Sample_Holder_XCallMarshaller>(value);
-        }
-        return new global::Sample.Holder() { Name = value.Name, Callback = value.Callback };
-    }
+    public static global::Sample.Holder Clone(global::Sample.Holder value, global::XCall.Domain.DomainLink link) => global::XCall.Domain.DomainCopy.Copy<global::Sample.Holder, Sample_Holder_XCallMarshaller>(value, link);
 
     private sealed class GraphInfo : global::XCall.Marshal.GraphType
     {

@@ -297,8 +297,16 @@ internal sealed class Sample_IService_XCallDomainProxy : global::XCall.Domain.Do
     int global::Sample.IService.Many(global::System.Collections.Generic.List<global::Sample.ICallback> callbacks, global::Sample.Holder holder)
     {
         var __t = Target;
-        var __a0 = global::XCall.Domain.DomainCopy.Copy<global::System.Collections.Generic.List<global::Sample.ICallback>, global::XCall.Marshal.ListMarshaller<global::Sample.ICallback, global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>>>(callbacks);
-        var __a1 = global::XCall.Generated.Sample_Holder_XCallMarshaller.Clone(holder);
+        var __copy = global::XCall.Domain.DomainCopy.RentBuffer();
+        var __copyW = new global::XCall.Marshal.MarshalWriter(__copy) { Context = Link };
+        global::XCall.Marshal.ListMarshaller<global::Sample.ICallback, global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>>.Write(ref __copyW, callbacks);
+        global::XCall.Generated.Sample_Holder_XCallMarshaller.Write(ref __copyW, holder);
+        __copyW.Flush();
+        var __copyR = new global::XCall.Marshal.MarshalReader(__copy.WrittenSpan) { Context = Link };
+        global::System.Collections.Generic.List<global::Sample.ICallback> __a0 = global::XCall.Marshal.ListMarshaller<global::Sample.ICallback, global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>>.Read(ref __copyR);
+        global::Sample.Holder __a1 = global::XCall.Generated.Sample_Holder_XCallMarshaller.Read(ref __copyR);
+        __copyR.EnsureFullyConsumed();
+        global::XCall.Domain.DomainCopy.ReturnBuffer(__copy);
         int __ret;
         try
         {

@@ -15,7 +15,7 @@ internal abstract class Sample_Data_XCallMarshaller : global::XCall.Marshal.IMar
     public static global::Sample.Data Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Data>(Graph)!;
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
-    public static global::Sample.Data Clone(global::Sample.Data value)
+    public static global::Sample.Data Clone(global::Sample.Data value, global::XCall.Domain.DomainLink link)
     {
         if (value is null)
         {
@@ -23,7 +23,7 @@ internal abstract class Sample_Data_XCallMarshaller : global::XCall.Marshal.IMar
         }
         if (value.GetType() != typeof(global::Sample.Data))
         {
-            return global::XCall.Domain.DomainCopy.Copy<global::Sample.Data, Sample_Data_XCallMarshaller>(value);
+            return global::XCall.Domain.DomainCopy.Copy<global::Sample.Data, Sample_Data_XCallMarshaller>(value, link);
         }
         return new global::Sample.Data() { p = value.p };
     }

@@ -867,7 +867,7 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
     global::Sample.Data global::Sample.IShapes.Increment(global::Sample.Data data)
     {
         var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Data_XCallMarshaller.Clone(data);
+        var __a0 = global::XCall.Generated.Sample_Data_XCallMarshaller.Clone(data, Link);
         global::Sample.Data __ret;
         try
         {
@@ -877,13 +877,13 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Generated.Sample_Data_XCallMarshaller.Clone(__ret);
+        return global::XCall.Generated.Sample_Data_XCallMarshaller.Clone(__ret, Link);
     }
 
     global::Sample.Point global::Sample.IShapes.Move(global::Sample.Point point, int dx)
     {
         var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(point);
+        var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(point, Link);
         global::Sample.Point __ret;
         try
         {
@@ -893,7 +893,7 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(__ret);
+        return global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(__ret, Link);
     }
 
     void global::Sample.IShapes.Swap(ref int a, ref int b)
@@ -978,7 +978,7 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
     global::System.Threading.Tasks.ValueTask<global::Sample.Point> global::Sample.IShapes.MoveAsync(global::Sample.Point point, global::System.Threading.CancellationToken cancellationToken)
     {
         var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(point);
+        var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(point, Link);
         global::System.Threading.Tasks.ValueTask<global::Sample.Point> __task;
         try
         {
@@ -988,7 +988,7 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return __task.IsCompletedSuccessfully ? new global::System.Threading.Tasks.ValueTask<global::Sample.Point>(global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(__task.Result)) : new global::System.Threading.Tasks.ValueTask<global::Sample.Point>(global::XCall.Domain.DomainCopy.Wrap(__task.AsTask(), static __v => global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(__v)));
+        return __task.IsCompletedSuccessfully ? new global::System.Threading.Tasks.ValueTask<global::Sample.Point>(global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(__task.Result, Link)) : new global::System.Threading.Tasks.ValueTask<global::Sample.Point>(global::XCall.Domain.DomainCopy.Wrap(__task.AsTask(), __v => global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(__v, Link)));
     }
 
     void global::Sample.IShapes.Post(string message)
