@@ -727,13 +727,13 @@ public sealed partial class ProxyGenerator
             string writer = buffer + "W";
             string reader = buffer + "R";
             w.Line($"var {buffer} = {DomainNs}.DomainCopy.RentBuffer();");
-            w.Line($"var {writer} = new {MarshalNs}.MarshalWriter({buffer}) {{ Context = Link }};");
+            w.Line($"var {writer} = new {MarshalNs}.MarshalWriter({buffer}) {{ Context = Link.BeginCopy() }};");
             foreach ((TypeSpec type, string value, _) in values)
             {
                 w.Line(Write(type, value, writer));
             }
             w.Line($"{writer}.Flush();");
-            w.Line($"var {reader} = new {MarshalNs}.MarshalReader({buffer}.WrittenSpan) {{ Context = Link }};");
+            w.Line($"var {reader} = new {MarshalNs}.MarshalReader({buffer}.WrittenSpan) {{ Context = {writer}.Context }};");
             foreach ((TypeSpec type, _, string target) in values)
             {
                 w.Line($"{target} = {Read(type, reader)};");

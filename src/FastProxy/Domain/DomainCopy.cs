@@ -26,10 +26,10 @@ public static class DomainCopy
     public static T Copy<T, TMarshaller>(T value, DomainLink link) where TMarshaller : IMarshaller<T>
     {
         ArrayBufferWriter<byte> buffer = RentBuffer();
-        var writer = new MarshalWriter(buffer) { Context = link };
+        var writer = new MarshalWriter(buffer) { Context = link.BeginCopy() };
         TMarshaller.Write(ref writer, value);
         writer.Flush();
-        var reader = new MarshalReader(buffer.WrittenSpan) { Context = link };
+        var reader = new MarshalReader(buffer.WrittenSpan) { Context = writer.Context };
         T copy = TMarshaller.Read(ref reader);
         reader.EnsureFullyConsumed();
         ReturnBuffer(buffer);

@@ -110,6 +110,9 @@ public sealed class DomainLink
         }
     }
 
+    /// <summary>The context for one copy through a buffer (a writer's and then its reader's <c>Context</c>).</summary>
+    public DomainCopyScope BeginCopy() => new(this);
+
     internal object? Attach(DomainProxyBase proxy)
     {
         lock (_lock)

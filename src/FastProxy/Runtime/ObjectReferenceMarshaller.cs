@@ -23,7 +23,7 @@ public abstract class ObjectReferenceMarshaller<T> : IMarshaller<T?> where T : c
     /// <summary>An object the reader exposed earlier (a proxy going home): int64 object id on the reader's side follows.</summary>
     internal const byte ReaderObjectTag = 2;
 
-    /// <summary>Domain copies only (context a <see cref="DomainLink"/>): an index into the copying thread's pass-through list; the reader wraps the object in a domain proxy.</summary>
+    /// <summary>Domain copies only (context a <see cref="DomainCopyScope"/>): an index into the copy's parked objects; the reader wraps the object in a domain proxy.</summary>
     internal const byte PassThroughTag = 3;
 
     /// <summary>Writes <paramref name="value"/> as a reference.</summary>
@@ -34,10 +34,10 @@ public abstract class ObjectReferenceMarshaller<T> : IMarshaller<T?> where T : c
             writer.Write<byte>(NullTag);
             return;
         }
-        if (writer.Context is DomainLink)
+        if (writer.Context is DomainCopyScope scope)
         {
             writer.Write<byte>(PassThroughTag);
-            writer.Write(ReferencePassThrough.Add(value));
+            writer.Write(scope.Park(value));
             return;
         }
         if (writer.Context is not XCallConnection connection)
@@ -68,8 +68,8 @@ public abstract class ObjectReferenceMarshaller<T> : IMarshaller<T?> where T : c
             case ReaderObjectTag when reader.Context is XCallConnection connection:
                 return connection.FindExported(reader.Read<ulong>()) as T
                     ?? throw new XCallProtocolException($"An object sent back as {typeof(T).FullName} is not one.");
-            case PassThroughTag when reader.Context is DomainLink link:
-                return link.Wrap(ReferencePassThrough.Take(reader.Read<int>()) as T
+            case PassThroughTag when reader.Context is DomainCopyScope scope:
+                return scope.Link.Wrap(scope.Take(reader.Read<int>()) as T
                     ?? throw new XCallProtocolException($"A passed object is not a {typeof(T).FullName}."));
             default:
                 throw new XCallProtocolException($"Invalid object reference tag {tag}.");

@@ -608,11 +608,11 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
     {
         var __t = Target;
         var __copy = global::XCall.Domain.DomainCopy.RentBuffer();
-        var __copyW = new global::XCall.Marshal.MarshalWriter(__copy) { Context = Link };
+        var __copyW = new global::XCall.Marshal.MarshalWriter(__copy) { Context = Link.BeginCopy() };
         global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __copyW, a);
         global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __copyW, b);
         __copyW.Flush();
-        var __copyR = new global::XCall.Marshal.MarshalReader(__copy.WrittenSpan) { Context = Link };
+        var __copyR = new global::XCall.Marshal.MarshalReader(__copy.WrittenSpan) { Context = __copyW.Context };
         global::Sample.Graphs.Node __a0 = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __copyR);
         global::Sample.Graphs.Node __a1 = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __copyR);
         __copyR.EnsureFullyConsumed();
@@ -697,11 +697,11 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
     {
         var __t = Target;
         var __copy = global::XCall.Domain.DomainCopy.RentBuffer();
-        var __copyW = new global::XCall.Marshal.MarshalWriter(__copy) { Context = Link };
+        var __copyW = new global::XCall.Marshal.MarshalWriter(__copy) { Context = Link.BeginCopy() };
         global::XCall.Generated.Sample_Graphs_Settings_XCallMarshaller.Write(ref __copyW, settings);
         global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __copyW, second);
         __copyW.Flush();
-        var __copyR = new global::XCall.Marshal.MarshalReader(__copy.WrittenSpan) { Context = Link };
+        var __copyR = new global::XCall.Marshal.MarshalReader(__copy.WrittenSpan) { Context = __copyW.Context };
         global::Sample.Graphs.Settings __a0 = global::XCall.Generated.Sample_Graphs_Settings_XCallMarshaller.Read(ref __copyR);
         global::Sample.Graphs.Node? __a2 = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __copyR);
         __copyR.EnsureFullyConsumed();
@@ -717,12 +717,12 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
         var __back = global::XCall.Domain.DomainCopy.RentBuffer();
-        var __backW = new global::XCall.Marshal.MarshalWriter(__back) { Context = Link };
+        var __backW = new global::XCall.Marshal.MarshalWriter(__back) { Context = Link.BeginCopy() };
         global::XCall.Generated.Sample_Graphs_Settings_XCallMarshaller.Write(ref __backW, __ret);
         global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __backW, __a1);
         global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __backW, __a2);
         __backW.Flush();
-        var __backR = new global::XCall.Marshal.MarshalReader(__back.WrittenSpan) { Context = Link };
+        var __backR = new global::XCall.Marshal.MarshalReader(__back.WrittenSpan) { Context = __backW.Context };
         __ret = global::XCall.Generated.Sample_Graphs_Settings_XCallMarshaller.Read(ref __backR);
         first = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __backR);
         second = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __backR);
@@ -783,11 +783,11 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
     {
         var __t = Target;
         var __copy = global::XCall.Domain.DomainCopy.RentBuffer();
-        var __copyW = new global::XCall.Marshal.MarshalWriter(__copy) { Context = Link };
+        var __copyW = new global::XCall.Marshal.MarshalWriter(__copy) { Context = Link.BeginCopy() };
         global::XCall.Generated.Sample_Graphs_Folder_XCallMarshaller.Write(ref __copyW, folder);
         global::XCall.Generated.Sample_Graphs_Album_XCallMarshaller.Write(ref __copyW, album);
         __copyW.Flush();
-        var __copyR = new global::XCall.Marshal.MarshalReader(__copy.WrittenSpan) { Context = Link };
+        var __copyR = new global::XCall.Marshal.MarshalReader(__copy.WrittenSpan) { Context = __copyW.Context };
         global::Sample.Graphs.Folder __a0 = global::XCall.Generated.Sample_Graphs_Folder_XCallMarshaller.Read(ref __copyR);
         global::Sample.Graphs.Album __a1 = global::XCall.Generated.Sample_Graphs_Album_XCallMarshaller.Read(ref __copyR);
         __copyR.EnsureFullyConsumed();

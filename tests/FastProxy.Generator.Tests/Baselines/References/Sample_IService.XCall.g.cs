@@ -298,11 +298,11 @@ internal sealed class Sample_IService_XCallDomainProxy : global::XCall.Domain.Do
     {
         var __t = Target;
         var __copy = global::XCall.Domain.DomainCopy.RentBuffer();
-        var __copyW = new global::XCall.Marshal.MarshalWriter(__copy) { Context = Link };
+        var __copyW = new global::XCall.Marshal.MarshalWriter(__copy) { Context = Link.BeginCopy() };
         global::XCall.Marshal.ListMarshaller<global::Sample.ICallback, global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>>.Write(ref __copyW, callbacks);
         global::XCall.Generated.Sample_Holder_XCallMarshaller.Write(ref __copyW, holder);
         __copyW.Flush();
-        var __copyR = new global::XCall.Marshal.MarshalReader(__copy.WrittenSpan) { Context = Link };
+        var __copyR = new global::XCall.Marshal.MarshalReader(__copy.WrittenSpan) { Context = __copyW.Context };
         global::System.Collections.Generic.List<global::Sample.ICallback> __a0 = global::XCall.Marshal.ListMarshaller<global::Sample.ICallback, global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>>.Read(ref __copyR);
         global::Sample.Holder __a1 = global::XCall.Generated.Sample_Holder_XCallMarshaller.Read(ref __copyR);
         __copyR.EnsureFullyConsumed();
