@@ -63,6 +63,12 @@ internal sealed record BenchOptions
           --peers LIST        side-by-side peers: grpc-tcp,grpc-uds,jsonrpc-uds, or none (default: all)
           --out DIR           write calls.json, calls.md, calls.csv there (default: a new folder it prints)
           --full              BenchmarkDotNet's full statistics (slower); default is a quick run
+
+        single measurements instead of the run:
+          --limits                        the machine-limit probes only (C and C# side by side)
+          --side-by-side shm|tcp [ROUNDS] int and byte paired with the limit probe, every round printed
+          --concurrent-probe shm|tcp      int against a server with the default concurrent dispatch
+          --async-probe shm|tcp           awaited Task<int> calls, alone and while one long call stays pending
         """;
 }
 

@@ -126,9 +126,16 @@ internal static class SideBySide
 
     private const int Batches = 5;
 
-    /// <summary>Awaited <c>Task&lt;int&gt;</c> calls one after another: median of five batches, ns per call.</summary>
-    public static int RunAsync(string transport) =>
-        PrintBatches(transport, concurrent: false, 100_000, warmUp: false, "Task<int> awaited", static (p, i) => p.TestTask(i).GetAwaiter().GetResult());
+    /// <summary>
+    /// Awaited <c>Task&lt;int&gt;</c> calls one after another: median of five batches, ns per call; then the same
+    /// while one long call (<see cref="ICallCost.Park"/>) stays pending on the connection.
+    /// </summary>
+    public static int RunAsync(string transport)
+    {
+        Action<ICallCost, int> call = static (p, i) => p.TestTask(i).GetAwaiter().GetResult();
+        PrintBatches(transport, concurrent: false, 100_000, warmUp: false, "Task<int> awaited", call);
+        return PrintBatches(transport, concurrent: false, 100_000, warmUp: false, "Task<int> awaited, one long call pending", call, parkOne: true);
+    }
 
     /// <summary>
     /// <c>int</c> calls against a server with the default dispatch (<c>DispatchMode.Concurrent</c>, a thread-pool
@@ -138,11 +145,13 @@ internal static class SideBySide
         PrintBatches(transport, concurrent: true, transport == "shm" ? 20_000 : 5_000, warmUp: true, "int, concurrent dispatch", static (p, i) => p.Test(i));
 
     /// <summary>Five rounds of five batches of <paramref name="call"/> against a fresh server, each round printed.</summary>
-    private static int PrintBatches(string transport, bool concurrent, int calls, bool warmUp, string what, Action<ICallCost, int> call)
+    private static int PrintBatches(string transport, bool concurrent, int calls, bool warmUp, string what, Action<ICallCost, int> call, bool parkOne = false)
     {
         using RemoteServer server = RemoteServer.Start(transport, concurrent);
         using RemoteService<ICallCost> remote = Remote.Open<ICallCost>(server.Address, RemoteServer.Options);
         ICallCost proxy = remote.Proxy;
+        using var park = new CancellationTokenSource();
+        Task parked = parkOne ? proxy.Park(park.Token) : Task.CompletedTask;
         if (warmUp)
         {
             Burst(proxy, calls, call);
@@ -151,6 +160,19 @@ internal static class SideBySide
         {
             double[] batches = SortedBatches(proxy, calls, call);
             Console.WriteLine($"{transport} {what}: median {batches[Batches / 2]:0} ns, min {batches[0]:0} ns, max {batches[^1]:0} ns");
+        }
+        if (parked.IsCompleted != !parkOne)
+        {
+            throw new InvalidOperationException("The parked call ended before it was cancelled.");
+        }
+        park.Cancel();
+        try
+        {
+            parked.GetAwaiter().GetResult();
+        }
+        catch (OperationCanceledException)
+        {
+            // What cancelling it means.
         }
         return 0;
     }

@@ -47,6 +47,8 @@ public class CallCostService : ICallCost
     [MethodImpl(MethodImplOptions.NoInlining)]
     public void TestOneWay(int value) => Interlocked.Add(ref _sink, value);
 
+    public Task Park(CancellationToken cancellationToken) => Task.Delay(Timeout.Infinite, cancellationToken);
+
     [MethodImpl(MethodImplOptions.NoInlining)]
     public void TestGraph(TreeNode root) => _sink += root.Children.Count;
 

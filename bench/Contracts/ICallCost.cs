@@ -61,6 +61,9 @@ public interface ICallCost : ICallBase
     /// <summary>A tree of 100 objects.</summary>
     void TestGraph(TreeNode root);
 
+    /// <summary>Waits until cancelled: the long call kept pending in <c>--async-probe</c>.</summary>
+    Task Park(CancellationToken cancellationToken);
+
     /// <summary>A callback: the callee calls <paramref name="sink"/> back once, over the same connection.</summary>
     int TestCallback(ICallSink sink);
 }

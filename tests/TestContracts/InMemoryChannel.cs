@@ -18,6 +18,7 @@ namespace XCall.Tests.Contracts;
 public sealed class InMemoryChannel : FrameChannel
 {
     private readonly object _sendLock = new();
+    private int _batchedCommits;
     private readonly ArrayBufferWriter<byte> _frame = new();
     private readonly BlockingCollection<byte[]> _inbox = new();
     private InMemoryChannel _peer = null!;
@@ -79,6 +80,16 @@ public sealed class InMemoryChannel : FrameChannel
         {
             Monitor.Exit(_sendLock);
         }
+    }
+
+    /// <summary>How many frames were committed as batched (<see cref="CommitFrameBatched"/>: an async call pipelined behind others).</summary>
+    public int BatchedCommits => Volatile.Read(ref _batchedCommits);
+
+    /// <inheritdoc />
+    public override void CommitFrameBatched()
+    {
+        Interlocked.Increment(ref _batchedCommits);
+        CommitFrame();
     }
 
     /// <inheritdoc />

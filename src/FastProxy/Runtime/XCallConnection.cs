@@ -19,6 +19,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     private int _slotCount;
     private PendingCall? _spareCall;
     private int _asyncInFlight;
+    private ulong _lastAsyncCallId;
 
     private readonly object _objectLock = new();
     // Read without a lock on every call (copy on write: services are exposed rarely, looked up per call).
@@ -349,8 +350,18 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     {
         PendingCall call = Interlocked.Exchange(ref _spareCall, null) ?? RentSlot();
         call.Prepare(methodId, isAsync);
-        // Async calls count themselves, so one made while others are still owed knows it is pipelined.
-        call.Pipelined = isAsync && Interlocked.Increment(ref _asyncInFlight) > 1;
+        if (isAsync)
+        {
+            // Pipelined: the caller went on without awaiting the async call made just before this one. Counting
+            // the calls in flight alone would also mark every call made while one long call waits (a watch,
+            // a wait for an event), which then lose the caller's own poll for their reply.
+            ulong previous = Interlocked.Exchange(ref _lastAsyncCallId, call.CallId);
+            call.Pipelined = Interlocked.Increment(ref _asyncInFlight) > 1 && FindCall(previous) is { IsCompleted: false };
+        }
+        else
+        {
+            call.Pipelined = false;
+        }
         // Publishing the call id (Prepare) and then reading _closed needs no fence here: Close sets _closed and
         // then runs a process-wide barrier before it fails the calls it finds, so a call is either refused here
         // or failed there (an asymmetric Dekker pair: the rare side pays).
