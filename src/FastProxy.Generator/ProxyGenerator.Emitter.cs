@@ -574,7 +574,7 @@ public sealed partial class ProxyGenerator
             {
                 w.Line();
                 w.Open($"{m.ReturnTypeName} {m.DeclaringInterface}.{Escape(m.Name)}({ParameterList(m)})");
-                w.Line("var __t = Target;");
+                w.Line("var __t = this.Target;");
                 var args = new List<string>();
                 // Arguments that may share objects are copied through one message, as a frame would carry them.
                 var batched = new HashSet<int>();
@@ -604,15 +604,15 @@ public sealed partial class ProxyGenerator
                             args.Add("out " + local);
                             break;
                         case ParameterMode.Ref:
-                            w.Line($"{p.Type!.FullName} {local} = {Copy(p.Type!, name, "Link")};");
+                            w.Line($"{p.Type!.FullName} {local} = {Copy(p.Type!, name, "this.Link")};");
                             args.Add("ref " + local);
                             break;
                         case ParameterMode.ReadOnlyRef:
-                            w.Line($"{p.Type!.FullName} {local} = {Copy(p.Type!, name, "Link")};");
+                            w.Line($"{p.Type!.FullName} {local} = {Copy(p.Type!, name, "this.Link")};");
                             args.Add("in " + local);
                             break;
                         default:
-                            string copy = Copy(p.Type!, name, "Link");
+                            string copy = Copy(p.Type!, name, "this.Link");
                             if (copy == name)
                             {
                                 args.Add(name);
@@ -648,8 +648,8 @@ public sealed partial class ProxyGenerator
                     case ReturnKind.ValueTaskOfT:
                     {
                         string rt = m.Result!.FullName;
-                        string copy = Copy(m.Result!, "__v", "Link");
-                        string copier = copy == "__v" ? "null" : copy.Contains("Link") ? $"__v => {copy}" : $"static __v => {copy}";
+                        string copy = Copy(m.Result!, "__v", "this.Link");
+                        string copier = copy == "__v" ? "null" : copy.Contains("this.Link") ? $"__v => {copy}" : $"static __v => {copy}";
                         bool isValueTask = m.ReturnKind == ReturnKind.ValueTaskOfT;
                         w.Line($"global::System.Threading.Tasks.{(isValueTask ? "ValueTask" : "Task")}<{rt}> __task;");
                         EmitDomainTry(w, $"__task = {invoke};");
@@ -662,7 +662,7 @@ public sealed partial class ProxyGenerator
                         else
                         {
                             w.Line(isValueTask
-                                ? $"return __task.IsCompletedSuccessfully ? new global::System.Threading.Tasks.ValueTask<{rt}>({Copy(m.Result!, "__task.Result", "Link")}) : new global::System.Threading.Tasks.ValueTask<{rt}>({DomainNs}.DomainCopy.Wrap(__task.AsTask(), {copier}));"
+                                ? $"return __task.IsCompletedSuccessfully ? new global::System.Threading.Tasks.ValueTask<{rt}>({Copy(m.Result!, "__task.Result", "this.Link")}) : new global::System.Threading.Tasks.ValueTask<{rt}>({DomainNs}.DomainCopy.Wrap(__task.AsTask(), {copier}));"
                                 : $"return {DomainNs}.DomainCopy.Wrap(__task, {copier});");
                         }
                         break;
@@ -704,12 +704,12 @@ public sealed partial class ProxyGenerator
                         {
                             if (target != "__ret" && !backWithObjects.Any(b => b.Target == target))
                             {
-                                w.Line($"{target} = {Copy(type, value, "Link")};");
+                                w.Line($"{target} = {Copy(type, value, "this.Link")};");
                             }
                         }
                         if (m.Result is not null)
                         {
-                            w.Line(backWithObjects.Any(b => b.Target == "__ret") ? "return __ret;" : $"return {Copy(m.Result, "__ret", "Link")};");
+                            w.Line(backWithObjects.Any(b => b.Target == "__ret") ? "return __ret;" : $"return {Copy(m.Result, "__ret", "this.Link")};");
                         }
                         break;
                 }
@@ -727,7 +727,7 @@ public sealed partial class ProxyGenerator
             string writer = buffer + "W";
             string reader = buffer + "R";
             w.Line($"var {buffer} = {DomainNs}.DomainCopy.RentBuffer();");
-            w.Line($"var {writer} = new {MarshalNs}.MarshalWriter({buffer}) {{ Context = Link.BeginCopy() }};");
+            w.Line($"var {writer} = new {MarshalNs}.MarshalWriter({buffer}) {{ Context = this.Link.BeginCopy() }};");
             foreach ((TypeSpec type, string value, _) in values)
             {
                 w.Line(Write(type, value, writer));

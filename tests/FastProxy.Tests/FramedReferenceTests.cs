@@ -175,6 +175,19 @@ public sealed class DomainReferenceTests : IDisposable
     }
 
     [Fact]
+    public async Task Callback_in_a_dictionary_a_struct_or_a_task_result_is_a_proxy_there_and_itself_back_home()
+    {
+        var recorder = new Recorder();
+        Assert.False(_callbacks.HoldFromDictionary(new Dictionary<string, ICallback> { ["a"] = recorder }));
+        DomainProxyBase proxy = Assert.IsAssignableFrom<DomainProxyBase>(_target.Held);
+        Assert.True(_callbacks.HoldFromSlot(new CallbackSlot { Id = 1, Callback = recorder })); // the same proxy again
+        Assert.Same(proxy, _target.Held);
+        CallbackHolder back = await _callbacks.HeldInHolderAsync(); // completes later: copied by the task's copier
+        Assert.Equal("held", back.Name);
+        Assert.Same(recorder, back.Callback);
+    }
+
+    [Fact]
     public void Callback_inside_data_stops_working_and_lets_go_once_the_host_is_disposed()
     {
         var target = new Callbacks();

@@ -40,13 +40,11 @@ public sealed class PipeliningTests : IDisposable
         Assert.Equal(1, _clientChannel.BatchedCommits);
         Assert.False(longCall.IsCompleted);
 
-        // A burst (none awaited before the next is made) is pipelined again, behind its first call.
-        Task<int>[] burst = [.. Enumerable.Range(0, 20).Select(i => _shapes.AddAsync(i, 1))];
+        // A call made while the call before it is still owed is pipelined again.
         Task blocker = _shapes.DelayAsync(600_000, cancel.Token);
         Task<int> behindBlocker = _shapes.AddAsync(5, 5);
-        Assert.Equal(Enumerable.Range(1, 20), await Task.WhenAll(burst));
         Assert.Equal(10, await behindBlocker);
-        Assert.True(_clientChannel.BatchedCommits >= 2, $"{_clientChannel.BatchedCommits} batched commits");
+        Assert.Equal(2, _clientChannel.BatchedCommits);
 
         cancel.Cancel();
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => longCall);

@@ -67,6 +67,19 @@ public sealed class Callbacks : ICallbacks
     }
 
     /// <inheritdoc/>
+    public bool HoldFromDictionary(Dictionary<string, ICallback> callbacks) => Hold(callbacks["a"]);
+
+    /// <inheritdoc/>
+    public bool HoldFromSlot(CallbackSlot slot) => Hold(slot.Callback!);
+
+    /// <inheritdoc/>
+    public async Task<CallbackHolder> HeldInHolderAsync()
+    {
+        await Task.Yield();
+        return new CallbackHolder { Name = "held", Callback = _held };
+    }
+
+    /// <inheritdoc/>
     public void DropHeld(bool dispose)
     {
         if (dispose)

@@ -32,6 +32,16 @@ public sealed class CallbackHolder
     public ICallback? Callback { get; set; }
 }
 
+/// <summary>A struct with an object reference among its fields.</summary>
+public struct CallbackSlot
+{
+    /// <summary>A number.</summary>
+    public int Id;
+
+    /// <summary>Travels by reference inside the struct.</summary>
+    public ICallback? Callback;
+}
+
 /// <summary>Object references, callbacks, factories and exceptions.</summary>
 [Remotable]
 public interface ICallbacks
@@ -71,6 +81,15 @@ public interface ICallbacks
 
     /// <summary>Keeps the first callback of <paramref name="callbacks"/>, as <see cref="Hold"/> does; returns how many arrived.</summary>
     int HoldFirst(List<ICallback> callbacks);
+
+    /// <summary>Keeps <c>callbacks["a"]</c>, as <see cref="Hold"/> does.</summary>
+    bool HoldFromDictionary(Dictionary<string, ICallback> callbacks);
+
+    /// <summary>Keeps the callback inside <paramref name="slot"/>, as <see cref="Hold"/> does.</summary>
+    bool HoldFromSlot(CallbackSlot slot);
+
+    /// <summary>The held callback inside a new holder, asynchronously.</summary>
+    Task<CallbackHolder> HeldInHolderAsync();
 
     /// <summary>Drops the held callback: disposes its proxy, or just forgets it so the GC collects it.</summary>
     void DropHeld(bool dispose);

@@ -33,7 +33,7 @@ internal enum WireKind
     /// <summary>A data type with a generated marshaller (and a generated copy for domain calls).</summary>
     Data,
 
-    /// <summary>A [Remotable] interface: travels by reference (an object id); the domain proxy passes it as is.</summary>
+    /// <summary>A [Remotable] interface: travels by reference (an object id); across a load context it becomes a domain proxy (DomainLink.Wrap).</summary>
     ObjectReference,
 }
 
@@ -41,5 +41,5 @@ internal enum WireKind
 /// <param name="FullName">Fully qualified name with nullable annotation, as it appears in signatures.</param>
 /// <param name="ElementName">For arrays, lists, memory and spans of unmanaged values: the element type.</param>
 /// <param name="Marshaller">The marshaller type (always set; used for <see cref="WireKind.Marshalled"/> and domain copies).</param>
-/// <param name="HasObjects">Whether a value can hold data class objects, which keep their identity within a message.</param>
+/// <param name="HasObjects">Whether a value can hold objects that keep their identity within a message: data class objects or [Remotable] references.</param>
 internal sealed record TypeSpec(string FullName, WireKind Kind, string? ElementName, string Marshaller, bool HasObjects = false);

@@ -11,7 +11,7 @@ namespace XCall.Domain;
 [EditorBrowsable(EditorBrowsableState.Never)]
 public sealed class DomainCopyScope
 {
-    private readonly List<object?> _parked = [];
+    private List<object?>? _parked; // most copies park nothing
 
     internal DomainCopyScope(DomainLink link) => Link = link;
 
@@ -20,13 +20,14 @@ public sealed class DomainCopyScope
 
     internal int Park(object value)
     {
+        _parked ??= [];
         _parked.Add(value);
         return _parked.Count - 1;
     }
 
     internal object Take(int index)
     {
-        if ((uint)index >= (uint)_parked.Count || _parked[index] is not { } value)
+        if (_parked is null || (uint)index >= (uint)_parked.Count || _parked[index] is not { } value)
         {
             throw new XCallProtocolException($"No parked object with index {index}.");
         }

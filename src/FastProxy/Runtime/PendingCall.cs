@@ -58,7 +58,7 @@ public sealed class PendingCall : IValueTaskSource
 
     internal ProxyBase? Proxy { get; set; }
 
-    /// <summary>Other calls of the connection were in flight when this one began (it is pipelined behind them).</summary>
+    /// <summary>The async call made just before this one on the connection was still in flight when it began (it is pipelined behind it).</summary>
     internal bool Pipelined { get; set; }
 
     internal long StartTimestamp { get; set; }

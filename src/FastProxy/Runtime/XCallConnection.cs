@@ -207,8 +207,9 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     }
 
     /// <summary>
-    /// Publishes the call frame and waits asynchronously for the reply (async methods). A call pipelined behind
-    /// others still in flight lets the transport batch its frame with the ones that follow; a call alone goes at once.
+    /// Publishes the call frame and waits asynchronously for the reply (async methods). A pipelined call (the
+    /// async call before it still in flight) lets the transport batch its frame with the ones that follow; any
+    /// other goes at once and may poll for its reply on this thread.
     /// </summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
     public ValueTask SendAsync(PendingCall call, CancellationToken cancellationToken)
@@ -355,8 +356,10 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
             // Pipelined: the caller went on without awaiting the async call made just before this one. Counting
             // the calls in flight alone would also mark every call made while one long call waits (a watch,
             // a wait for an event), which then lose the caller's own poll for their reply.
+            // No call has id 0. FindCall checks the id and then the state without a lock: a slot reused in between
+            // can only make the guess wrong (batch or poll), never the call.
             ulong previous = Interlocked.Exchange(ref _lastAsyncCallId, call.CallId);
-            call.Pipelined = Interlocked.Increment(ref _asyncInFlight) > 1 && FindCall(previous) is { IsCompleted: false };
+            call.Pipelined = Interlocked.Increment(ref _asyncInFlight) > 1 && previous != 0 && FindCall(previous) is { IsCompleted: false };
         }
         else
         {

@@ -30,7 +30,7 @@ public abstract class FrameChannel : IDisposable
 
     /// <summary>
     /// Publishes the frame begun by <see cref="BeginFrame"/> like <see cref="CommitFrame"/>, for a frame nobody
-    /// waits on right away (an asynchronous call made while replies to earlier calls are still owed): the
+    /// waits on right away (a pipelined asynchronous call, made while the one before it is still owed): the
     /// transport may send it a moment later, on another thread, in one write with the frames committed after
     /// it. The default sends it like <see cref="CommitFrame"/>.
     /// </summary>
@@ -50,7 +50,8 @@ public abstract class FrameChannel : IDisposable
     public virtual bool WaitForReply(Runtime.PendingCall call, long deadline) => call.Wait(deadline);
 
     /// <summary>
-    /// For an asynchronous call that nothing else is in flight with: a transport whose replies arrive within
+    /// For an asynchronous call that is not pipelined (the async call made before it on the connection has
+    /// completed; a long call still waiting elsewhere does not count): a transport whose replies arrive within
     /// a microsecond (shared memory) may poll for it briefly on the caller's thread, so a fast reply completes
     /// the call before it goes asynchronous (no wake-up of a receive thread, no continuation on the pool).
     /// Never blocks beyond a short spin. The default does nothing.

@@ -261,6 +261,8 @@ internal static class ContractSources
             ICallback? Echo(ICallback? callback);
             Task<ICallback> CreateAsync();
             int Many(List<ICallback> callbacks, Holder holder);
+            // Parameters named like the domain proxy's own members still compile.
+            int Named(Holder Link, ICallback Target);
         }
         """;
 

@@ -483,8 +483,8 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
 
     global::Sample.Orders.Order global::Sample.Orders.IOrders.RoundTrip(global::Sample.Orders.Order order)
     {
-        var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Clone(order, Link);
+        var __t = this.Target;
+        var __a0 = global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Clone(order, this.Link);
         global::Sample.Orders.Order __ret;
         try
         {
@@ -494,12 +494,12 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Clone(__ret, Link);
+        return global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Clone(__ret, this.Link);
     }
 
     global::System.Threading.Tasks.Task<global::Sample.Orders.Order?> global::Sample.Orders.IOrders.FindAsync(global::System.Guid key)
     {
-        var __t = Target;
+        var __t = this.Target;
         global::System.Threading.Tasks.Task<global::Sample.Orders.Order?> __task;
         try
         {
@@ -509,12 +509,12 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Domain.DomainCopy.Wrap(__task, __v => global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Clone(__v, Link));
+        return global::XCall.Domain.DomainCopy.Wrap(__task, __v => global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Clone(__v, this.Link));
     }
 
     global::Sample.Orders.Immutable global::Sample.Orders.IOrders.Make(int a, string b)
     {
-        var __t = Target;
+        var __t = this.Target;
         global::Sample.Orders.Immutable __ret;
         try
         {
@@ -524,12 +524,12 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Generated.Sample_Orders_Immutable_XCallMarshaller.Clone(__ret, Link);
+        return global::XCall.Generated.Sample_Orders_Immutable_XCallMarshaller.Clone(__ret, this.Link);
     }
 
     global::System.Collections.Generic.List<global::Sample.Orders.Order>? global::Sample.Orders.IOrders.All(global::System.Collections.Generic.List<int>? ids)
     {
-        var __t = Target;
+        var __t = this.Target;
         var __a0 = global::XCall.Domain.DomainCopy.CopyList<int>(ids);
         global::System.Collections.Generic.List<global::Sample.Orders.Order>? __ret;
         try
@@ -540,12 +540,12 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Domain.DomainCopy.Copy<global::System.Collections.Generic.List<global::Sample.Orders.Order>?, global::XCall.Marshal.ListMarshaller<global::Sample.Orders.Order, global::XCall.Generated.Sample_Orders_Order_XCallMarshaller>>(__ret, Link);
+        return global::XCall.Domain.DomainCopy.Copy<global::System.Collections.Generic.List<global::Sample.Orders.Order>?, global::XCall.Marshal.ListMarshaller<global::Sample.Orders.Order, global::XCall.Generated.Sample_Orders_Order_XCallMarshaller>>(__ret, this.Link);
     }
 
     int global::Sample.Orders.IOrders.Sum(global::System.ReadOnlySpan<int> values)
     {
-        var __t = Target;
+        var __t = this.Target;
         int __ret;
         try
         {
@@ -560,7 +560,7 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
 
     void global::Sample.Orders.IOrders.Fill(global::System.ReadOnlySpan<byte> buffer)
     {
-        var __t = Target;
+        var __t = this.Target;
         try
         {
             __t.Fill(buffer);
@@ -573,7 +573,7 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
 
     global::System.ReadOnlyMemory<double> global::Sample.Orders.IOrders.Doubles(global::System.ReadOnlyMemory<double> values)
     {
-        var __t = Target;
+        var __t = this.Target;
         var __a0 = global::XCall.Domain.DomainCopy.CopyMemory<double>(values);
         global::System.ReadOnlyMemory<double> __ret;
         try
@@ -589,7 +589,7 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
 
     global::Sample.Orders.Vec3 global::Sample.Orders.IOrders.Scale(in global::Sample.Orders.Vec3 v, float f)
     {
-        var __t = Target;
+        var __t = this.Target;
         global::Sample.Orders.Vec3 __a0 = v;
         global::Sample.Orders.Vec3 __ret;
         try
@@ -605,8 +605,8 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
 
     global::Sample.Orders.Money? global::Sample.Orders.IOrders.Total(global::System.Collections.Generic.Dictionary<string, global::Sample.Orders.Money> prices)
     {
-        var __t = Target;
-        var __a0 = global::XCall.Domain.DomainCopy.Copy<global::System.Collections.Generic.Dictionary<string, global::Sample.Orders.Money>, global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>>(prices, Link);
+        var __t = this.Target;
+        var __a0 = global::XCall.Domain.DomainCopy.Copy<global::System.Collections.Generic.Dictionary<string, global::Sample.Orders.Money>, global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>>(prices, this.Link);
         global::Sample.Orders.Money? __ret;
         try
         {
@@ -616,7 +616,7 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Domain.DomainCopy.Copy<global::Sample.Orders.Money?, global::XCall.Marshal.NullableValueMarshaller<global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>>(__ret, Link);
+        return global::XCall.Domain.DomainCopy.Copy<global::Sample.Orders.Money?, global::XCall.Marshal.NullableValueMarshaller<global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>>(__ret, this.Link);
     }
 }
 

@@ -590,8 +590,8 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
 
     global::Sample.Graphs.Node? global::Sample.Graphs.IGraphs.Reverse(global::Sample.Graphs.Node? head)
     {
-        var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Clone(head, Link);
+        var __t = this.Target;
+        var __a0 = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Clone(head, this.Link);
         global::Sample.Graphs.Node? __ret;
         try
         {
@@ -601,14 +601,14 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Clone(__ret, Link);
+        return global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Clone(__ret, this.Link);
     }
 
     bool global::Sample.Graphs.IGraphs.Same(global::Sample.Graphs.Node a, global::Sample.Graphs.Node b)
     {
-        var __t = Target;
+        var __t = this.Target;
         var __copy = global::XCall.Domain.DomainCopy.RentBuffer();
-        var __copyW = new global::XCall.Marshal.MarshalWriter(__copy) { Context = Link.BeginCopy() };
+        var __copyW = new global::XCall.Marshal.MarshalWriter(__copy) { Context = this.Link.BeginCopy() };
         global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __copyW, a);
         global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __copyW, b);
         __copyW.Flush();
@@ -631,8 +631,8 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
 
     global::Sample.Graphs.Shape[] global::Sample.Graphs.IGraphs.Scale(global::Sample.Graphs.Shape[] shapes, double factor)
     {
-        var __t = Target;
-        var __a0 = global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Shape[], global::XCall.Marshal.ArrayMarshaller<global::Sample.Graphs.Shape, global::XCall.Generated.Sample_Graphs_Shape_XCallMarshaller>>(shapes, Link);
+        var __t = this.Target;
+        var __a0 = global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Shape[], global::XCall.Marshal.ArrayMarshaller<global::Sample.Graphs.Shape, global::XCall.Generated.Sample_Graphs_Shape_XCallMarshaller>>(shapes, this.Link);
         global::Sample.Graphs.Shape[] __ret;
         try
         {
@@ -642,13 +642,13 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Shape[], global::XCall.Marshal.ArrayMarshaller<global::Sample.Graphs.Shape, global::XCall.Generated.Sample_Graphs_Shape_XCallMarshaller>>(__ret, Link);
+        return global::XCall.Domain.DomainCopy.Copy<global::Sample.Graphs.Shape[], global::XCall.Marshal.ArrayMarshaller<global::Sample.Graphs.Shape, global::XCall.Generated.Sample_Graphs_Shape_XCallMarshaller>>(__ret, this.Link);
     }
 
     global::Sample.Graphs.IRound? global::Sample.Graphs.IGraphs.Roundest(global::System.Collections.Generic.List<global::Sample.Graphs.IRound> items)
     {
-        var __t = Target;
-        var __a0 = global::XCall.Domain.DomainCopy.Copy<global::System.Collections.Generic.List<global::Sample.Graphs.IRound>, global::XCall.Marshal.ListMarshaller<global::Sample.Graphs.IRound, global::XCall.Generated.Sample_Graphs_IRound_XCallMarshaller>>(items, Link);
+        var __t = this.Target;
+        var __a0 = global::XCall.Domain.DomainCopy.Copy<global::System.Collections.Generic.List<global::Sample.Graphs.IRound>, global::XCall.Marshal.ListMarshaller<global::Sample.Graphs.IRound, global::XCall.Generated.Sample_Graphs_IRound_XCallMarshaller>>(items, this.Link);
         global::Sample.Graphs.IRound? __ret;
         try
         {
@@ -658,13 +658,13 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Generated.Sample_Graphs_IRound_XCallMarshaller.Clone(__ret, Link);
+        return global::XCall.Generated.Sample_Graphs_IRound_XCallMarshaller.Clone(__ret, this.Link);
     }
 
     global::Sample.Graphs.Person global::Sample.Graphs.IGraphs.Rename(global::Sample.Graphs.Person person, string name)
     {
-        var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Graphs_Person_XCallMarshaller.Clone(person, Link);
+        var __t = this.Target;
+        var __a0 = global::XCall.Generated.Sample_Graphs_Person_XCallMarshaller.Clone(person, this.Link);
         global::Sample.Graphs.Person __ret;
         try
         {
@@ -674,13 +674,13 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Generated.Sample_Graphs_Person_XCallMarshaller.Clone(__ret, Link);
+        return global::XCall.Generated.Sample_Graphs_Person_XCallMarshaller.Clone(__ret, this.Link);
     }
 
     global::Sample.Graphs.Chain global::Sample.Graphs.IGraphs.Extend(global::Sample.Graphs.Chain chain)
     {
-        var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Graphs_Chain_XCallMarshaller.Clone(chain, Link);
+        var __t = this.Target;
+        var __a0 = global::XCall.Generated.Sample_Graphs_Chain_XCallMarshaller.Clone(chain, this.Link);
         global::Sample.Graphs.Chain __ret;
         try
         {
@@ -690,14 +690,14 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Generated.Sample_Graphs_Chain_XCallMarshaller.Clone(__ret, Link);
+        return global::XCall.Generated.Sample_Graphs_Chain_XCallMarshaller.Clone(__ret, this.Link);
     }
 
     global::Sample.Graphs.Settings global::Sample.Graphs.IGraphs.Watch(global::Sample.Graphs.Settings settings, out global::Sample.Graphs.Node first, ref global::Sample.Graphs.Node? second)
     {
-        var __t = Target;
+        var __t = this.Target;
         var __copy = global::XCall.Domain.DomainCopy.RentBuffer();
-        var __copyW = new global::XCall.Marshal.MarshalWriter(__copy) { Context = Link.BeginCopy() };
+        var __copyW = new global::XCall.Marshal.MarshalWriter(__copy) { Context = this.Link.BeginCopy() };
         global::XCall.Generated.Sample_Graphs_Settings_XCallMarshaller.Write(ref __copyW, settings);
         global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __copyW, second);
         __copyW.Flush();
@@ -717,7 +717,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
         var __back = global::XCall.Domain.DomainCopy.RentBuffer();
-        var __backW = new global::XCall.Marshal.MarshalWriter(__back) { Context = Link.BeginCopy() };
+        var __backW = new global::XCall.Marshal.MarshalWriter(__back) { Context = this.Link.BeginCopy() };
         global::XCall.Generated.Sample_Graphs_Settings_XCallMarshaller.Write(ref __backW, __ret);
         global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __backW, __a1);
         global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __backW, __a2);
@@ -733,8 +733,8 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
 
     global::System.Collections.Generic.Dictionary<string, global::System.Collections.Generic.HashSet<global::Sample.Graphs.Node>> global::Sample.Graphs.IGraphs.Index(global::System.Collections.Immutable.ImmutableArray<global::Sample.Graphs.Node> nodes, global::System.Collections.Immutable.ImmutableArray<int> keys)
     {
-        var __t = Target;
-        var __a0 = global::XCall.Domain.DomainCopy.Copy<global::System.Collections.Immutable.ImmutableArray<global::Sample.Graphs.Node>, global::XCall.Marshal.ImmutableArrayMarshaller<global::Sample.Graphs.Node, global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller>>(nodes, Link);
+        var __t = this.Target;
+        var __a0 = global::XCall.Domain.DomainCopy.Copy<global::System.Collections.Immutable.ImmutableArray<global::Sample.Graphs.Node>, global::XCall.Marshal.ImmutableArrayMarshaller<global::Sample.Graphs.Node, global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller>>(nodes, this.Link);
         global::System.Collections.Generic.Dictionary<string, global::System.Collections.Generic.HashSet<global::Sample.Graphs.Node>> __ret;
         try
         {
@@ -744,13 +744,13 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Domain.DomainCopy.Copy<global::System.Collections.Generic.Dictionary<string, global::System.Collections.Generic.HashSet<global::Sample.Graphs.Node>>, global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::System.Collections.Generic.HashSet<global::Sample.Graphs.Node>, global::XCall.Marshal.HashSetMarshaller<global::Sample.Graphs.Node, global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller>>>(__ret, Link);
+        return global::XCall.Domain.DomainCopy.Copy<global::System.Collections.Generic.Dictionary<string, global::System.Collections.Generic.HashSet<global::Sample.Graphs.Node>>, global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::System.Collections.Generic.HashSet<global::Sample.Graphs.Node>, global::XCall.Marshal.HashSetMarshaller<global::Sample.Graphs.Node, global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller>>>(__ret, this.Link);
     }
 
     global::System.Uri global::Sample.Graphs.IGraphs.Resolve(global::System.Uri root, string relative)
     {
-        var __t = Target;
-        var __a0 = global::XCall.Domain.DomainCopy.Copy<global::System.Uri, global::XCall.Marshal.RegisteredMarshaller<global::System.Uri, global::Sample.Graphs.UriMarshaller>>(root, Link);
+        var __t = this.Target;
+        var __a0 = global::XCall.Domain.DomainCopy.Copy<global::System.Uri, global::XCall.Marshal.RegisteredMarshaller<global::System.Uri, global::Sample.Graphs.UriMarshaller>>(root, this.Link);
         global::System.Uri __ret;
         try
         {
@@ -760,13 +760,13 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Domain.DomainCopy.Copy<global::System.Uri, global::XCall.Marshal.RegisteredMarshaller<global::System.Uri, global::Sample.Graphs.UriMarshaller>>(__ret, Link);
+        return global::XCall.Domain.DomainCopy.Copy<global::System.Uri, global::XCall.Marshal.RegisteredMarshaller<global::System.Uri, global::Sample.Graphs.UriMarshaller>>(__ret, this.Link);
     }
 
     global::Sample.Graphs.Holder global::Sample.Graphs.IGraphs.Wrap(global::Sample.Graphs.Holder holder)
     {
-        var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Graphs_Holder_XCallMarshaller.Clone(holder, Link);
+        var __t = this.Target;
+        var __a0 = global::XCall.Generated.Sample_Graphs_Holder_XCallMarshaller.Clone(holder, this.Link);
         global::Sample.Graphs.Holder __ret;
         try
         {
@@ -776,14 +776,14 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Generated.Sample_Graphs_Holder_XCallMarshaller.Clone(__ret, Link);
+        return global::XCall.Generated.Sample_Graphs_Holder_XCallMarshaller.Clone(__ret, this.Link);
     }
 
     global::Sample.Graphs.Folder global::Sample.Graphs.IGraphs.Browse(global::Sample.Graphs.Folder folder, global::Sample.Graphs.Album album)
     {
-        var __t = Target;
+        var __t = this.Target;
         var __copy = global::XCall.Domain.DomainCopy.RentBuffer();
-        var __copyW = new global::XCall.Marshal.MarshalWriter(__copy) { Context = Link.BeginCopy() };
+        var __copyW = new global::XCall.Marshal.MarshalWriter(__copy) { Context = this.Link.BeginCopy() };
         global::XCall.Generated.Sample_Graphs_Folder_XCallMarshaller.Write(ref __copyW, folder);
         global::XCall.Generated.Sample_Graphs_Album_XCallMarshaller.Write(ref __copyW, album);
         __copyW.Flush();
@@ -801,7 +801,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Generated.Sample_Graphs_Folder_XCallMarshaller.Clone(__ret, Link);
+        return global::XCall.Generated.Sample_Graphs_Folder_XCallMarshaller.Clone(__ret, this.Link);
     }
 }
 

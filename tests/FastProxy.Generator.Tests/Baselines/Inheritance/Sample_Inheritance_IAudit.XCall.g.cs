@@ -72,8 +72,8 @@ internal sealed class Sample_Inheritance_IAudit_XCallDomainProxy : global::XCall
 
     void global::Sample.Inheritance.IAudit.Record(global::Sample.Inheritance.Item item)
     {
-        var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(item, Link);
+        var __t = this.Target;
+        var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(item, this.Link);
         global::XCall.Domain.DomainCopy.RunOneWay(() => __t.Record(__a0));
     }
 }

@@ -193,8 +193,8 @@ internal sealed class Sample_Inheritance_IStore_XCallDomainProxy : global::XCall
 
     void global::Sample.Inheritance.IStore.Put(global::Sample.Inheritance.Item item, bool @checked)
     {
-        var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(item, Link);
+        var __t = this.Target;
+        var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(item, this.Link);
         try
         {
             __t.Put(__a0, @checked);
@@ -207,8 +207,8 @@ internal sealed class Sample_Inheritance_IStore_XCallDomainProxy : global::XCall
 
     global::System.Threading.Tasks.Task<string> global::Sample.Inheritance.IStore.DescribeAsync(global::Sample.Inheritance.Item @event)
     {
-        var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(@event, Link);
+        var __t = this.Target;
+        var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(@event, this.Link);
         global::System.Threading.Tasks.Task<string> __task;
         try
         {
@@ -223,7 +223,7 @@ internal sealed class Sample_Inheritance_IStore_XCallDomainProxy : global::XCall
 
     global::Sample.Inheritance.Item global::Sample.Inheritance.IReader.Get(int id)
     {
-        var __t = Target;
+        var __t = this.Target;
         global::Sample.Inheritance.Item __ret;
         try
         {
@@ -233,7 +233,7 @@ internal sealed class Sample_Inheritance_IStore_XCallDomainProxy : global::XCall
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(__ret, Link);
+        return global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(__ret, this.Link);
     }
 }
 

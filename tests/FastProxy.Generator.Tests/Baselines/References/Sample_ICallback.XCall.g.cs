@@ -90,7 +90,7 @@ internal sealed class Sample_ICallback_XCallDomainProxy : global::XCall.Domain.D
 
     int global::Sample.ICallback.Report(int value)
     {
-        var __t = Target;
+        var __t = this.Target;
         int __ret;
         try
         {

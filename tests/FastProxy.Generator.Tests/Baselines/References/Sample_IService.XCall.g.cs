@@ -150,6 +150,37 @@ internal sealed class Sample_IService_XCallProxy : global::XCall.Runtime.ProxyBa
             __conn.EndCall(__call);
         }
     }
+
+    int global::Sample.IService.Named(global::Sample.Holder Link, global::Sample.ICallback Target)
+    {
+        var __conn = Connection;
+        var __out = __conn.BeginCall(this, 0xf84273c1u, false, out var __call);
+        try
+        {
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            global::XCall.Generated.Sample_Holder_XCallMarshaller.Write(ref __w, Link);
+            global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Write(ref __w, Target);
+            __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
+        }
+        catch
+        {
+            __conn.AbortCall(__call);
+            throw;
+        }
+        try
+        {
+            __conn.SendAndWait(__call);
+            var __r = __call.GetReplyReader();
+            var __ret = __r.Read<int>();
+            __r.EnsureFullyConsumed();
+            return __ret;
+        }
+        finally
+        {
+            __conn.EndCall(__call);
+        }
+    }
 }
 
 /// <summary>Generated dispatcher: serves calls of <see cref="global::Sample.IService"/>.</summary>
@@ -157,7 +188,7 @@ internal sealed class Sample_IService_XCallProxy : global::XCall.Runtime.ProxyBa
 internal sealed class Sample_IService_XCallDispatcher : global::XCall.Runtime.Dispatcher
 {
     public override string ContractName => "Sample.IService";
-    public override ulong ContractHash => 0xb2f1743a44ed7255UL;
+    public override ulong ContractHash => 0x21d16811e9a8588fUL;
 
     public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
     {
@@ -168,6 +199,7 @@ internal sealed class Sample_IService_XCallDispatcher : global::XCall.Runtime.Di
             case 0x2f8ff7ceu: return __Dispatch_Echo_2f8ff7ce(__t, ref __r, call);
             case 0x977d21c1u: return __Dispatch_CreateAsync_977d21c1(__t, ref __r, call);
             case 0x4975b567u: return __Dispatch_Many_4975b567(__t, ref __r, call);
+            case 0xf84273c1u: return __Dispatch_Named_f84273c1(__t, ref __r, call);
             default:
                 throw UnknownMethod(methodId);
         }
@@ -231,12 +263,30 @@ internal sealed class Sample_IService_XCallDispatcher : global::XCall.Runtime.Di
         return default;
     }
 
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Named_f84273c1(global::Sample.IService __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = global::XCall.Generated.Sample_Holder_XCallMarshaller.Read(ref __r);
+        var __a1 = global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Read(ref __r);
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        var __ret = __t.Named(__a0, __a1);
+
+        {
+            var __w = call.BeginReply();
+            __w.Write<int>(__ret);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
     public override string GetMethodName(uint methodId) => methodId switch
     {
         0x2820abbdu => "CallBack",
         0x2f8ff7ceu => "Echo",
         0x977d21c1u => "CreateAsync",
         0x4975b567u => "Many",
+        0xf84273c1u => "Named",
         _ => "0x" + methodId.ToString("x8"),
     };
 }
@@ -249,8 +299,8 @@ internal sealed class Sample_IService_XCallDomainProxy : global::XCall.Domain.Do
 
     int global::Sample.IService.CallBack(global::Sample.ICallback callback, int n)
     {
-        var __t = Target;
-        var __a0 = Link.Wrap<global::Sample.ICallback>(callback);
+        var __t = this.Target;
+        var __a0 = this.Link.Wrap<global::Sample.ICallback>(callback);
         int __ret;
         try
         {
@@ -265,8 +315,8 @@ internal sealed class Sample_IService_XCallDomainProxy : global::XCall.Domain.Do
 
     global::Sample.ICallback? global::Sample.IService.Echo(global::Sample.ICallback? callback)
     {
-        var __t = Target;
-        var __a0 = Link.Wrap<global::Sample.ICallback>(callback);
+        var __t = this.Target;
+        var __a0 = this.Link.Wrap<global::Sample.ICallback>(callback);
         global::Sample.ICallback? __ret;
         try
         {
@@ -276,12 +326,12 @@ internal sealed class Sample_IService_XCallDomainProxy : global::XCall.Domain.Do
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return Link.Wrap<global::Sample.ICallback>(__ret);
+        return this.Link.Wrap<global::Sample.ICallback>(__ret);
     }
 
     global::System.Threading.Tasks.Task<global::Sample.ICallback> global::Sample.IService.CreateAsync()
     {
-        var __t = Target;
+        var __t = this.Target;
         global::System.Threading.Tasks.Task<global::Sample.ICallback> __task;
         try
         {
@@ -291,14 +341,14 @@ internal sealed class Sample_IService_XCallDomainProxy : global::XCall.Domain.Do
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Domain.DomainCopy.Wrap(__task, __v => Link.Wrap<global::Sample.ICallback>(__v));
+        return global::XCall.Domain.DomainCopy.Wrap(__task, __v => this.Link.Wrap<global::Sample.ICallback>(__v));
     }
 
     int global::Sample.IService.Many(global::System.Collections.Generic.List<global::Sample.ICallback> callbacks, global::Sample.Holder holder)
     {
-        var __t = Target;
+        var __t = this.Target;
         var __copy = global::XCall.Domain.DomainCopy.RentBuffer();
-        var __copyW = new global::XCall.Marshal.MarshalWriter(__copy) { Context = Link.BeginCopy() };
+        var __copyW = new global::XCall.Marshal.MarshalWriter(__copy) { Context = this.Link.BeginCopy() };
         global::XCall.Marshal.ListMarshaller<global::Sample.ICallback, global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>>.Write(ref __copyW, callbacks);
         global::XCall.Generated.Sample_Holder_XCallMarshaller.Write(ref __copyW, holder);
         __copyW.Flush();
@@ -318,13 +368,38 @@ internal sealed class Sample_IService_XCallDomainProxy : global::XCall.Domain.Do
         }
         return __ret;
     }
+
+    int global::Sample.IService.Named(global::Sample.Holder Link, global::Sample.ICallback Target)
+    {
+        var __t = this.Target;
+        var __copy = global::XCall.Domain.DomainCopy.RentBuffer();
+        var __copyW = new global::XCall.Marshal.MarshalWriter(__copy) { Context = this.Link.BeginCopy() };
+        global::XCall.Generated.Sample_Holder_XCallMarshaller.Write(ref __copyW, Link);
+        global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Write(ref __copyW, Target);
+        __copyW.Flush();
+        var __copyR = new global::XCall.Marshal.MarshalReader(__copy.WrittenSpan) { Context = __copyW.Context };
+        global::Sample.Holder __a0 = global::XCall.Generated.Sample_Holder_XCallMarshaller.Read(ref __copyR);
+        global::Sample.ICallback __a1 = global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Read(ref __copyR);
+        __copyR.EnsureFullyConsumed();
+        global::XCall.Domain.DomainCopy.ReturnBuffer(__copy);
+        int __ret;
+        try
+        {
+            __ret = __t.Named(__a0, __a1);
+        }
+        catch (global::System.Exception __e) when (__e is not global::System.OperationCanceledException)
+        {
+            throw global::XCall.Domain.DomainCopy.ToRemote(__e);
+        }
+        return __ret;
+    }
 }
 
 /// <summary>Generated XCall contract of <see cref="global::Sample.IService"/>.</summary>
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal sealed class Sample_IService_XCallContract : global::XCall.Runtime.Contract<global::Sample.IService>
 {
-    public const ulong ContractHash = 0xb2f1743a44ed7255UL;
+    public const ulong ContractHash = 0x21d16811e9a8588fUL;
     public static readonly Sample_IService_XCallDispatcher SharedDispatcher = new();
     public override string Name => "Sample.IService";
     public override ulong Hash => ContractHash;

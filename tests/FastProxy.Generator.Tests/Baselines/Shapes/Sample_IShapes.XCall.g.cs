@@ -792,7 +792,7 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
 
     int global::Sample.IShapes.Add(int a, int b)
     {
-        var __t = Target;
+        var __t = this.Target;
         int __ret;
         try
         {
@@ -807,7 +807,7 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
 
     long global::Sample.IShapes.Add(long a, long b)
     {
-        var __t = Target;
+        var __t = this.Target;
         long __ret;
         try
         {
@@ -822,7 +822,7 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
 
     void global::Sample.IShapes.Ping()
     {
-        var __t = Target;
+        var __t = this.Target;
         try
         {
             __t.Ping();
@@ -835,7 +835,7 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
 
     string? global::Sample.IShapes.Echo(string? text)
     {
-        var __t = Target;
+        var __t = this.Target;
         string? __ret;
         try
         {
@@ -850,7 +850,7 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
 
     byte[] global::Sample.IShapes.Reverse(byte[] data)
     {
-        var __t = Target;
+        var __t = this.Target;
         var __a0 = global::XCall.Domain.DomainCopy.CopyArray<byte>(data);
         byte[] __ret;
         try
@@ -866,8 +866,8 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
 
     global::Sample.Data global::Sample.IShapes.Increment(global::Sample.Data data)
     {
-        var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Data_XCallMarshaller.Clone(data, Link);
+        var __t = this.Target;
+        var __a0 = global::XCall.Generated.Sample_Data_XCallMarshaller.Clone(data, this.Link);
         global::Sample.Data __ret;
         try
         {
@@ -877,13 +877,13 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Generated.Sample_Data_XCallMarshaller.Clone(__ret, Link);
+        return global::XCall.Generated.Sample_Data_XCallMarshaller.Clone(__ret, this.Link);
     }
 
     global::Sample.Point global::Sample.IShapes.Move(global::Sample.Point point, int dx)
     {
-        var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(point, Link);
+        var __t = this.Target;
+        var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(point, this.Link);
         global::Sample.Point __ret;
         try
         {
@@ -893,12 +893,12 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(__ret, Link);
+        return global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(__ret, this.Link);
     }
 
     void global::Sample.IShapes.Swap(ref int a, ref int b)
     {
-        var __t = Target;
+        var __t = this.Target;
         int __a0 = a;
         int __a1 = b;
         try
@@ -915,7 +915,7 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
 
     bool global::Sample.IShapes.TryParse(string text, out int value)
     {
-        var __t = Target;
+        var __t = this.Target;
         int __a1;
         bool __ret;
         try
@@ -932,7 +932,7 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
 
     global::System.Threading.Tasks.Task global::Sample.IShapes.DelayAsync(int milliseconds, global::System.Threading.CancellationToken cancellationToken)
     {
-        var __t = Target;
+        var __t = this.Target;
         global::System.Threading.Tasks.Task __task;
         try
         {
@@ -947,7 +947,7 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
 
     global::System.Threading.Tasks.Task<int> global::Sample.IShapes.AddAsync(int a, int b)
     {
-        var __t = Target;
+        var __t = this.Target;
         global::System.Threading.Tasks.Task<int> __task;
         try
         {
@@ -962,7 +962,7 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
 
     global::System.Threading.Tasks.ValueTask global::Sample.IShapes.PingAsync()
     {
-        var __t = Target;
+        var __t = this.Target;
         global::System.Threading.Tasks.ValueTask __task;
         try
         {
@@ -977,8 +977,8 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
 
     global::System.Threading.Tasks.ValueTask<global::Sample.Point> global::Sample.IShapes.MoveAsync(global::Sample.Point point, global::System.Threading.CancellationToken cancellationToken)
     {
-        var __t = Target;
-        var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(point, Link);
+        var __t = this.Target;
+        var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(point, this.Link);
         global::System.Threading.Tasks.ValueTask<global::Sample.Point> __task;
         try
         {
@@ -988,18 +988,18 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
         {
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
-        return __task.IsCompletedSuccessfully ? new global::System.Threading.Tasks.ValueTask<global::Sample.Point>(global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(__task.Result, Link)) : new global::System.Threading.Tasks.ValueTask<global::Sample.Point>(global::XCall.Domain.DomainCopy.Wrap(__task.AsTask(), __v => global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(__v, Link)));
+        return __task.IsCompletedSuccessfully ? new global::System.Threading.Tasks.ValueTask<global::Sample.Point>(global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(__task.Result, this.Link)) : new global::System.Threading.Tasks.ValueTask<global::Sample.Point>(global::XCall.Domain.DomainCopy.Wrap(__task.AsTask(), __v => global::XCall.Generated.Sample_Point_XCallMarshaller.Clone(__v, this.Link)));
     }
 
     void global::Sample.IShapes.Post(string message)
     {
-        var __t = Target;
+        var __t = this.Target;
         global::XCall.Domain.DomainCopy.RunOneWay(() => __t.Post(message));
     }
 
     int global::Sample.IShapes.WaitForCancel(global::System.Threading.CancellationToken cancellationToken)
     {
-        var __t = Target;
+        var __t = this.Target;
         int __ret;
         try
         {
