@@ -570,6 +570,7 @@ public sealed partial class ProxyGenerator
             w.Line("[global::System.CodeDom.Compiler.GeneratedCode(\"XCall.FastProxy.Generator\", \"1.0\")]");
             w.Open($"internal sealed class {c.Identifier}_XCallDomainProxy : {DomainNs}.DomainProxyBase<{c.FullName}>, {c.FullName}");
             w.Line($"public {c.Identifier}_XCallDomainProxy({DomainNs}.DomainLink link) : base(link) {{ }}");
+            var oneWayItems = new List<MethodSpec>();
             foreach (MethodSpec m in c.Methods)
             {
                 w.Line();
@@ -628,8 +629,11 @@ public sealed partial class ProxyGenerator
                 string invoke = $"__t.{Escape(m.Name)}({string.Join(", ", args)})";
                 if (m.OneWay)
                 {
-                    w.Line($"{DomainNs}.DomainCopy.RunOneWay(() => {invoke});");
+                    // One allocation per call: a work item holding the target and the copied arguments.
+                    string item = OneWayItemName(m);
+                    w.Line($"{DomainNs}.DomainCopy.RunOneWay(new {item}({string.Join(", ", new[] { "__t" }.Concat(args.Select(a => a.StartsWith("in ", System.StringComparison.Ordinal) ? a.Substring(3) : a)))}));");
                     w.Close();
+                    oneWayItems.Add(m);
                     continue;
                 }
                 switch (m.ReturnKind)
@@ -715,6 +719,50 @@ public sealed partial class ProxyGenerator
                 }
                 w.Close();
             }
+            foreach (MethodSpec m in oneWayItems)
+            {
+                w.Line();
+                EmitOneWayItem(w, c, m);
+            }
+            w.Close();
+        }
+
+        private static string OneWayItemName(MethodSpec m) => $"__OneWay_{m.Name}_{m.Id:x8}";
+
+        // The work item of a one-way domain call: the target and the copied arguments, run on the thread pool.
+        private static void EmitOneWayItem(IndentedWriter w, ContractSpec c, MethodSpec m)
+        {
+            string item = OneWayItemName(m);
+            w.Open($"private sealed class {item} : global::System.Threading.IThreadPoolWorkItem");
+            w.Line($"private readonly {c.FullName} _target;");
+            var parameters = new List<string> { $"{c.FullName} target" };
+            var assignments = new List<string> { "_target = target;" };
+            var callArgs = new List<string>();
+            int i = 0;
+            foreach (ParameterSpec p in m.Parameters)
+            {
+                w.Line($"private readonly {p.Type!.FullName} _a{i};");
+                parameters.Add($"{p.Type!.FullName} a{i}");
+                assignments.Add($"_a{i} = a{i};");
+                callArgs.Add($"_a{i}");
+                i++;
+            }
+            w.Line();
+            w.Open($"public {item}({string.Join(", ", parameters)})");
+            foreach (string assignment in assignments)
+            {
+                w.Line(assignment);
+            }
+            w.Close();
+            w.Line();
+            w.Open("public void Execute()");
+            w.Open("try");
+            w.Line($"_target.{Escape(m.Name)}({string.Join(", ", callArgs)});");
+            w.Close();
+            w.Open("catch (global::System.Exception)");
+            w.Line("// One-way: nobody to report to.");
+            w.Close();
+            w.Close();
             w.Close();
         }
 

@@ -109,16 +109,6 @@ public static class DomainCopy
         return copy is null ? result : copy(result);
     }
 
-    /// <summary>Runs a one-way call on the thread pool; its exceptions are dropped, as a one-way caller never sees them.</summary>
-    public static void RunOneWay(Action call) => ThreadPool.UnsafeQueueUserWorkItem(static c =>
-    {
-        try
-        {
-            c();
-        }
-        catch (Exception)
-        {
-            // One-way: nobody to report to (the EventSource counts it once diagnostics land).
-        }
-    }, call, preferLocal: false);
+    /// <summary>Runs a one-way call (a generated work item that drops its exceptions, as a one-way caller never sees them) on the thread pool.</summary>
+    public static void RunOneWay(IThreadPoolWorkItem call) => ThreadPool.UnsafeQueueUserWorkItem(call, preferLocal: false);
 }

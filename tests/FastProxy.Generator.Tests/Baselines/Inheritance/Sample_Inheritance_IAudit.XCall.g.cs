@@ -74,7 +74,31 @@ internal sealed class Sample_Inheritance_IAudit_XCallDomainProxy : global::XCall
     {
         var __t = this.Target;
         var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Clone(item, this.Link);
-        global::XCall.Domain.DomainCopy.RunOneWay(() => __t.Record(__a0));
+        global::XCall.Domain.DomainCopy.RunOneWay(new __OneWay_Record_ba642a99(__t, __a0));
+    }
+
+    private sealed class __OneWay_Record_ba642a99 : global::System.Threading.IThreadPoolWorkItem
+    {
+        private readonly global::Sample.Inheritance.IAudit _target;
+        private readonly global::Sample.Inheritance.Item _a0;
+
+        public __OneWay_Record_ba642a99(global::Sample.Inheritance.IAudit target, global::Sample.Inheritance.Item a0)
+        {
+            _target = target;
+            _a0 = a0;
+        }
+
+        public void Execute()
+        {
+            try
+            {
+                _target.Record(_a0);
+            }
+            catch (global::System.Exception)
+            {
+                // One-way: nobody to report to.
+            }
+        }
     }
 }
 

@@ -994,7 +994,7 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
     void global::Sample.IShapes.Post(string message)
     {
         var __t = this.Target;
-        global::XCall.Domain.DomainCopy.RunOneWay(() => __t.Post(message));
+        global::XCall.Domain.DomainCopy.RunOneWay(new __OneWay_Post_bb5694f1(__t, message));
     }
 
     int global::Sample.IShapes.WaitForCancel(global::System.Threading.CancellationToken cancellationToken)
@@ -1010,6 +1010,30 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
             throw global::XCall.Domain.DomainCopy.ToRemote(__e);
         }
         return __ret;
+    }
+
+    private sealed class __OneWay_Post_bb5694f1 : global::System.Threading.IThreadPoolWorkItem
+    {
+        private readonly global::Sample.IShapes _target;
+        private readonly string _a0;
+
+        public __OneWay_Post_bb5694f1(global::Sample.IShapes target, string a0)
+        {
+            _target = target;
+            _a0 = a0;
+        }
+
+        public void Execute()
+        {
+            try
+            {
+                _target.Post(_a0);
+            }
+            catch (global::System.Exception)
+            {
+                // One-way: nobody to report to.
+            }
+        }
     }
 }
 
