@@ -55,7 +55,11 @@ internal sealed partial class ShmChannel
         {
             return true;
         }
-        if (!TryPumpAsReceiver(call, deadline, maySleep: true, out PumpOutcome outcome))
+        // A call nested in a call this connection dispatched on the pool (a callback) leaves the ring to the
+        // receive thread, which is polling it anyway: asking it to hand the ring over often fails on a machine
+        // whose cores are all busy (the receive thread is not running), and then costs a kernel wake-up.
+        if (ReferenceEquals(XCallConnection.DispatchingOn, Volatile.Read(ref _handler))
+            || !TryPumpAsReceiver(call, deadline, maySleep: true, out PumpOutcome outcome))
         {
             return call.Wait(deadline);
         }

@@ -99,8 +99,12 @@ internal sealed partial class TcpFrameChannel : FrameChannel
             // A call made by a handler the reader runs: its frame must leave before anyone waits for the reply.
             SendHeldFrames();
         }
-        if (!_callersMayRead || Volatile.Read(ref _handler) is null)
+        IFrameHandler? handler = Volatile.Read(ref _handler);
+        if (!_callersMayRead || handler is null || ReferenceEquals(Runtime.XCallConnection.DispatchingOn, handler))
         {
+            // A call nested in a call this connection dispatched (a callback) does not ask for the socket: the
+            // receive thread reads its reply right after the call it is dispatching, and stepping aside for it
+            // would leave the next incoming call unread until the parked receive thread looks again (~1 ms).
             return SpinThenWait(call, deadline);
         }
         Interlocked.Increment(ref _syncWaiters);

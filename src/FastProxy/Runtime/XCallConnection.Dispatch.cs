@@ -10,6 +10,15 @@ public sealed partial class XCallConnection
     private const int AloneStreak = 64;
     private int _sharedCallsAgo;
 
+    [ThreadStatic]
+    private static XCallConnection? t_dispatching;
+
+    /// <summary>
+    /// The connection whose call this thread is running on the thread pool (the synchronous part of it), if
+    /// any: a call this thread makes now is nested in that call (a callback to its caller).
+    /// </summary>
+    internal static XCallConnection? DispatchingOn => t_dispatching;
+
     private void OnCall(in FrameHeader header, ref MarshalReader payload)
     {
         ExposedObject target = FindObject(header.ObjectId);
@@ -246,6 +255,8 @@ public sealed partial class XCallConnection
     {
         public void Execute()
         {
+            XCallConnection? outer = t_dispatching;
+            t_dispatching = connection;
             try
             {
                 var reader = new MarshalReader(buffer.AsSpan(0, length), connection.Options.Limits) { Context = connection };
@@ -260,6 +271,7 @@ public sealed partial class XCallConnection
             }
             finally
             {
+                t_dispatching = outer;
                 ArrayPool<byte>.Shared.Return(buffer);
             }
         }
