@@ -20,7 +20,8 @@ namespace XCall.Transport.Tcp;
 // two and three runnable threads per round trip. The receive thread steps aside (releases the token and
 // parks) after a batch when such a caller is trying to lead (_leaderCandidates), and takes the token back
 // when it has been free for a whole park period (about 1 ms, _leaderGeneration unchanged), or at once when
-// callers wait without trying to lead (_syncWaiters above _leaderCandidates: they sleep, someone must read).
+// callers wait without trying to lead (_syncWaiters above _leaderCandidates: they sleep, someone must read;
+// a call nested in a call this connection dispatched, a callback, is always such a caller).
 // A leader leaves (decrementing _syncWaiters first) and wakes the parked thread only in that case or after
 // a long lead (the parked thread backs off while one leader holds on), so back-to-back synchronous calls
 // keep reading on the calling thread without a wake-up; the price is that a reply to an

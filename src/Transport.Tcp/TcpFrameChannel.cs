@@ -100,12 +100,32 @@ internal sealed partial class TcpFrameChannel : FrameChannel
             SendHeldFrames();
         }
         IFrameHandler? handler = Volatile.Read(ref _handler);
-        if (!_callersMayRead || handler is null || ReferenceEquals(Runtime.XCallConnection.DispatchingOn, handler))
+        if (!_callersMayRead || handler is null)
+        {
+            return SpinThenWait(call, deadline);
+        }
+        if (ReferenceEquals(Runtime.XCallConnection.DispatchingOn, handler))
         {
             // A call nested in a call this connection dispatched (a callback) does not ask for the socket: the
             // receive thread reads its reply right after the call it is dispatching, and stepping aside for it
             // would leave the next incoming call unread until the parked receive thread looks again (~1 ms).
-            return SpinThenWait(call, deadline);
+            // It counts as a caller that waits without leading, so a parked receive thread comes back for it.
+            Interlocked.Increment(ref _syncWaiters);
+            try
+            {
+                if (Volatile.Read(ref _reader) == ReaderFree)
+                {
+                    lock (_readerGate)
+                    {
+                        Monitor.PulseAll(_readerGate);
+                    }
+                }
+                return SpinThenWait(call, deadline);
+            }
+            finally
+            {
+                Interlocked.Decrement(ref _syncWaiters);
+            }
         }
         Interlocked.Increment(ref _syncWaiters);
         bool counted = true;
