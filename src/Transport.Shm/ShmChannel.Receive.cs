@@ -55,11 +55,12 @@ internal sealed partial class ShmChannel
         {
             return true;
         }
-        // A call nested in a call this connection dispatched on the pool (a callback) leaves the ring to the
-        // receive thread, which is polling it anyway: asking it to hand the ring over often fails on a machine
-        // whose cores are all busy (the receive thread is not running), and then costs a kernel wake-up.
-        if (ReferenceEquals(XCallConnection.DispatchingOn, Volatile.Read(ref _handler))
-            || !TryPumpAsReceiver(call, deadline, maySleep: true, out PumpOutcome outcome))
+        // A call nested in a call this connection dispatched on the pool (a callback) polls the ring only when
+        // nobody does; it does not ask the receive thread to hand it over: that often fails on a machine whose
+        // cores are all busy (the receive thread is not running), and then costs a kernel wake-up, while the
+        // receive thread, polling anyway, reads the reply.
+        bool nested = XCallConnection.IsNestedIn(Volatile.Read(ref _handler));
+        if (!TryPumpAsReceiver(call, deadline, maySleep: true, out PumpOutcome outcome, mayAskHandOver: !nested))
         {
             return call.Wait(deadline);
         }
@@ -77,11 +78,11 @@ internal sealed partial class ShmChannel
 
     /// <summary>Takes the receiver role and polls for <paramref name="call"/>'s reply on this thread; false when the
     /// role cannot be had (the channel stops, another caller polls, or this thread is inside a frame it polled).</summary>
-    private bool TryPumpAsReceiver(PendingCall call, long deadline, bool maySleep, out PumpOutcome outcome)
+    private bool TryPumpAsReceiver(PendingCall call, long deadline, bool maySleep, out PumpOutcome outcome, bool mayAskHandOver = true)
     {
         outcome = PumpOutcome.GaveUp;
         IFrameHandler? handler = Volatile.Read(ref _handler);
-        if (handler is null || Volatile.Read(ref _stopping) != 0 || !TryTakeRole(Environment.CurrentManagedThreadId, call))
+        if (handler is null || Volatile.Read(ref _stopping) != 0 || !TryTakeRole(Environment.CurrentManagedThreadId, call, mayAskHandOver))
         {
             return false;
         }
@@ -96,14 +97,14 @@ internal sealed partial class ShmChannel
         return true;
     }
 
-    private bool TryTakeRole(int me, PendingCall call)
+    private bool TryTakeRole(int me, PendingCall call, bool mayAskHandOver)
     {
         int owner = Volatile.Read(ref _roleOwner);
         if (owner == RoleFree)
         {
             return TryTakeFreeRole(me);
         }
-        if (owner != _receiveThreadId || owner == me)
+        if (!mayAskHandOver || owner != _receiveThreadId || owner == me)
         {
             // Another caller polls (it handles our reply too), or the channel closes, or this thread is
             // inside a frame it polled (a nested call from a handler): it cannot poll again until it returns.

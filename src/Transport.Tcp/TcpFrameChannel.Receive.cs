@@ -42,6 +42,7 @@ internal sealed partial class TcpFrameChannel
     private int _reader;
     private int _leaderCandidates;
     private int _syncWaiters;
+    private int _nestedWaiters;
     private long _leaderGeneration;
     private byte[] _rxBuffer;
     private int _rxStart;
@@ -92,6 +93,11 @@ internal sealed partial class TcpFrameChannel
         int waitMs = 1;
         lock (_readerGate)
         {
+            // A callback's nested call waits without leading: it needs a reader now, not after a park.
+            if (Volatile.Read(ref _reader) == ReaderFree && Volatile.Read(ref _leaderCandidates) == 0 && Volatile.Read(ref _nestedWaiters) != 0)
+            {
+                return;
+            }
             while (!IsClosed)
             {
                 Monitor.Wait(_readerGate, waitMs);

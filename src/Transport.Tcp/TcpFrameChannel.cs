@@ -104,13 +104,14 @@ internal sealed partial class TcpFrameChannel : FrameChannel
         {
             return SpinThenWait(call, deadline);
         }
-        if (ReferenceEquals(Runtime.XCallConnection.DispatchingOn, handler))
+        if (Runtime.XCallConnection.IsNestedIn(handler))
         {
             // A call nested in a call this connection dispatched (a callback) does not ask for the socket: the
             // receive thread reads its reply right after the call it is dispatching, and stepping aside for it
             // would leave the next incoming call unread until the parked receive thread looks again (~1 ms).
             // It counts as a caller that waits without leading, so a parked receive thread comes back for it.
             Interlocked.Increment(ref _syncWaiters);
+            Interlocked.Increment(ref _nestedWaiters);
             try
             {
                 if (Volatile.Read(ref _reader) == ReaderFree)
@@ -124,6 +125,7 @@ internal sealed partial class TcpFrameChannel : FrameChannel
             }
             finally
             {
+                Interlocked.Decrement(ref _nestedWaiters);
                 Interlocked.Decrement(ref _syncWaiters);
             }
         }

@@ -19,6 +19,25 @@ public sealed partial class XCallConnection
     /// </summary>
     internal static XCallConnection? DispatchingOn => t_dispatching;
 
+    /// <summary>
+    /// Whether a call this thread makes through a channel started with <paramref name="handler"/> is nested in a
+    /// call that channel's connection dispatched (a callback): <paramref name="handler"/> is that connection, or
+    /// forwards to it (<see cref="IForwardingFrameHandler"/>, e.g. a reconnecting wrapper's link).
+    /// </summary>
+    internal static bool IsNestedIn(IFrameHandler? handler)
+    {
+        XCallConnection? connection = t_dispatching;
+        for (int depth = 0; connection is not null && handler is not null && depth < 4; depth++)
+        {
+            if (ReferenceEquals(handler, connection))
+            {
+                return true;
+            }
+            handler = (handler as IForwardingFrameHandler)?.Target;
+        }
+        return false;
+    }
+
     private void OnCall(in FrameHeader header, ref MarshalReader payload)
     {
         ExposedObject target = FindObject(header.ObjectId);
