@@ -107,7 +107,8 @@ internal sealed partial class ShmChannel
         if (!mayAskHandOver || owner != _receiveThreadId || owner == me)
         {
             // Another caller polls (it handles our reply too), or the channel closes, or this thread is
-            // inside a frame it polled (a nested call from a handler): it cannot poll again until it returns.
+            // inside a frame it polled (a nested call from a handler): it cannot poll again until it returns;
+            // or a nested call of a pool-dispatched call, which leaves the ring to the receive thread.
             return false;
         }
         Interlocked.Increment(ref _roleWanted);

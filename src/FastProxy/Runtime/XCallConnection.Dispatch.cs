@@ -10,14 +10,10 @@ public sealed partial class XCallConnection
     private const int AloneStreak = 64;
     private int _sharedCallsAgo;
 
+    // The connection whose call this thread is running on the thread pool (the synchronous part of it), if
+    // any: a call this thread makes now is nested in that call (a callback to its caller).
     [ThreadStatic]
     private static XCallConnection? t_dispatching;
-
-    /// <summary>
-    /// The connection whose call this thread is running on the thread pool (the synchronous part of it), if
-    /// any: a call this thread makes now is nested in that call (a callback to its caller).
-    /// </summary>
-    internal static XCallConnection? DispatchingOn => t_dispatching;
 
     /// <summary>
     /// Whether a call this thread makes through a channel started with <paramref name="handler"/> is nested in a
