@@ -51,7 +51,7 @@ internal sealed partial class ShmChannel
     /// <inheritdoc/>
     public override bool WaitForReply(PendingCall call, long deadline)
     {
-        if (call.IsCompleted)
+        if (call.WaitOver)
         {
             return true;
         }
@@ -121,7 +121,7 @@ internal sealed partial class ShmChannel
                 {
                     return TryTakeFreeRole(me);
                 }
-                if (owner != _receiveThreadId || call.IsCompleted)
+                if (owner != _receiveThreadId || call.WaitOver)
                 {
                     return false;
                 }
@@ -159,7 +159,7 @@ internal sealed partial class ShmChannel
         int turns = 0;
         long sleepingSince = 0;
         int polls = 0;
-        while (!call.IsCompleted)
+        while (!call.WaitOver)
         {
             if (Volatile.Read(ref _stopping) != 0 || (!maySleep && ++polls > AsyncPollTurns))
             {
@@ -218,7 +218,7 @@ internal sealed partial class ShmChannel
             int slice = deadline == long.MaxValue ? LeaderSleepSliceMs : (int)Math.Clamp(deadline - now, 1, LeaderSleepSliceMs);
             int seq = _inSignal.LeaderSeq;
             _inSignal.ArmLeader();
-            if (!_reader.HasData && !call.IsCompleted && Volatile.Read(ref _stopping) == 0)
+            if (!_reader.HasData && !call.WaitOver && Volatile.Read(ref _stopping) == 0)
             {
                 _inSignal.WaitLeader(seq, slice);
             }

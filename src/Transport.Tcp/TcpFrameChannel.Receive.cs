@@ -123,7 +123,7 @@ internal sealed partial class TcpFrameChannel
         try
         {
             IFrameHandler handler = _handler!;
-            while (!call.IsCompleted)
+            while (!call.WaitOver)
             {
                 int timeoutMs = -1;
                 if (deadline != long.MaxValue)

@@ -90,7 +90,7 @@ internal sealed partial class TcpFrameChannel : FrameChannel
     /// </summary>
     public override bool WaitForReply(PendingCall call, long deadline)
     {
-        if (call.IsCompleted)
+        if (call.WaitOver)
         {
             return true;
         }
@@ -139,7 +139,7 @@ internal sealed partial class TcpFrameChannel : FrameChannel
             {
                 long until = Stopwatch.GetTimestamp() + _replySpinTicks;
                 var spinner = new SpinWait();
-                while (!call.IsCompleted)
+                while (!call.WaitOver)
                 {
                     if (TryTakeReader(ReaderCaller))
                     {
@@ -160,7 +160,7 @@ internal sealed partial class TcpFrameChannel : FrameChannel
             // Last look before sleeping, after leaving the candidates: a leader that released the socket
             // while still counting this caller as a candidate did not wake the receive thread, so the
             // socket is free now and this caller must read.
-            if (!leading && !call.IsCompleted && TryTakeReader(ReaderCaller))
+            if (!leading && !call.WaitOver && TryTakeReader(ReaderCaller))
             {
                 leading = true;
             }
@@ -168,7 +168,7 @@ internal sealed partial class TcpFrameChannel : FrameChannel
             {
                 return LeadUntil(call, deadline, ref counted);
             }
-            return call.IsCompleted || SleepUntilReply(call, deadline);
+            return call.WaitOver || SleepUntilReply(call, deadline);
         }
         finally
         {
@@ -188,7 +188,7 @@ internal sealed partial class TcpFrameChannel : FrameChannel
             do
             {
                 spinner.SpinOnce(sleep1Threshold: -1);
-                if (call.IsCompleted)
+                if (call.WaitOver)
                 {
                     return true;
                 }
@@ -212,14 +212,14 @@ internal sealed partial class TcpFrameChannel : FrameChannel
             {
                 return true;
             }
-            if (call.IsCompleted)
+            if (call.WaitOver)
             {
                 Interlocked.Increment(ref s_lostWakeups);
                 return true;
             }
             if (deadline != long.MaxValue && Environment.TickCount64 >= deadline)
             {
-                return call.IsCompleted;
+                return call.WaitOver;
             }
         }
     }

@@ -61,6 +61,59 @@ public abstract class ReferenceContractTests
         Assert.Equal(5, Callbacks.Nest(recorder, 4));
     }
 
+    /// <summary>A client object that records the thread each callback ran on, under a lock its caller may hold.</summary>
+    private sealed class ThreadRecorder(object gate) : ICallback
+    {
+        public ConcurrentQueue<int> Threads { get; } = new();
+
+        public int Report(int value)
+        {
+            lock (gate)
+            {
+                Threads.Enqueue(Environment.CurrentManagedThreadId);
+            }
+            return value;
+        }
+
+        public int Nested(int depth) => 0;
+    }
+
+    [Fact]
+    public void Callback_runs_on_the_thread_that_waits_for_the_call_even_under_the_callers_lock()
+    {
+        // The caller holds a lock the callback needs. A callback run on another thread would wait for the lock
+        // while the caller waits for the call: a deadlock. A call nested in the caller's own call runs on the
+        // caller's thread, as a local callback would.
+        object gate = new();
+        var recorder = new ThreadRecorder(gate);
+        int result = 0;
+        int callerThread = 0;
+        Exception? failure = null;
+        var caller = new Thread(() =>
+        {
+            callerThread = Environment.CurrentManagedThreadId;
+            try
+            {
+                lock (gate)
+                {
+                    result = Callbacks.CallBack(recorder, 4);
+                }
+            }
+            catch (Exception ex)
+            {
+                failure = ex;
+            }
+        })
+        {
+            IsBackground = true,
+        };
+        caller.Start();
+        Assert.True(caller.Join(TimeSpan.FromSeconds(60)), "the call did not return: its callbacks waited for the caller's lock");
+        Assert.Null(failure);
+        Assert.Equal(1 + 2 + 3 + 4, result);
+        Assert.Equal([callerThread, callerThread, callerThread, callerThread], recorder.Threads);
+    }
+
     [Fact]
     public void Many_callbacks_in_a_row_all_arrive()
     {

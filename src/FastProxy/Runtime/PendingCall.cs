@@ -17,6 +17,12 @@ namespace XCall.Runtime;
 /// late reply for an earlier use of this pooled object never completes a later one. The winner stores the
 /// reply, then publishes <see cref="_state"/> = Done; the caller reads the reply only after it observed Done. Async waiters use a versioned
 /// <see cref="ManualResetValueTaskSourceCore{TResult}"/>, so a stale await of a recycled call is caught.
+/// <para>
+/// A synchronous caller also serves calls nested in its own call (a callback its call caused, see
+/// <see cref="OfferNested"/>): the receiving side hands such a call to the waiting caller instead of the
+/// thread pool, the waits end early with <see cref="WaitOver"/>, and <see cref="XCallConnection.SendAndWait"/>
+/// runs it on the caller's thread and waits again.
+/// </para>
 /// </remarks>
 [EditorBrowsable(EditorBrowsableState.Never)]
 public sealed class PendingCall : IValueTaskSource
@@ -36,6 +42,7 @@ public sealed class PendingCall : IValueTaskSource
     private int _sleeping;
     private uint _generation;
     private int _completing;
+    private IThreadPoolWorkItem? _nested;
 
     private readonly XCallConnection _connection;
 
@@ -74,6 +81,48 @@ public sealed class PendingCall : IValueTaskSource
     /// <summary>True once the reply (or a failure) arrived.</summary>
     public bool IsCompleted => Volatile.Read(ref _state) == Done;
 
+    /// <summary>True when a waiter stops waiting: the call completed, or a call nested in it waits to run on the caller's thread.</summary>
+    public bool WaitOver => Volatile.Read(ref _state) == Done || Volatile.Read(ref _nested) is not null;
+
+    /// <summary>
+    /// Hands a call nested in this one (made by the peer while it served this call) to the caller waiting for
+    /// this call, which runs it on its own thread. False when nobody waits synchronously for this use of the
+    /// call (an async call, one completed, <paramref name="callId"/> an earlier use), or one nested call already
+    /// waits to run: run it elsewhere.
+    /// </summary>
+    internal bool OfferNested(ulong callId, IThreadPoolWorkItem work)
+    {
+        lock (_gate)
+        {
+            // _claimId is the use's id until a completer claims it (and Prepare writes it last): while it reads
+            // callId, the caller has not seen the call complete, and will look at _nested after it does.
+            if (Volatile.Read(ref _claimId) != callId || _async || _nested is not null)
+            {
+                return false;
+            }
+            Interlocked.Exchange(ref _nested, work);
+            if (Volatile.Read(ref _claimId) != callId && Interlocked.CompareExchange(ref _nested, null, work) == work)
+            {
+                return false; // completed meanwhile, and the caller did not take it: take it back
+            }
+            Monitor.PulseAll(_gate);
+            return true;
+        }
+    }
+
+    /// <summary>The nested call to run on the caller's thread, if one waits.</summary>
+    internal IThreadPoolWorkItem? TakeNested() =>
+        Volatile.Read(ref _nested) is null ? null : Interlocked.Exchange(ref _nested, null);
+
+    /// <summary>The caller stops waiting (the call completed): a nested call it did not run goes to the thread pool.</summary>
+    internal void EndNested()
+    {
+        if (TakeNested() is { } work)
+        {
+            ThreadPool.UnsafeQueueUserWorkItem(work, preferLocal: false);
+        }
+    }
+
     /// <summary>True for a call completed through its value-task source (async methods).</summary>
     internal bool IsAsync => _async;
 
@@ -102,6 +151,7 @@ public sealed class PendingCall : IValueTaskSource
         ReplyTimestamp = 0;
         _state = Waiting;
         CancelledBeforeSend = false;
+        EndNested(); // nothing waits here unless a caller's wait ended in an exception
         Volatile.Write(ref _claimId, callId);
         if (isAsync)
         {
@@ -176,11 +226,12 @@ public sealed class PendingCall : IValueTaskSource
     /// <summary>Set when the caller's token was already cancelled before the frame was sent.</summary>
     internal bool CancelledBeforeSend { get; set; }
 
-    /// <summary>Waits for completion: spins briefly, then blocks. Returns false when <paramref name="deadline"/> passed.</summary>
+    /// <summary>Waits for completion or a nested call to run (<see cref="WaitOver"/>): spins briefly, then blocks.
+    /// Returns false when <paramref name="deadline"/> passed.</summary>
     public bool Wait(long deadline)
     {
         var spinner = new SpinWait();
-        while (!IsCompleted)
+        while (!WaitOver)
         {
             if (!spinner.NextSpinWillYield)
             {
@@ -200,7 +251,7 @@ public sealed class PendingCall : IValueTaskSource
             Interlocked.Exchange(ref _sleeping, 1);
             try
             {
-                while (!IsCompleted)
+                while (!WaitOver)
                 {
                     long left = deadline == long.MaxValue ? Timeout.Infinite : deadline - Environment.TickCount64;
                     if (deadline != long.MaxValue && left <= 0)

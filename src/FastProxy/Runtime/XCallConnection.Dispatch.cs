@@ -15,6 +15,14 @@ public sealed partial class XCallConnection
     [ThreadStatic]
     private static XCallConnection? t_dispatching;
 
+    // The id of that call (0 for a one-way call): a call this thread makes on the same connection is sent as
+    // nested in it (FrameFlags.Nested), so the peer can run it on the thread that waits for this call.
+    [ThreadStatic]
+    private static ulong t_dispatchingCallId;
+
+    /// <summary>The id of the call this thread serves for this connection, if a call made now is nested in it; else 0.</summary>
+    private ulong NestingCallId() => ReferenceEquals(t_dispatching, this) ? t_dispatchingCallId : 0;
+
     /// <summary>
     /// Whether a call this thread makes through a channel started with <paramref name="handler"/> is nested in a
     /// call that channel's connection dispatched (a callback): <paramref name="handler"/> is that connection, or
@@ -36,6 +44,8 @@ public sealed partial class XCallConnection
 
     private void OnCall(in FrameHeader header, ref MarshalReader payload)
     {
+        // A nested call names the call of ours it was made for (see BeginCall).
+        ulong parentCallId = (header.Flags & FrameFlags.Nested) != 0 ? payload.Read<ulong>() : 0;
         ExposedObject target = FindObject(header.ObjectId);
         bool oneWay = header.Kind == FrameKind.OneWay;
         if (Options.DispatchMode == DispatchMode.Inline)
@@ -52,7 +62,14 @@ public sealed partial class XCallConnection
         payload.ReadBlock(buffer.AsSpan(0, length));
         ServerCall concurrentCall = RentServerCall(header.CallId, header.MethodId, oneWay);
         bool alone = !oneWay && Register(concurrentCall);
-        ThreadPool.UnsafeQueueUserWorkItem(new QueuedCall(this, target, buffer, length, concurrentCall), preferLocal: false);
+        var queued = new QueuedCall(this, target, buffer, length, concurrentCall);
+        if (parentCallId != 0 && !oneWay && FindCall(parentCallId) is { } parent && parent.OfferNested(parentCallId, queued))
+        {
+            // A callback our caller's call caused: that caller's thread waits for its reply and runs it (re-entrant,
+            // as a local callback would run); no pool thread, no lock the caller holds is waited for.
+            return;
+        }
+        ThreadPool.UnsafeQueueUserWorkItem(queued, preferLocal: false);
         if (alone)
         {
             // One caller at a time (nothing else of this connection ran for the last calls): offer this core to
@@ -271,7 +288,9 @@ public sealed partial class XCallConnection
         public void Execute()
         {
             XCallConnection? outer = t_dispatching;
+            ulong outerCallId = t_dispatchingCallId;
             t_dispatching = connection;
+            t_dispatchingCallId = call.CallId;
             try
             {
                 var reader = new MarshalReader(buffer.AsSpan(0, length), connection.Options.Limits) { Context = connection };
@@ -287,6 +306,7 @@ public sealed partial class XCallConnection
             finally
             {
                 t_dispatching = outer;
+                t_dispatchingCallId = outerCallId;
                 ArrayPool<byte>.Shared.Return(buffer);
             }
         }

@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Buffers.Binary;
 using System.ComponentModel;
 using System.Runtime.CompilerServices;
 using XCall.Marshal;
@@ -159,7 +160,15 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         call.StartTimestamp = Diagnostics.CallTelemetry.Start();
         try
         {
-            return Channel.BeginFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId));
+            ulong parentCallId = NestingCallId();
+            if (parentCallId == 0)
+            {
+                return Channel.BeginFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId));
+            }
+            IBufferWriter<byte> output = Channel.BeginFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId, FrameFlags.Nested));
+            BinaryPrimitives.WriteUInt64LittleEndian(output.GetSpan(sizeof(ulong)), parentCallId);
+            output.Advance(sizeof(ulong));
+            return output;
         }
         catch
         {
@@ -200,9 +209,37 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         Channel.CommitFrame();
         TimeSpan timeout = Options.CallTimeout;
         long deadline = timeout == Timeout.InfiniteTimeSpan ? long.MaxValue : Environment.TickCount64 + (long)timeout.TotalMilliseconds;
-        if (!call.IsCompleted && !Channel.WaitForReply(call, deadline))
+        if (call.IsCompleted)
         {
-            TimeOut(call, timeout);
+            call.EndNested();
+            return;
+        }
+        try
+        {
+            // A wait also ends for a call nested in this one (a callback this call caused): it runs here, on the
+            // caller's thread, which has nothing else to do, and the wait goes on.
+            while (true)
+            {
+                bool inTime = Channel.WaitForReply(call, deadline);
+                if (call.TakeNested() is { } nested)
+                {
+                    nested.Execute();
+                    continue;
+                }
+                if (call.IsCompleted)
+                {
+                    break;
+                }
+                if (!inTime || (deadline != long.MaxValue && Environment.TickCount64 >= deadline))
+                {
+                    TimeOut(call, timeout);
+                    break;
+                }
+            }
+        }
+        finally
+        {
+            call.EndNested();
         }
     }
 
