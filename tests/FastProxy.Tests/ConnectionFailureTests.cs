@@ -105,6 +105,25 @@ public sealed class ConnectionFailureTests
         client.Dispose();
     }
 
+    [Theory]
+    [InlineData(FrameKind.Call, 2)]
+    [InlineData(FrameKind.Call, 0x8000)]
+    [InlineData(FrameKind.OneWay, 1)]
+    [InlineData(FrameKind.Reply, 1)]
+    public void Frame_flag_that_is_unknown_or_off_its_kind_is_a_protocol_error(FrameKind kind, int flags)
+    {
+        (XCallConnection client, XCallConnection server, InMemoryChannel clientChannel) = Connect();
+        var closed = new TaskCompletionSource<Exception?>();
+        server.Closed += (_, error) => closed.TrySetResult(error);
+        var header = new FrameHeader(kind, 1, 0, 1, (ushort)flags);
+        byte[] frame = new byte[FrameHeader.Size + sizeof(ulong)];
+        MemoryMarshal.Write(frame, in header);
+        clientChannel.InjectRaw(frame);
+        Assert.True(closed.Task.Wait(TimeSpan.FromSeconds(30)));
+        Assert.Contains($"flags 0x{flags:x4}", Assert.IsType<XCallProtocolException>(closed.Task.Result).Message);
+        client.Dispose();
+    }
+
     [Fact]
     public async Task Reply_with_bytes_to_a_void_call_is_a_protocol_error()
     {

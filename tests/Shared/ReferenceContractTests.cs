@@ -114,6 +114,132 @@ public abstract class ReferenceContractTests
         Assert.Equal([callerThread, callerThread, callerThread, callerThread], recorder.Threads);
     }
 
+    private sealed class RendezvousCallback : IAsyncCallback
+    {
+        private readonly CountdownEvent _both = new(2);
+
+        public Task<int> ReportAsync(int value)
+        {
+            _both.Signal();
+            return Task.FromResult(_both.Wait(TimeSpan.FromSeconds(5)) ? value : -100);
+        }
+    }
+
+    [Fact]
+    public void Async_callbacks_started_together_run_concurrently_not_queued_on_the_caller()
+    {
+        var callback = new RendezvousCallback();
+        int result = 0;
+        var caller = new Thread(() => result = Callbacks.AsyncPair(callback)) { IsBackground = true };
+        caller.Start();
+        Assert.True(caller.Join(TimeSpan.FromSeconds(30)));
+        Assert.Equal(3, result);
+    }
+
+    private sealed class YieldingCallback : IAsyncCallback
+    {
+        public async Task<int> ReportAsync(int value)
+        {
+            await Task.Yield();
+            return value;
+        }
+    }
+
+    /// <summary>A UI-like context: posts run only when the owning thread pumps.</summary>
+    private sealed class QueueContext : SynchronizationContext
+    {
+        public BlockingCollection<(SendOrPostCallback, object?)> Queue { get; } = new();
+
+        public override void Post(SendOrPostCallback d, object? state) => Queue.Add((d, state));
+    }
+
+    [Fact]
+    public void Async_callback_does_not_deadlock_a_caller_with_a_thread_affine_context()
+    {
+        var context = new QueueContext();
+        int result = 0;
+        var caller = new Thread(() =>
+        {
+            SynchronizationContext.SetSynchronizationContext(context);
+            result = Callbacks.AsyncOnce(new YieldingCallback(), 7);
+        })
+        { IsBackground = true };
+        caller.Start();
+        bool done = caller.Join(TimeSpan.FromSeconds(10));
+        int pumped = 0;
+        if (!done)
+        {
+            // Unblock: run what was posted to the caller's (blocked) context here.
+            while (context.Queue.TryTake(out var item, TimeSpan.FromSeconds(1)))
+            {
+                pumped++;
+                item.Item1(item.Item2);
+            }
+            caller.Join(TimeSpan.FromSeconds(10));
+        }
+        Assert.True(done, $"deadlock: the callback's continuation was posted to the blocked caller's context ({pumped} posts)");
+        Assert.Equal(7, result);
+    }
+
+    [Fact]
+    public void Many_callers_with_callbacks_under_their_locks_and_nesting_all_complete()
+    {
+        const int Threads = 6;
+        const int Rounds = 150;
+        var failures = new ConcurrentQueue<string>();
+        var threads = new Thread[Threads];
+        for (int t = 0; t < Threads; t++)
+        {
+            int id = t;
+            threads[t] = new Thread(() =>
+            {
+                object gate = new();
+                var recorder = new ThreadRecorder(gate);
+                var nester = new Recorder(Callbacks);
+                int me = Environment.CurrentManagedThreadId;
+                try
+                {
+                    for (int i = 0; i < Rounds; i++)
+                    {
+                        int n = 1 + ((i + id) % 4);
+                        lock (gate)
+                        {
+                            int sum = Callbacks.CallBack(recorder, n);
+                            if (sum != n * (n + 1) / 2)
+                            {
+                                failures.Enqueue($"t{id} round {i}: sum {sum}");
+                            }
+                        }
+                        int depth = (i + id) % 4;
+                        int nested = Callbacks.Nest(nester, depth);
+                        if (nested != depth + 1)
+                        {
+                            failures.Enqueue($"t{id} round {i}: nest {nested}");
+                        }
+                    }
+                }
+                catch (Exception ex)
+                {
+                    failures.Enqueue($"t{id}: {ex}");
+                }
+                if (recorder.Threads.Any(x => x != me))
+                {
+                    failures.Enqueue($"t{id}: a callback ran on another thread");
+                }
+            })
+            { IsBackground = true };
+        }
+        foreach (Thread thread in threads)
+        {
+            thread.Start();
+        }
+        foreach (Thread thread in threads)
+        {
+            Assert.True(thread.Join(TimeSpan.FromSeconds(120)), "a caller hung");
+        }
+        Assert.Empty(failures);
+    }
+
     [Fact]
     public void Many_callbacks_in_a_row_all_arrive()
     {

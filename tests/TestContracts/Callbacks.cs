@@ -25,6 +25,18 @@ public sealed class Callbacks : ICallbacks
     }
 
     /// <inheritdoc/>
+    public int AsyncPair(IAsyncCallback callback)
+    {
+        Task<int> a = callback.ReportAsync(1);
+        Thread.Sleep(200); // the caller's thread has taken the first one by now
+        Task<int> b = callback.ReportAsync(2);
+        return a.GetAwaiter().GetResult() + b.GetAwaiter().GetResult();
+    }
+
+    /// <inheritdoc/>
+    public int AsyncOnce(IAsyncCallback callback, int value) => callback.ReportAsync(value).GetAwaiter().GetResult();
+
+    /// <inheritdoc/>
     public int Nest(ICallback callback, int depth) => callback.Nested(depth) + 1;
 
     /// <inheritdoc/>

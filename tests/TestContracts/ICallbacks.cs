@@ -99,6 +99,20 @@ public interface ICallbacks
 
     /// <summary>Throws: "inner" (InvalidOperationException with an inner ArgumentException and Data), "aggregate", or a BCL type name.</summary>
     void Throw(string kind);
+
+    /// <summary>Starts two async callbacks in the synchronous part, then waits for both synchronously.</summary>
+    int AsyncPair(IAsyncCallback callback);
+
+    /// <summary>One async callback waited for synchronously.</summary>
+    int AsyncOnce(IAsyncCallback callback, int value);
+}
+
+/// <summary>A client object with an async method.</summary>
+[Remotable]
+public interface IAsyncCallback
+{
+    /// <summary>Reports one value.</summary>
+    Task<int> ReportAsync(int value);
 }
 
 /// <summary>Served per call: each call meets a new instance.</summary>

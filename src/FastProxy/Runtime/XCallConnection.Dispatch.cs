@@ -45,7 +45,7 @@ public sealed partial class XCallConnection
     private void OnCall(in FrameHeader header, ref MarshalReader payload)
     {
         // A nested call names the call of ours it was made for (see BeginCall).
-        ulong parentCallId = (header.Flags & FrameFlags.Nested) != 0 ? payload.Read<ulong>() : 0;
+        ulong parentCallId = header.Flags != 0 ? payload.Read<ulong>() : 0;
         ExposedObject target = FindObject(header.ObjectId);
         bool oneWay = header.Kind == FrameKind.OneWay;
         if (Options.DispatchMode == DispatchMode.Inline)
@@ -300,8 +300,16 @@ public sealed partial class XCallConnection
             {
                 // Malformed arguments, or the runtime itself failed to answer: this connection is over. An
                 // exception escaping a thread-pool work item would end the process, so it stops here.
-                connection.Close(ex);
-                connection.Channel.Dispose();
+                try
+                {
+                    connection.Close(ex);
+                    connection.Channel.Dispose();
+                }
+                catch (Exception)
+                {
+                    // A Closed handler threw: the connection is closed either way, and this runs on the pool or
+                    // on a waiting caller's thread, where nothing may escape.
+                }
             }
             finally
             {

@@ -160,7 +160,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         call.StartTimestamp = Diagnostics.CallTelemetry.Start();
         try
         {
-            ulong parentCallId = NestingCallId();
+            ulong parentCallId = isAsync ? 0 : NestingCallId();
             if (parentCallId == 0)
             {
                 return Channel.BeginFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId));
@@ -223,7 +223,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
                 bool inTime = Channel.WaitForReply(call, deadline);
                 if (call.TakeNested() is { } nested)
                 {
-                    nested.Execute();
+                    RunNested(nested);
                     continue;
                 }
                 if (call.IsCompleted)
@@ -239,7 +239,37 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         }
         finally
         {
+            if (!call.IsCompleted)
+            {
+                // The wait ended by an exception: claim the call, so no nested call is offered to it any more.
+                call.CompleteWithFailure(call.CallId, new XCallDisconnectedException(RemoteEndpoint, "the caller stopped waiting"));
+            }
             call.EndNested();
+        }
+    }
+
+    /// <summary>
+    /// Runs a call nested in the caller's call on the caller's thread, as the pool would run it: with no
+    /// synchronization context (an async callback's continuation must not be posted to a thread that waits),
+    /// and with the caller's execution context restored afterwards (what the callback sets stays in it).
+    /// The callback does see the caller's async-local values, as a local callback would.
+    /// </summary>
+    private static void RunNested(IThreadPoolWorkItem nested)
+    {
+        SynchronizationContext? context = SynchronizationContext.Current;
+        ExecutionContext? execution = ExecutionContext.Capture();
+        SynchronizationContext.SetSynchronizationContext(null);
+        try
+        {
+            nested.Execute();
+        }
+        finally
+        {
+            if (execution is not null)
+            {
+                ExecutionContext.Restore(execution);
+            }
+            SynchronizationContext.SetSynchronizationContext(context);
         }
     }
 
@@ -499,6 +529,10 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         if (header.Version != FrameHeader.CurrentVersion)
         {
             throw new XCallProtocolException($"Frame version {header.Version} is not supported (this build speaks {FrameHeader.CurrentVersion}).");
+        }
+        if (header.Flags != 0 && (header.Kind != FrameKind.Call || (header.Flags & ~FrameFlags.Nested) != 0))
+        {
+            throw new XCallProtocolException($"Frame flags 0x{header.Flags:x4} are not valid on a {header.Kind} frame.");
         }
         switch (header.Kind)
         {

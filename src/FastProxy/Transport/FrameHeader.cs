@@ -32,7 +32,7 @@ public readonly record struct FrameHeader
     /// <summary>Format version; a frame of another version is a protocol error.</summary>
     public byte Version { get; init; }
 
-    /// <summary>Reserved bits, zero in version 1.</summary>
+    /// <summary>Bits of <see cref="FrameFlags"/>; any other bit, or a flag on a frame it does not apply to, is a protocol error.</summary>
     public ushort Flags { get; init; }
 
     /// <summary>Stable id of the method (hash of its signature).</summary>
