@@ -21,7 +21,7 @@ public sealed partial class XCallConnection
     private static ulong t_dispatchingCallId;
 
     /// <summary>The id of the call this thread serves for this connection, if a call made now is nested in it; else 0.</summary>
-    private ulong NestingCallId() => ReferenceEquals(t_dispatching, this) ? t_dispatchingCallId : 0;
+    internal ulong NestingCallId() => ReferenceEquals(t_dispatching, this) ? t_dispatchingCallId : 0;
 
     /// <summary>
     /// Whether a call this thread makes through a channel started with <paramref name="handler"/> is nested in a
