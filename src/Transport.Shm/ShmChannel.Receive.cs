@@ -59,7 +59,7 @@ internal sealed partial class ShmChannel
         // nobody does; it does not ask the receive thread to hand it over: that often fails on a machine whose
         // cores are all busy (the receive thread is not running), and then costs a kernel wake-up, while the
         // receive thread, polling anyway, reads the reply.
-        bool nested = XCallConnection.IsNestedIn(Volatile.Read(ref _handler));
+        bool nested = call.IsNested;
         if (!TryPumpAsReceiver(call, deadline, maySleep: true, out PumpOutcome outcome, mayAskHandOver: !nested))
         {
             return call.Wait(deadline);

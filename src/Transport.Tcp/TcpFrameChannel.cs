@@ -104,7 +104,7 @@ internal sealed partial class TcpFrameChannel : FrameChannel
         {
             return SpinThenWait(call, deadline);
         }
-        if (Runtime.XCallConnection.IsNestedIn(handler))
+        if (call.IsNested)
         {
             // A call nested in a call this connection dispatched (a callback) does not ask for the socket: the
             // receive thread reads its reply right after the call it is dispatching, and stepping aside for it

@@ -166,10 +166,8 @@ internal sealed class ReconnectingChannel : FrameChannel
     }
 
     /// <summary>Forwards one underlying channel's frames, and tells the wrapper when that channel closes.</summary>
-    private sealed class Link(ReconnectingChannel owner, FrameChannel inner) : IFrameHandler, IForwardingFrameHandler
+    private sealed class Link(ReconnectingChannel owner, FrameChannel inner) : IFrameHandler
     {
-        public IFrameHandler? Target => owner._handler;
-
         public MarshalLimits Limits => owner._handler!.Limits;
 
         public void OnFrame(in FrameHeader header, ref MarshalReader payload) => owner._handler!.OnFrame(header, ref payload);

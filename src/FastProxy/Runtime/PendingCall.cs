@@ -82,6 +82,12 @@ public sealed class PendingCall : IValueTaskSource
     /// <summary>True once the reply (or a failure) arrived.</summary>
     public bool IsCompleted => Volatile.Read(ref _state) == Done;
 
+    /// <summary>
+    /// Whether the calling thread runs a call this call's connection dispatched, so this call is nested in it (a
+    /// callback): the transports then leave the receiving to their receive thread (see "Dispatch" in docs/remoting.md).
+    /// </summary>
+    internal bool IsNested => _connection.IsDispatchingOnThisThread;
+
     /// <summary>True when a waiter stops waiting: the call completed, or a call nested in it waits to run on the caller's thread.</summary>
     public bool WaitOver => Volatile.Read(ref _state) == Done || Volatile.Read(ref _nested) is not null;
 

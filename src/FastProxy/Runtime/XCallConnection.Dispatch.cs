@@ -20,27 +20,11 @@ public sealed partial class XCallConnection
     [ThreadStatic]
     private static ulong t_dispatchingCallId;
 
-    /// <summary>The id of the call this thread serves for this connection, if a call made now is nested in it; else 0.</summary>
-    internal ulong NestingCallId() => ReferenceEquals(t_dispatching, this) ? t_dispatchingCallId : 0;
+    /// <summary>Whether this thread runs a call this connection dispatched (a call it makes now is a callback's).</summary>
+    internal bool IsDispatchingOnThisThread => ReferenceEquals(t_dispatching, this);
 
-    /// <summary>
-    /// Whether a call this thread makes through a channel started with <paramref name="handler"/> is nested in a
-    /// call that channel's connection dispatched (a callback): <paramref name="handler"/> is that connection, or
-    /// forwards to it (<see cref="IForwardingFrameHandler"/>, e.g. a reconnecting wrapper's link).
-    /// </summary>
-    internal static bool IsNestedIn(IFrameHandler? handler)
-    {
-        XCallConnection? connection = t_dispatching;
-        for (int depth = 0; connection is not null && handler is not null && depth < 4; depth++)
-        {
-            if (ReferenceEquals(handler, connection))
-            {
-                return true;
-            }
-            handler = (handler as IForwardingFrameHandler)?.Target;
-        }
-        return false;
-    }
+    /// <summary>The id of the call this thread serves for this connection, if a call made now is nested in it; else 0.</summary>
+    internal ulong NestingCallId() => IsDispatchingOnThisThread ? t_dispatchingCallId : 0;
 
     private void OnCall(in FrameHeader header, ref MarshalReader payload)
     {
