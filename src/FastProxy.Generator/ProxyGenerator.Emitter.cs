@@ -334,7 +334,7 @@ public sealed partial class ProxyGenerator
         private static void EmitOneWayCall(IndentedWriter w, MethodSpec m)
         {
             w.Line("var __conn = Connection;");
-            w.Line($"var __out = __conn.BeginOneWay(ObjectId, 0x{m.Id:x8}u);");
+            w.Line($"var __out = __conn.BeginOneWay(this, 0x{m.Id:x8}u);");
             w.Open("try");
             EmitWriteArguments(w, m);
             w.Close();

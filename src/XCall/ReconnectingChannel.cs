@@ -23,6 +23,7 @@ internal sealed class ReconnectingChannel : FrameChannel
     private IFrameHandler? _handler;
     private TimeSpan _backoff;
     private long _nextAttempt;
+    private int _generation;
     private bool _disposed;
 
     public ReconnectingChannel(FrameChannel first, Func<FrameChannel> connect, RemoteOptions options)
@@ -36,6 +37,9 @@ internal sealed class ReconnectingChannel : FrameChannel
 
     public override string RemoteEndpoint => _endpoint;
 
+    /// <inheritdoc/>
+    public override int LinkGeneration => Volatile.Read(ref _generation);
+
     /// <summary>Raised on every change of the link, with the error that caused a loss.</summary>
     public event Action<ConnectionState, Exception?>? StateChanged;
 
@@ -46,7 +50,7 @@ internal sealed class ReconnectingChannel : FrameChannel
     {
         _handler = handler;
         FrameChannel inner = _inner!;
-        inner.Start(new Link(this, inner));
+        inner.Start(new Link(this, inner, 0));
     }
 
     public override IBufferWriter<byte> BeginFrame(in FrameHeader header)
@@ -109,18 +113,22 @@ internal sealed class ReconnectingChannel : FrameChannel
             }
             _backoff = _options.ReconnectBackoff;
             _nextAttempt = 0;
+            int generation;
             lock (_lock)
             {
-                _inner = connected;
+                // The generation counts up before any frame can go out on the new link (BeginFrame reads
+                // _inner), so a sender that finds the new link also finds the new generation.
+                generation = ++_generation;
+                Volatile.Write(ref _inner, connected);
             }
-            connected.Start(new Link(this, connected));
+            connected.Start(new Link(this, connected, generation));
         }
         StateChanged?.Invoke(ConnectionState.Connected, null);
         AfterReconnect?.Invoke();
         return connected;
     }
 
-    private void OnInnerClosed(FrameChannel inner, Exception? error)
+    private void OnInnerClosed(FrameChannel inner, int generation, Exception? error)
     {
         bool disposed;
         lock (_lock)
@@ -139,7 +147,7 @@ internal sealed class ReconnectingChannel : FrameChannel
         }
         var lost = error ?? new XCallDisconnectedException(_endpoint, "the server closed the connection");
         StateChanged?.Invoke(ConnectionState.Disconnected, lost);
-        _handler?.OnLinkLost(lost);
+        _handler?.OnLinkLost(lost, generation);
     }
 
     public override void Dispose()
@@ -166,12 +174,12 @@ internal sealed class ReconnectingChannel : FrameChannel
     }
 
     /// <summary>Forwards one underlying channel's frames, and tells the wrapper when that channel closes.</summary>
-    private sealed class Link(ReconnectingChannel owner, FrameChannel inner) : IFrameHandler
+    private sealed class Link(ReconnectingChannel owner, FrameChannel inner, int generation) : IFrameHandler
     {
         public MarshalLimits Limits => owner._handler!.Limits;
 
         public void OnFrame(in FrameHeader header, ref MarshalReader payload) => owner._handler!.OnFrame(header, ref payload);
 
-        public void OnClosed(Exception? error) => owner.OnInnerClosed(inner, error);
+        public void OnClosed(Exception? error) => owner.OnInnerClosed(inner, generation, error);
     }
 }

@@ -325,6 +325,7 @@ public abstract class ReferenceContractTests
         ICounter counter = Callbacks.CreateCounter(1);
         ((IDisposable)counter).Dispose();
         Assert.Throws<ObjectDisposedException>(() => counter.Next());
+        Assert.Throws<ObjectDisposedException>(() => counter.Advance(1));
         Assert.Equal(2, Callbacks.CreateCounter(1).Next());
     }
 

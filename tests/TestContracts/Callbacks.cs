@@ -145,6 +145,8 @@ public sealed class Callbacks : ICallbacks
         public int Next() => Interlocked.Increment(ref _value);
 
         public Task<int> NextAsync() => Task.FromResult(Next());
+
+        public void Advance(int by) => Interlocked.Add(ref _value, by);
     }
 }
 

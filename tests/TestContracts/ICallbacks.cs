@@ -20,6 +20,10 @@ public interface ICounter
 
     /// <summary>Async <see cref="Next"/>.</summary>
     Task<int> NextAsync();
+
+    /// <summary>Moves the counter on by <paramref name="by"/> without waiting.</summary>
+    [OneWay]
+    void Advance(int by);
 }
 
 /// <summary>A data type with an object reference among its members.</summary>

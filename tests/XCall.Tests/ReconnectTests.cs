@@ -1,5 +1,6 @@
 using System.Net;
 using System.Net.Sockets;
+using XCall.Runtime;
 using XCall.Tests.Contracts;
 
 namespace XCall.Tests;
@@ -7,16 +8,15 @@ namespace XCall.Tests;
 /// <summary>A service whose server dies and comes back: calls fail clearly, then reconnect, and the state changes are observable.</summary>
 public sealed class ReconnectTests
 {
+    private static readonly RemoteOptions s_options = new() { ReconnectBackoff = TimeSpan.FromMilliseconds(20), MaxReconnectBackoff = TimeSpan.FromMilliseconds(200) };
+
     [Theory]
     [InlineData("shm")]
     [InlineData("tcp")]
     public async Task Next_call_reconnects_after_the_server_restarts(string transport)
     {
-        string name = HostProcess.UniqueName("recon");
-        string address = transport == "shm" ? $"shm://{name}" : $"tcp://127.0.0.1:{FreePort()}/{name}";
-        var options = new RemoteOptions { ReconnectBackoff = TimeSpan.FromMilliseconds(20), MaxReconnectBackoff = TimeSpan.FromMilliseconds(200) };
-        HostProcess first = HostProcess.Start(address, "--no-shm");
-        using RemoteService<IShapes> service = Remote.Open<IShapes>(address, options);
+        (string address, HostProcess first) = StartFirst(transport, "recon");
+        using RemoteService<IShapes> service = Remote.Open<IShapes>(address, s_options);
         var states = new List<ConnectionState>();
         var lost = new TaskCompletionSource<Exception?>(TaskCreationOptions.RunContinuationsAsynchronously);
         service.StateChanged += (_, state, error) =>
@@ -49,7 +49,51 @@ public sealed class ReconnectTests
         }
     }
 
-    private static int RetryUntilConnected(Func<int> call)
+    [Theory]
+    [InlineData("shm")]
+    [InlineData("tcp")]
+    public async Task References_of_a_lost_link_fail_clearly_and_never_reach_the_next_servers_objects(string transport)
+    {
+        (string address, HostProcess first) = StartFirst(transport, "reconref");
+        using RemoteService<ICallbacks> service = Remote.Open<ICallbacks>(address, s_options);
+        XCallConnection connection = service.Connection!;
+        var lost = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        service.StateChanged += (_, state, _) =>
+        {
+            if (state == ConnectionState.Disconnected)
+            {
+                lost.TrySetResult();
+            }
+        };
+        ICounter old = service.Proxy.CreateCounter(100);
+        Assert.Equal(101, old.Next());
+        Assert.False(service.Proxy.Hold(new Doubler()));
+        Assert.Equal(1, connection.ImportedReferenceCount);
+        Assert.Equal(1, connection.ExposedObjectCount);
+
+        first.Kill();
+        first.Dispose();
+        await lost.Task.WaitAsync(TimeSpan.FromSeconds(30));
+        // What this side exposed to the dead link, and what it held of it, is gone with it.
+        Assert.Equal(0, connection.ExposedObjectCount);
+        Assert.Equal(0, connection.ImportedReferenceCount);
+
+        using HostProcess second = HostProcess.Start(address, "--no-shm");
+        ICounter fresh = RetryUntilConnected(() => service.Proxy.CreateCounter(500));
+        // The new server numbers its objects as the first did: the old proxy's id now names the new counter.
+        Assert.Equal(((ProxyBase)(object)old).ObjectId, ((ProxyBase)(object)fresh).ObjectId);
+
+        var stale = Assert.Throws<XCallDisconnectedException>(() => old.Next());
+        Assert.Contains("reconnect", stale.Message);
+        await Assert.ThrowsAsync<XCallDisconnectedException>(() => old.NextAsync());
+        Assert.Throws<XCallDisconnectedException>(() => old.Advance(1000)); // one-way: refused before it is sent
+        ((IDisposable)old).Dispose(); // must not release the new counter that has its id
+        Assert.Equal(501, fresh.Next());
+        Assert.Equal(502, await fresh.NextAsync());
+        Assert.Equal(1, connection.ImportedReferenceCount);
+    }
+
+    private static T RetryUntilConnected<T>(Func<T> call)
     {
         // The reconnect waits out its backoff; poll the call itself, bounded generously.
         var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
@@ -64,6 +108,21 @@ public sealed class ReconnectTests
                 Thread.Yield();
             }
         }
+    }
+
+    private sealed class Doubler : ICallback
+    {
+        public int Report(int value) => value * 2;
+
+        public int Nested(int depth) => depth;
+    }
+
+    /// <summary>A server process (no shm side door) at a fresh address of <paramref name="transport"/>.</summary>
+    private static (string Address, HostProcess Host) StartFirst(string transport, string prefix)
+    {
+        string name = HostProcess.UniqueName(prefix);
+        string address = transport == "shm" ? $"shm://{name}" : $"tcp://127.0.0.1:{FreePort()}/{name}";
+        return (address, HostProcess.Start(address, "--no-shm"));
     }
 
     private static int FreePort()

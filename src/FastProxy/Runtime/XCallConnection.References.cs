@@ -10,6 +10,12 @@ namespace XCall.Runtime;
 // drops its proxy (Dispose, or the proxy was collected), sends one Release frame carrying that count.
 // The owner subtracts it and forgets the object when nothing is left, so a reference sent again while a
 // Release is on its way stays alive. Exported ids start at 2^32, above the service ids of ServiceTable.
+//
+// A reconnecting channel replaces a lost link with a new one (Channel.LinkGeneration counts them), and the
+// peer on the new link knows nothing of the old one's references; it numbers its own exports from 2^32
+// again. So every export and import records the link it went over: when that link is lost, its entries
+// go (OnLinkLost), and a proxy of an older link fails its calls as disconnected, before its frame goes
+// out, instead of reaching whatever object the new peer has under the same id; its release is not sent.
 public sealed partial class XCallConnection
 {
     private const ulong FirstExportId = 1UL << 32;
@@ -48,16 +54,25 @@ public sealed partial class XCallConnection
     /// <summary>Exposes <paramref name="target"/> by reference (the same object always gets the same id) and counts one more send.</summary>
     internal ulong ExportObject(object target, Dispatcher dispatcher)
     {
+        // Called while the frame that carries the id is open, so the link it goes over is settled.
+        int link = Channel.LinkGeneration;
         lock (_objectLock)
         {
             if (_exportIds.TryGetValue(target, out ulong id))
             {
-                _exports[id].Sent++;
-                return id;
+                ExportedObject exported = _exports[id];
+                if (exported.Link == link)
+                {
+                    exported.Sent++;
+                    return id;
+                }
+                // Sent over a link that is gone (its loss is not handled yet): the new peer gets a new id.
+                _exports.Remove(id);
+                _exportIds.Remove(target);
             }
             id = _nextExportId++;
             _exportIds.Add(target, id);
-            _exports.Add(id, new ExportedObject(target, dispatcher) { Sent = 1 });
+            _exports.Add(id, new ExportedObject(target, dispatcher, link) { Sent = 1 });
             return id;
         }
     }
@@ -82,9 +97,17 @@ public sealed partial class XCallConnection
     /// <summary>The proxy for the peer's object <paramref name="objectId"/>: one per id while it lives.</summary>
     internal T ImportProxy<T>(ulong objectId) where T : class
     {
+        int link = Channel.LinkGeneration;
         lock (_objectLock)
         {
-            if (_imports.TryGetValue(objectId, out ImportedReference? reference))
+            if (_imports.TryGetValue(objectId, out ImportedReference? reference) && reference.Link != link)
+            {
+                // The same id from the peer of an earlier link: another object. The old proxies keep their
+                // (dead) reference and fail; this one starts afresh.
+                _imports.Remove(objectId);
+                reference = null;
+            }
+            if (reference is not null)
             {
                 reference.Received++;
                 if (reference.Proxy.TryGetTarget(out object? live) && live is T same)
@@ -96,7 +119,7 @@ public sealed partial class XCallConnection
             }
             else
             {
-                reference = new ImportedReference(objectId) { Received = 1 };
+                reference = new ImportedReference(objectId, link) { Received = 1 };
                 _imports.Add(objectId, reference);
             }
             T proxy = ContractRegistry.Get<T>().CreateProxy(this, objectId);
@@ -127,7 +150,7 @@ public sealed partial class XCallConnection
             _imports.Remove(reference.ObjectId);
             count = reference.Received;
         }
-        SendRelease(reference.ObjectId, count);
+        SendRelease(reference, count);
     }
 
     private void ReleaseCollected(ImportedReference reference, int generation)
@@ -144,14 +167,14 @@ public sealed partial class XCallConnection
             _imports.Remove(reference.ObjectId);
             count = reference.Received;
         }
-        SendRelease(reference.ObjectId, count);
+        SendRelease(reference, count);
     }
 
-    private void SendRelease(ulong objectId, int count)
+    private void SendRelease(ImportedReference reference, int count)
     {
         try
         {
-            TrySendControl(FrameKind.Release, 0, objectId, (uint)count);
+            TrySendControl(FrameKind.Release, 0, reference.ObjectId, (uint)count, reference.Link);
         }
         catch (ObjectDisposedException)
         {
@@ -175,6 +198,26 @@ public sealed partial class XCallConnection
         }
     }
 
+    /// <summary>
+    /// References die with their link: what went over link <paramref name="linkGeneration"/> (or an earlier
+    /// one) is no longer exposed or held; the proxies fail with <see cref="XCallDisconnectedException"/>.
+    /// </summary>
+    private void DropReferences(int linkGeneration)
+    {
+        lock (_objectLock)
+        {
+            foreach (KeyValuePair<ulong, ExportedObject> export in _exports.Where(e => e.Value.Link <= linkGeneration).ToArray())
+            {
+                _exports.Remove(export.Key);
+                _exportIds.Remove(export.Value.Target);
+            }
+            foreach (ulong id in _imports.Where(i => i.Value.Link <= linkGeneration).Select(i => i.Key).ToArray())
+            {
+                _imports.Remove(id);
+            }
+        }
+    }
+
     /// <summary>References die with the connection: the objects are no longer exposed, the proxies fail with <see cref="XCallDisconnectedException"/>.</summary>
     private void DropReferences()
     {
@@ -187,19 +230,25 @@ public sealed partial class XCallConnection
         }
     }
 
-    private sealed class ExportedObject(object target, Dispatcher dispatcher)
+    private sealed class ExportedObject(object target, Dispatcher dispatcher, int link)
     {
         public object Target { get; } = target;
 
         public Dispatcher Dispatcher { get; } = dispatcher;
 
+        /// <summary>The <see cref="FrameChannel.LinkGeneration"/> the object's id was sent over.</summary>
+        public int Link { get; } = link;
+
         public long Sent { get; set; }
     }
 
     /// <summary>This side's hold on one of the peer's objects.</summary>
-    internal sealed class ImportedReference(ulong objectId)
+    internal sealed class ImportedReference(ulong objectId, int link)
     {
         public ulong ObjectId { get; } = objectId;
+
+        /// <summary>The <see cref="FrameChannel.LinkGeneration"/> the reference came over.</summary>
+        public int Link { get; } = link;
 
         public WeakReference<object> Proxy { get; } = new(null!);
 

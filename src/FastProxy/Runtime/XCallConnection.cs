@@ -163,9 +163,18 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
             ulong parentCallId = isAsync ? 0 : NestingCallId();
             if (parentCallId == 0)
             {
-                return Channel.BeginFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId));
+                IBufferWriter<byte> plain = Channel.BeginFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId));
+                if (proxy?.Reference is not null)
+                {
+                    CheckLinkOrAbort(proxy);
+                }
+                return plain;
             }
             IBufferWriter<byte> output = Channel.BeginFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId, FrameFlags.Nested));
+            if (proxy?.Reference is not null)
+            {
+                CheckLinkOrAbort(proxy);
+            }
             BinaryPrimitives.WriteUInt64LittleEndian(output.GetSpan(sizeof(ulong)), parentCallId);
             output.Advance(sizeof(ulong));
             return output;
@@ -399,7 +408,25 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
             call.Failed);
     }
 
-    /// <summary>Begins a one-way call frame; publish it with <see cref="EndOneWay"/>.</summary>
+    /// <summary>Begins a one-way call frame through <paramref name="proxy"/>; publish it with <see cref="EndOneWay"/>.</summary>
+    /// <exception cref="ObjectDisposedException">The proxy is a reference that was released.</exception>
+    /// <exception cref="XCallDisconnectedException">The connection is gone, or the proxy is a reference that came over a lost link.</exception>
+    [EditorBrowsable(EditorBrowsableState.Never)]
+    public IBufferWriter<byte> BeginOneWay(ProxyBase proxy, uint methodId)
+    {
+        if (proxy.Reference is { Released: true })
+        {
+            ThrowReleased(proxy);
+        }
+        IBufferWriter<byte> output = Channel.BeginFrame(new FrameHeader(FrameKind.OneWay, 0, proxy.ObjectId, methodId));
+        if (proxy.Reference is not null)
+        {
+            CheckLinkOrAbort(proxy);
+        }
+        return output;
+    }
+
+    /// <summary>Begins a one-way call frame to object <paramref name="objectId"/> without a proxy.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
     public IBufferWriter<byte> BeginOneWay(ulong objectId, uint methodId) =>
         Channel.BeginFrame(new FrameHeader(FrameKind.OneWay, 0, objectId, methodId));
@@ -496,11 +523,31 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     private static void ThrowReleased(ProxyBase proxy) =>
         throw new ObjectDisposedException(proxy.Contract.ContractName, $"The reference to object {proxy.ObjectId} of the peer was released (disposed).");
 
+    /// <summary>
+    /// With the frame begun (so the link it goes on is settled): a reference received over an earlier link
+    /// names nothing, or another object, on this one. The frame is dropped and the call fails.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void CheckLinkOrAbort(ProxyBase proxy)
+    {
+        int link = Channel.LinkGeneration;
+        if (proxy.Reference!.Link == link)
+        {
+            return;
+        }
+        Channel.AbortFrame();
+        throw new XCallDisconnectedException(
+            RemoteEndpoint,
+            $"the reference to object {proxy.ObjectId} ({proxy.Contract.ContractName}) came over a link that was lost; " +
+            "references do not survive a reconnect: get the object again from the service");
+    }
+
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ThrowClosed() =>
         throw new XCallDisconnectedException(RemoteEndpoint, _closeReason?.Message ?? "the connection is closed", _closeReason);
 
-    private void TrySendControl(FrameKind kind, ulong callId, ulong objectId, uint methodId)
+    /// <summary>Sends a frame without payload; with <paramref name="link"/> >= 0, only over that link (see <see cref="FrameChannel.LinkGeneration"/>).</summary>
+    private void TrySendControl(FrameKind kind, ulong callId, ulong objectId, uint methodId, int link = -1)
     {
         if (IsClosed)
         {
@@ -509,6 +556,11 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         try
         {
             Channel.BeginFrame(new FrameHeader(kind, callId, objectId, methodId));
+            if (link >= 0 && Channel.LinkGeneration != link)
+            {
+                Channel.AbortFrame(); // about an object of a lost link: the new peer has nothing to do with it
+                return;
+            }
             Channel.CommitFrame();
         }
         catch (XCallDisconnectedException)
@@ -578,8 +630,9 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         Channel.Dispose();
     }
 
-    void IFrameHandler.OnLinkLost(Exception error)
+    void IFrameHandler.OnLinkLost(Exception error, int linkGeneration)
     {
+        DropReferences(linkGeneration);
         PendingCall?[] slots;
         lock (_callLock)
         {

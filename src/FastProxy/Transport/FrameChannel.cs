@@ -18,6 +18,13 @@ public abstract class FrameChannel : IDisposable
     /// <summary>The address of the peer, for messages (e.g. <c>shm://calc</c>).</summary>
     public abstract string RemoteEndpoint { get; }
 
+    /// <summary>
+    /// Which underlying link the channel sends on: 0 for a channel that is its own link; a channel that
+    /// replaces a lost link with a new one (reconnecting) counts up before the new link carries a frame.
+    /// Object references received over one link mean nothing on the next (the peer that exposed them is gone).
+    /// </summary>
+    public virtual int LinkGeneration => 0;
+
     /// <summary>Starts delivering incoming frames to <paramref name="handler"/>.</summary>
     public abstract void Start(IFrameHandler handler);
 

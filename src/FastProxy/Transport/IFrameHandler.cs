@@ -21,8 +21,10 @@ public interface IFrameHandler
     /// <summary>
     /// The channel lost its underlying link but will reconnect (a reconnecting channel): every call in
     /// flight fails with <see cref="XCallDisconnectedException"/>, the handler stays open for new calls.
+    /// <paramref name="linkGeneration"/> is the lost link's <see cref="FrameChannel.LinkGeneration"/>: what
+    /// was exchanged by reference over it is void.
     /// </summary>
-    void OnLinkLost(Exception error)
+    void OnLinkLost(Exception error, int linkGeneration)
     {
     }
 }

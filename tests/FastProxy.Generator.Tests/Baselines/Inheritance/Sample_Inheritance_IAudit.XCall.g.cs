@@ -13,7 +13,7 @@ internal sealed class Sample_Inheritance_IAudit_XCallProxy : global::XCall.Runti
     void global::Sample.Inheritance.IAudit.Record(global::Sample.Inheritance.Item item)
     {
         var __conn = Connection;
-        var __out = __conn.BeginOneWay(ObjectId, 0xba642a99u);
+        var __out = __conn.BeginOneWay(this, 0xba642a99u);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };

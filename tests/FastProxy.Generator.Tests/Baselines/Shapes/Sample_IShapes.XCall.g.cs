@@ -479,7 +479,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
     void global::Sample.IShapes.Post(string message)
     {
         var __conn = Connection;
-        var __out = __conn.BeginOneWay(ObjectId, 0xbb5694f1u);
+        var __out = __conn.BeginOneWay(this, 0xbb5694f1u);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
