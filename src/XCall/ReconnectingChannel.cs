@@ -20,10 +20,16 @@ internal sealed class ReconnectingChannel : FrameChannel
     private readonly string _endpoint;
     private FrameChannel? _inner;
     private FrameChannel? _sending;
+
+    // The link this thread's open frame went to (the frame's commit or abort must reach that link, not one
+    // another thread reconnected meanwhile: that one may hold another thread's half-written frame).
+    [ThreadStatic]
+    private static ReconnectingChannel? t_sendingOwner;
+    [ThreadStatic]
+    private static FrameChannel? t_sendingInner;
     private IFrameHandler? _handler;
     private TimeSpan _backoff;
     private long _nextAttempt;
-    private int _generation;
     private bool _disposed;
 
     public ReconnectingChannel(FrameChannel first, Func<FrameChannel> connect, RemoteOptions options)
@@ -36,9 +42,6 @@ internal sealed class ReconnectingChannel : FrameChannel
     }
 
     public override string RemoteEndpoint => _endpoint;
-
-    /// <inheritdoc/>
-    public override int LinkGeneration => Volatile.Read(ref _generation);
 
     /// <summary>Raised on every change of the link, with the error that caused a loss.</summary>
     public event Action<ConnectionState, Exception?>? StateChanged;
@@ -58,14 +61,31 @@ internal sealed class ReconnectingChannel : FrameChannel
         FrameChannel inner = Current();
         IBufferWriter<byte> output = inner.BeginFrame(header);
         _sending = inner; // the inner channel's send lock is held until Commit / Abort
+        t_sendingOwner = this;
+        t_sendingInner = inner;
         return output;
     }
 
-    public override void CommitFrame() => _sending!.CommitFrame();
+    public override void CommitFrame() => TakeSending().CommitFrame();
 
-    public override void CommitFrameBatched() => _sending!.CommitFrameBatched();
+    public override void CommitFrameBatched() => TakeSending().CommitFrameBatched();
 
-    public override void AbortFrame() => _sending!.AbortFrame();
+    public override void AbortFrame() => TakeSending().AbortFrame();
+
+    /// <summary>The link this thread's open frame went to.</summary>
+    private FrameChannel TakeSending()
+    {
+        if (ReferenceEquals(t_sendingOwner, this))
+        {
+            t_sendingOwner = null;
+            FrameChannel inner = t_sendingInner!;
+            t_sendingInner = null;
+            return inner;
+        }
+        // This thread opened a frame on another channel in between (a marshaller calling elsewhere): the
+        // last link a frame went to.
+        return _sending!;
+    }
 
     public override bool WaitForReply(PendingCall call, long deadline)
     {
@@ -118,7 +138,7 @@ internal sealed class ReconnectingChannel : FrameChannel
             {
                 // The generation counts up before any frame can go out on the new link (BeginFrame reads
                 // _inner), so a sender that finds the new link also finds the new generation.
-                generation = ++_generation;
+                generation = NextLinkGeneration();
                 Volatile.Write(ref _inner, connected);
             }
             connected.Start(new Link(this, connected, generation));

@@ -57,14 +57,9 @@ public sealed class ReconnectTests
         (string address, HostProcess first) = StartFirst(transport, "reconref");
         using RemoteService<ICallbacks> service = Remote.Open<ICallbacks>(address, s_options);
         XCallConnection connection = service.Connection!;
+        // LinkLost is raised once the connection has handled the loss (StateChanged comes before that).
         var lost = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        service.StateChanged += (_, state, _) =>
-        {
-            if (state == ConnectionState.Disconnected)
-            {
-                lost.TrySetResult();
-            }
-        };
+        connection.LinkLost += (_, _) => lost.TrySetResult();
         ICounter old = service.Proxy.CreateCounter(100);
         Assert.Equal(101, old.Next());
         Assert.False(service.Proxy.Hold(new Doubler()));

@@ -47,6 +47,12 @@ public abstract class ObjectReferenceMarshaller<T> : IMarshaller<T?> where T : c
         }
         if (value is ProxyBase proxy && ReferenceEquals(proxy.Connection, connection))
         {
+            if (proxy.Reference is { } reference && (reference.Released || reference.Link != connection.Channel.LinkGeneration))
+            {
+                // Its owner forgot it (released), or is not the peer this frame goes to (a lost link): the id
+                // would name nothing, or another object, there.
+                throw reference.Released ? XCallConnection.Released(proxy) : connection.ReferenceLost(proxy);
+            }
             writer.Write<byte>(ReaderObjectTag);
             writer.Write(proxy.ObjectId);
             return;
@@ -63,8 +69,13 @@ public abstract class ObjectReferenceMarshaller<T> : IMarshaller<T?> where T : c
         {
             case NullTag:
                 return null;
+            case WriterObjectTag when reader.Context is XCallConnection.LinkScope scope:
+                return scope.Connection.ImportProxy<T>(reader.Read<ulong>(), scope.Link);
             case WriterObjectTag when reader.Context is XCallConnection connection:
-                return connection.ImportProxy<T>(reader.Read<ulong>());
+                return connection.ImportProxy<T>(reader.Read<ulong>(), connection.Channel.LinkGeneration);
+            case ReaderObjectTag when reader.Context is XCallConnection.LinkScope scope:
+                return scope.Connection.FindExported(reader.Read<ulong>()) as T
+                    ?? throw new XCallProtocolException($"An object sent back as {typeof(T).FullName} is not one.");
             case ReaderObjectTag when reader.Context is XCallConnection connection:
                 return connection.FindExported(reader.Read<ulong>()) as T
                     ?? throw new XCallProtocolException($"An object sent back as {typeof(T).FullName} is not one.");

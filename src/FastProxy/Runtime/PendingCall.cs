@@ -56,6 +56,9 @@ public sealed class PendingCall : IValueTaskSource
 
     internal int Slot { get; }
 
+    /// <summary>The <see cref="Transport.FrameChannel.LinkGeneration"/> the call went out on (its reply can only come back on it).</summary>
+    internal int Link { get; set; }
+
     /// <summary>The id of the call on the wire.</summary>
     public ulong CallId { get; internal set; }
 
@@ -316,7 +319,7 @@ public sealed class PendingCall : IValueTaskSource
         {
             throw _failure;
         }
-        var reader = new MarshalReader(_reply.AsSpan(0, _replyLength), _connection.Options.Limits) { Context = _connection };
+        var reader = new MarshalReader(_reply.AsSpan(0, _replyLength), _connection.Options.Limits) { Context = _connection.ScopeOf(Link) };
         if (_replyKind == FrameKind.Error)
         {
             throw RemoteError.Read(ref reader);

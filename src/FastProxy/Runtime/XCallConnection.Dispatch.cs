@@ -35,7 +35,7 @@ public sealed partial class XCallConnection
         if (Options.DispatchMode == DispatchMode.Inline)
         {
             ServerCall call = RentServerCall(header.CallId, header.MethodId, oneWay);
-            payload.Context = this;
+            payload.Context = ScopeOf(Channel.LinkGeneration);
             Invoke(target, header.MethodId, ref payload, call);
             return;
         }
@@ -46,7 +46,7 @@ public sealed partial class XCallConnection
         payload.ReadBlock(buffer.AsSpan(0, length));
         ServerCall concurrentCall = RentServerCall(header.CallId, header.MethodId, oneWay);
         bool alone = !oneWay && Register(concurrentCall);
-        var queued = new QueuedCall(this, target, buffer, length, concurrentCall);
+        var queued = new QueuedCall(this, target, buffer, length, concurrentCall, ScopeOf(Channel.LinkGeneration));
         if (parentCallId != 0 && !oneWay && FindCall(parentCallId) is { } parent && parent.OfferNested(parentCallId, queued))
         {
             // A callback our caller's call caused: that caller's thread waits for its reply and runs it (re-entrant,
@@ -267,7 +267,7 @@ public sealed partial class XCallConnection
         }
     }
 
-    private sealed class QueuedCall(XCallConnection connection, ExposedObject target, byte[] buffer, int length, ServerCall call) : IThreadPoolWorkItem
+    private sealed class QueuedCall(XCallConnection connection, ExposedObject target, byte[] buffer, int length, ServerCall call, LinkScope scope) : IThreadPoolWorkItem
     {
         public void Execute()
         {
@@ -277,7 +277,7 @@ public sealed partial class XCallConnection
             t_dispatchingCallId = call.CallId;
             try
             {
-                var reader = new MarshalReader(buffer.AsSpan(0, length), connection.Options.Limits) { Context = connection };
+                var reader = new MarshalReader(buffer.AsSpan(0, length), connection.Options.Limits) { Context = scope };
                 connection.Invoke(target, call.MethodId, ref reader, call);
             }
             catch (Exception ex)

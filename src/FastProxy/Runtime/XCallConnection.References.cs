@@ -16,6 +16,10 @@ namespace XCall.Runtime;
 // again. So every export and import records the link it went over: when that link is lost, its entries
 // go (OnLinkLost), and a proxy of an older link fails its calls as disconnected, before its frame goes
 // out, instead of reaching whatever object the new peer has under the same id; its release is not sent.
+// The link of an import is the one its frame came on, not the current one: a reply belongs to the link
+// its call went out on (PendingCall.Link), a call's arguments to the link it arrived on; both are read
+// through a LinkScope context naming it. An import from a link already lost (or older than an entry for
+// the same id) gets a dead proxy that is not entered in the table.
 public sealed partial class XCallConnection
 {
     private const ulong FirstExportId = 1UL << 32;
@@ -26,6 +30,8 @@ public sealed partial class XCallConnection
     private readonly Dictionary<object, ulong> _exportIds = new(ReferenceEqualityComparer.Instance);
     private readonly Dictionary<ulong, ImportedReference> _imports = new();
     private ulong _nextExportId = FirstExportId;
+    private volatile int _lostLink = -1; // the newest link generation lost (everything at or below it is dead)
+    private volatile LinkScope? _linkScope;
 
     /// <summary>How many objects this side exposes by reference to the peer (objects sent as [Remotable] values and not released yet).</summary>
     public int ExposedObjectCount
@@ -51,6 +57,22 @@ public sealed partial class XCallConnection
         }
     }
 
+    /// <summary>The reader context for payloads that came over link <paramref name="link"/> (one object per link, cached for the newest).</summary>
+    internal LinkScope ScopeOf(int link)
+    {
+        LinkScope? scope = _linkScope;
+        if (scope is not null && scope.Link == link)
+        {
+            return scope;
+        }
+        scope = new LinkScope(this, link);
+        if (_linkScope is not { } cached || cached.Link < link)
+        {
+            _linkScope = scope;
+        }
+        return scope;
+    }
+
     /// <summary>Exposes <paramref name="target"/> by reference (the same object always gets the same id) and counts one more send.</summary>
     internal ulong ExportObject(object target, Dispatcher dispatcher)
     {
@@ -66,9 +88,19 @@ public sealed partial class XCallConnection
                     exported.Sent++;
                     return id;
                 }
+                if (exported.Link > link)
+                {
+                    // This frame goes over a link older than the entry's (it is dead and the frame will not
+                    // arrive): leave the newer link's entry and its count alone.
+                    return _nextExportId++;
+                }
                 // Sent over a link that is gone (its loss is not handled yet): the new peer gets a new id.
                 _exports.Remove(id);
                 _exportIds.Remove(target);
+            }
+            if (link <= _lostLink)
+            {
+                return _nextExportId++; // nothing can reach it over a lost link: not entered
             }
             id = _nextExportId++;
             _exportIds.Add(target, id);
@@ -95,12 +127,21 @@ public sealed partial class XCallConnection
     }
 
     /// <summary>The proxy for the peer's object <paramref name="objectId"/>: one per id while it lives.</summary>
-    internal T ImportProxy<T>(ulong objectId) where T : class
+    internal T ImportProxy<T>(ulong objectId, int link) where T : class
     {
-        int link = Channel.LinkGeneration;
         lock (_objectLock)
         {
-            if (_imports.TryGetValue(objectId, out ImportedReference? reference) && reference.Link != link)
+            _imports.TryGetValue(objectId, out ImportedReference? reference);
+            if (link <= _lostLink || (reference is not null && reference.Link > link))
+            {
+                // From a link that is gone: the object is unreachable, and the id may name another object on
+                // the current link. A proxy that fails its calls, kept out of the table, with nothing to release.
+                ImportedReference dead = new(objectId, link);
+                T deadProxy = ContractRegistry.Get<T>().CreateProxy(this, objectId);
+                ((ProxyBase)(object)deadProxy).Reference = dead;
+                return deadProxy;
+            }
+            if (reference is not null && reference.Link != link)
             {
                 // The same id from the peer of an earlier link: another object. The old proxies keep their
                 // (dead) reference and fail; this one starts afresh.
@@ -206,6 +247,10 @@ public sealed partial class XCallConnection
     {
         lock (_objectLock)
         {
+            if (linkGeneration > _lostLink)
+            {
+                _lostLink = linkGeneration;
+            }
             foreach (KeyValuePair<ulong, ExportedObject> export in _exports.Where(e => e.Value.Link <= linkGeneration).ToArray())
             {
                 _exports.Remove(export.Key);
@@ -228,6 +273,18 @@ public sealed partial class XCallConnection
             // Proxies stay un-released, so their calls fail as disconnected rather than disposed.
             _imports.Clear();
         }
+    }
+
+    /// <summary>
+    /// The context of a reader of a payload that came over one link (<see cref="XCall.Marshal.MarshalReader.Context"/>):
+    /// references in it belong to that link.
+    /// </summary>
+    internal sealed class LinkScope(XCallConnection connection, int link)
+    {
+        public XCallConnection Connection { get; } = connection;
+
+        /// <summary>The <see cref="FrameChannel.LinkGeneration"/> the payload came over.</summary>
+        public int Link { get; } = link;
     }
 
     private sealed class ExportedObject(object target, Dispatcher dispatcher, int link)

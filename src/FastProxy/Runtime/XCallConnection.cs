@@ -151,9 +151,9 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     [EditorBrowsable(EditorBrowsableState.Never)]
     public IBufferWriter<byte> BeginCall(ulong objectId, uint methodId, bool isAsync, out PendingCall call, ProxyBase? proxy = null)
     {
-        if (proxy?.Reference is { Released: true })
+        if (proxy?.Reference is { } reference && (reference.Released || reference.Link <= _lostLink))
         {
-            ThrowReleased(proxy);
+            ThrowReleasedOrLost(proxy);
         }
         call = RentCall(methodId, isAsync);
         call.Proxy = proxy;
@@ -164,6 +164,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
             if (parentCallId == 0)
             {
                 IBufferWriter<byte> plain = Channel.BeginFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId));
+                call.Link = Channel.LinkGeneration;
                 if (proxy?.Reference is not null)
                 {
                     CheckLinkOrAbort(proxy);
@@ -171,6 +172,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
                 return plain;
             }
             IBufferWriter<byte> output = Channel.BeginFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId, FrameFlags.Nested));
+            call.Link = Channel.LinkGeneration;
             if (proxy?.Reference is not null)
             {
                 CheckLinkOrAbort(proxy);
@@ -414,9 +416,9 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     [EditorBrowsable(EditorBrowsableState.Never)]
     public IBufferWriter<byte> BeginOneWay(ProxyBase proxy, uint methodId)
     {
-        if (proxy.Reference is { Released: true })
+        if (proxy.Reference is { } reference && (reference.Released || reference.Link <= _lostLink))
         {
-            ThrowReleased(proxy);
+            ThrowReleasedOrLost(proxy);
         }
         IBufferWriter<byte> output = Channel.BeginFrame(new FrameHeader(FrameKind.OneWay, 0, proxy.ObjectId, methodId));
         if (proxy.Reference is not null)
@@ -520,8 +522,18 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void ThrowReleased(ProxyBase proxy) =>
-        throw new ObjectDisposedException(proxy.Contract.ContractName, $"The reference to object {proxy.ObjectId} of the peer was released (disposed).");
+    private void ThrowReleasedOrLost(ProxyBase proxy) =>
+        throw (proxy.Reference!.Released ? Released(proxy) : ReferenceLost(proxy));
+
+    /// <summary>The failure of a call on (or a send of) a reference proxy that was disposed.</summary>
+    internal static ObjectDisposedException Released(ProxyBase proxy) =>
+        new(proxy.Contract.ContractName, $"The reference to object {proxy.ObjectId} of the peer was released (disposed).");
+
+    /// <summary>The failure of a call on (or a send of) a reference proxy that came over a link that was lost.</summary>
+    internal XCallDisconnectedException ReferenceLost(ProxyBase proxy) =>
+        new(RemoteEndpoint,
+            $"the reference to object {proxy.ObjectId} ({proxy.Contract.ContractName}) came over a link that was lost; " +
+            "references do not survive a reconnect: get the object again from the service");
 
     /// <summary>
     /// With the frame begun (so the link it goes on is settled): a reference received over an earlier link
@@ -536,10 +548,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
             return;
         }
         Channel.AbortFrame();
-        throw new XCallDisconnectedException(
-            RemoteEndpoint,
-            $"the reference to object {proxy.ObjectId} ({proxy.Contract.ContractName}) came over a link that was lost; " +
-            "references do not survive a reconnect: get the object again from the service");
+        throw ReferenceLost(proxy);
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -549,9 +558,9 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     /// <summary>Sends a frame without payload; with <paramref name="link"/> >= 0, only over that link (see <see cref="FrameChannel.LinkGeneration"/>).</summary>
     private void TrySendControl(FrameKind kind, ulong callId, ulong objectId, uint methodId, int link = -1)
     {
-        if (IsClosed)
+        if (IsClosed || (link >= 0 && link <= _lostLink))
         {
-            return;
+            return; // (about an object of a lost link: no frame, so no reconnect for it either)
         }
         try
         {

@@ -23,7 +23,12 @@ public abstract class FrameChannel : IDisposable
     /// replaces a lost link with a new one (reconnecting) counts up before the new link carries a frame.
     /// Object references received over one link mean nothing on the next (the peer that exposed them is gone).
     /// </summary>
-    public virtual int LinkGeneration => 0;
+    public int LinkGeneration => Volatile.Read(ref _linkGeneration);
+
+    private int _linkGeneration;
+
+    /// <summary>For a channel that replaces its link: counts <see cref="LinkGeneration"/> up, before the new link carries a frame; returns the new value.</summary>
+    protected int NextLinkGeneration() => Interlocked.Increment(ref _linkGeneration);
 
     /// <summary>Starts delivering incoming frames to <paramref name="handler"/>.</summary>
     public abstract void Start(IFrameHandler handler);
