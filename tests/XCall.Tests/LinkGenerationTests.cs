@@ -52,6 +52,27 @@ public sealed class LinkGenerationTests
     }
 
     [Fact]
+    public void A_reply_to_a_call_that_came_over_the_lost_link_is_not_sent_on_the_link_that_replaced_it()
+    {
+        using var rig = new Rig();
+        // Server A calls this callback back; while it runs, link 0 is lost and another thread reconnects.
+        var callback = new ActingCallback(() =>
+        {
+            rig.KillFirstLink();
+            var other = new Thread(() => rig.Service.CreateCounter(1));
+            other.Start();
+            other.Join();
+        });
+
+        Assert.Throws<XCallDisconnectedException>(() => rig.Service.CallBack(callback, 1));
+
+        Assert.Equal(1, callback.Calls);
+        Assert.NotNull(rig.Second);
+        Assert.Equal(0, rig.Second.Replies); // the callback's reply was for server A: dropped, not sent to server B
+        Assert.Equal(2, rig.Service.CreateCounter(1).Next()); // link 1 serves on
+    }
+
+    [Fact]
     public void A_frame_begun_on_the_lost_link_is_committed_there_not_on_the_link_that_replaced_it()
     {
         var first = new CountingLink();
@@ -91,7 +112,8 @@ public sealed class LinkGenerationTests
                 Interlocked.Increment(ref _connects);
                 (InMemoryChannel client1, InMemoryChannel server1) = InMemoryChannel.CreatePair("link1");
                 serverB.Attach(server1);
-                return client1;
+                Second = new HookedLink(client1);
+                return Second;
             }, s_options);
             Channel = channel;
             Connection = new XCallConnection(channel);
@@ -102,6 +124,8 @@ public sealed class LinkGenerationTests
         }
 
         public HookedLink First { get; }
+
+        public HookedLink? Second { get; private set; }
 
         public FrameChannel Channel { get; }
 
@@ -119,6 +143,25 @@ public sealed class LinkGenerationTests
         }
 
         public void Dispose() => Connection.Dispose();
+    }
+
+    /// <summary>A client callback that runs an action on its first report.</summary>
+    private sealed class ActingCallback(Action action) : ICallback
+    {
+        private int _calls;
+
+        public int Calls => Volatile.Read(ref _calls);
+
+        public int Report(int value)
+        {
+            if (Interlocked.Increment(ref _calls) == 1)
+            {
+                action();
+            }
+            return value;
+        }
+
+        public int Nested(int depth) => depth;
     }
 
     /// <summary>A link that counts the frames begun and committed on it, and can be lost on demand.</summary>
@@ -178,7 +221,19 @@ public sealed class LinkGenerationTests
 
         public override void Start(IFrameHandler handler) => inner.Start(handler);
 
-        public override IBufferWriter<byte> BeginFrame(in FrameHeader header) => inner.BeginFrame(header);
+        /// <summary>Reply frames this side began on the link.</summary>
+        public int Replies => Volatile.Read(ref _replies);
+
+        private int _replies;
+
+        public override IBufferWriter<byte> BeginFrame(in FrameHeader header)
+        {
+            if (header.Kind == FrameKind.Reply)
+            {
+                Interlocked.Increment(ref _replies);
+            }
+            return inner.BeginFrame(header);
+        }
 
         public override void CommitFrame() => inner.CommitFrame();
 

@@ -15,6 +15,8 @@ public sealed class ServerCall
     private CancellationTokenSource? _cts;
     private bool _cancelRequested;
     private bool _frameOpen;
+    private System.Buffers.ArrayBufferWriter<byte>? _discard;
+    private bool _discarding; // a reply nobody can receive is being written into _discard
 
     internal ServerCall(XCallConnection connection) => Connection = connection;
 
@@ -25,6 +27,9 @@ public sealed class ServerCall
     internal uint MethodId { get; private set; }
 
     internal bool IsOneWay { get; private set; }
+
+    /// <summary>The <see cref="Transport.FrameChannel.LinkGeneration"/> the call arrived on: its reply goes back on that link or nowhere.</summary>
+    internal int Link { get; set; }
 
     internal bool Replied { get; private set; }
 
@@ -81,6 +86,7 @@ public sealed class ServerCall
         IsOneWay = oneWay;
         Replied = false;
         _frameOpen = false;
+        _discarding = false;
         _argumentsTimestamp = 0;
         _replyTimestamp = 0;
         _replyBytes = 0;
@@ -162,10 +168,32 @@ public sealed class ServerCall
         {
             _replyTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
         }
+        if (Connection.IsLinkLost(Link))
+        {
+            return Discard();
+        }
         // Open only once the channel began the frame: a channel that refuses (closed) holds nothing to abort.
         System.Buffers.IBufferWriter<byte> output = Connection.Channel.BeginFrame(new FrameHeader(FrameKind.Reply, CallId, 0, MethodId));
+        if (Connection.Channel.LinkGeneration != Link)
+        {
+            Connection.Channel.AbortFrame();
+            return Discard();
+        }
         _frameOpen = true;
         return output;
+    }
+
+    /// <summary>
+    /// The call came over a link that is gone (a reconnecting channel replaced it): the reply is written into
+    /// a scratch buffer and dropped, never sent to the peer of the new link, whose own calls may have this id.
+    /// </summary>
+    private System.Buffers.IBufferWriter<byte> Discard()
+    {
+        _discard ??= new System.Buffers.ArrayBufferWriter<byte>();
+        _discard.ResetWrittenCount();
+        _discarding = true;
+        _frameOpen = true;
+        return _discard;
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -173,7 +201,18 @@ public sealed class ServerCall
     {
         _frameOpen = false;
         Replied = true;
+        if (_discarding)
+        {
+            EndDiscard();
+            return;
+        }
         Connection.Channel.CommitFrame();
+    }
+
+    private void EndDiscard()
+    {
+        _discarding = false;
+        _discard!.ResetWrittenCount();
     }
 
     internal void AbortOpenFrame()
@@ -181,6 +220,11 @@ public sealed class ServerCall
         if (_frameOpen)
         {
             _frameOpen = false;
+            if (_discarding)
+            {
+                EndDiscard();
+                return;
+            }
             Connection.Channel.AbortFrame();
         }
     }

@@ -186,9 +186,18 @@ public sealed partial class XCallConnection
     private void SendError(ServerCall call, Exception error)
     {
         var header = new FrameHeader(FrameKind.Error, call.CallId, 0, call.MethodId);
+        if (IsLinkLost(call.Link))
+        {
+            return; // the call came over a link that is gone: its caller is not on the current one
+        }
         try
         {
             var writer = new MarshalWriter(Channel.BeginFrame(header));
+            if (Channel.LinkGeneration != call.Link)
+            {
+                Channel.AbortFrame();
+                return;
+            }
             try
             {
                 RemoteError.Write(ref writer, error);
@@ -225,6 +234,7 @@ public sealed partial class XCallConnection
             call ??= new ServerCall(this);
         }
         call.Prepare(callId, methodId, oneWay);
+        call.Link = Channel.LinkGeneration;
         return call;
     }
 

@@ -57,6 +57,9 @@ public sealed partial class XCallConnection
         }
     }
 
+    /// <summary>Whether link <paramref name="link"/> is gone: lost, or replaced by a newer one.</summary>
+    internal bool IsLinkLost(int link) => link <= _lostLink || link < Channel.LinkGeneration;
+
     /// <summary>The reader context for payloads that came over link <paramref name="link"/> (one object per link, cached for the newest).</summary>
     internal LinkScope ScopeOf(int link)
     {
