@@ -36,6 +36,11 @@ internal sealed partial class TcpFrameChannel
     private const int MaxParkMs = 16;
     private const int MaxPollMs = 1000;
 
+    // A leading caller with no deadline still waits for bytes in slices of this: its call may end without a
+    // byte arriving (its token cancelled, its link lost), and a blocking receive would hold it until the peer
+    // sends something (the next heartbeat, or nothing ever with heartbeats off).
+    private const int CallCheckMs = 50;
+
     private static long s_leads;
 
     private readonly object _readerGate = new();
@@ -136,6 +141,12 @@ internal sealed partial class TcpFrameChannel
                     // In slices: Socket.Poll takes at most about 35 minutes, and the loop re-checks the call.
                     timeoutMs = (int)Math.Min(left, MaxPollMs);
                 }
+                else if (_link is SocketLink)
+                {
+                    // (With TLS the socket's readiness says nothing of data the TLS stream already decrypted:
+                    // there the receive blocks as before.)
+                    timeoutMs = CallCheckMs;
+                }
                 if (!ReceiveOnce(handler, timeoutMs))
                 {
                     break;
@@ -167,8 +178,8 @@ internal sealed partial class TcpFrameChannel
     {
         try
         {
-            SpinForBytes();
-            if (timeoutMs >= 0 && !_link.Socket.Poll(TimeSpan.FromMilliseconds(timeoutMs), SelectMode.SelectRead))
+            bool ready = SpinForBytes();
+            if (!ready && timeoutMs >= 0 && !_link.Socket.Poll(TimeSpan.FromMilliseconds(timeoutMs), SelectMode.SelectRead))
             {
                 return !IsClosed;
             }
@@ -203,18 +214,24 @@ internal sealed partial class TcpFrameChannel
     /// without the thread going to sleep and being woken by the kernel, which costs more than the round trip
     /// itself on an idle machine. With TLS the socket's bytes say nothing about decrypted data: no spin.
     /// </summary>
-    private void SpinForBytes()
+    /// <returns>True when bytes are there (the receive will not block).</returns>
+    private bool SpinForBytes()
     {
         if (_replySpinTicks <= 0 || _link is not SocketLink)
         {
-            return;
+            return false;
         }
         Socket socket = _link.Socket;
         long until = Stopwatch.GetTimestamp() + _replySpinTicks;
-        while (socket.Available == 0 && Stopwatch.GetTimestamp() < until && !IsClosed)
+        while (socket.Available == 0)
         {
+            if (Stopwatch.GetTimestamp() >= until || IsClosed)
+            {
+                return false;
+            }
             Thread.Yield(); // a runnable thread of this process (a continuation of the frame just read) gets the core
         }
+        return true;
     }
 
     /// <summary>

@@ -161,12 +161,14 @@ public sealed class PendingCall : IValueTaskSource
         ReplyTimestamp = 0;
         _state = Waiting;
         CancelledBeforeSend = false;
+        CancelledToken = default;
         EndNested(); // nothing waits here unless a caller's wait ended in an exception
-        Volatile.Write(ref _claimId, callId);
         if (isAsync)
         {
+            // Before the id is published: a close failing every published call may complete this one at once.
             _core.Reset();
         }
+        Volatile.Write(ref _claimId, callId);
     }
 
     /// <summary>Stores a reply payload (copied) and wakes the caller. Returns false if the call was already completed.</summary>
@@ -245,6 +247,9 @@ public sealed class PendingCall : IValueTaskSource
 
     /// <summary>Set when the caller's token was already cancelled before the frame was sent.</summary>
     internal bool CancelledBeforeSend { get; set; }
+
+    /// <summary>The caller's token when <see cref="CancelledBeforeSend"/>: the exception carries it.</summary>
+    internal CancellationToken CancelledToken { get; set; }
 
     /// <summary>Waits for completion or a nested call to run (<see cref="WaitOver"/>): spins briefly, then blocks.
     /// Returns false when <paramref name="deadline"/> passed.</summary>

@@ -210,7 +210,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         {
             // The token was cancelled before anything was sent: drop the frame, fail the call here.
             Channel.AbortFrame();
-            call.CompleteWithFailure(call.CallId, new OperationCanceledException());
+            call.CompleteWithFailure(call.CallId, new OperationCanceledException(call.CancelledToken));
             return;
         }
         if (call.StartTimestamp != 0)
@@ -327,7 +327,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         using CancellationTokenRegistration timeoutReg = timeoutCts is null ? default : timeoutCts.Token.UnsafeRegister(static s =>
         {
             var (conn, c, t) = ((XCallConnection, PendingCall, TimeSpan))s!;
-            conn.CancelPending(c, new XCallTimeoutException(conn.RemoteEndpoint, $"0x{c.MethodId:x8}", t));
+            conn.CancelPending(c, new XCallTimeoutException(conn.RemoteEndpoint, MethodName(c), t));
         }, (this, call, timeout));
         await call.AsValueTask().ConfigureAwait(false);
     }
@@ -344,10 +344,14 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         }
     }
 
+    /// <summary>The call's method as a user reads it (<c>ICalc.Add</c>), or its id without a proxy.</summary>
+    private static string MethodName(PendingCall call) =>
+        call.Proxy is { } proxy ? $"{proxy.Contract.ContractName}.{proxy.Contract.GetMethodName(call.MethodId)}" : $"0x{call.MethodId:x8}";
+
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void TimeOut(PendingCall call, TimeSpan timeout)
     {
-        var error = new XCallTimeoutException(RemoteEndpoint, $"0x{call.MethodId:x8}", timeout);
+        var error = new XCallTimeoutException(RemoteEndpoint, MethodName(call), timeout);
         CancelPending(call, error);
         // The reply may have raced in; whichever completed the call wins, and the reader reports it. If the
         // reply won, it may still be copying: wait for it to finish before the reply is read.
@@ -366,6 +370,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         {
             // Registering would run the callback here, on the thread whose call frame is still open.
             call.CancelledBeforeSend = true;
+            call.CancelledToken = cancellationToken;
             return default;
         }
         return cancellationToken.UnsafeRegister(static (s, ct) =>
@@ -580,6 +585,12 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         {
             // This thread has a frame open (a token cancelled on the calling thread while its call was being
             // written): the call already failed here; its frame still goes out, without a cancel after it.
+        }
+        catch (Exception)
+        {
+            // A control frame is advice to the peer (cancel, release, pong): it runs from timer and token
+            // callbacks and finalizer work items, where an exception would end the process. A channel that
+            // cannot send it (a reconnect refused, say) fails the next real call instead.
         }
     }
 
