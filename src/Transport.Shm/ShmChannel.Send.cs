@@ -8,7 +8,15 @@ internal sealed partial class ShmChannel
     /// <inheritdoc/>
     public override IBufferWriter<byte> BeginFrame(in FrameHeader header)
     {
-        _sendLock.Enter();
+        long deadline = SendDeadline;
+        if (deadline == 0)
+        {
+            _sendLock.Enter();
+        }
+        else if (!_sendLock.TryEnter(RemainingMs(deadline)))
+        {
+            throw new XCallTimeoutException(_endpoint, "another frame of the connection held the send side for the call's timeout (the peer takes no data)");
+        }
         try
         {
             if (Volatile.Read(ref _stopping) != 0)
@@ -19,6 +27,7 @@ internal sealed partial class ShmChannel
             {
                 throw new InvalidOperationException("BeginFrame was called again on this thread before CommitFrame or AbortFrame.");
             }
+            _writer.Deadline = deadline;
             _writer.BeginFrame(header);
             return _writer;
         }
@@ -40,6 +49,7 @@ internal sealed partial class ShmChannel
         }
         finally
         {
+            StopIfBroken();
             _sendLock.Exit();
         }
     }
@@ -50,14 +60,28 @@ internal sealed partial class ShmChannel
         CheckSendLockHeld();
         try
         {
-            if (_writer.IsFrameOpen && _writer.Abort())
+            if (_writer.Broken || Volatile.Read(ref _stopping) != 0)
+            {
+                _writer.Drop(); // no abort record: it would wait for room the peer never frees; the ring goes with the channel
+            }
+            else if (_writer.IsFrameOpen && _writer.Abort())
             {
                 _outSignal.WakeConsumerIfSleeping();
             }
         }
         finally
         {
+            StopIfBroken();
             _sendLock.Exit();
+        }
+    }
+
+    /// <summary>A frame timed out half published: nothing more can follow it in the ring, so the channel stops.</summary>
+    private void StopIfBroken()
+    {
+        if (_writer.Broken)
+        {
+            RequestStop(StopKind.Fault, new XCallTimeoutException(_endpoint, "the peer stopped taking data in the middle of a frame; the connection is closed"));
         }
     }
 

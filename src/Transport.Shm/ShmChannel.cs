@@ -54,7 +54,7 @@ internal sealed partial class ShmChannel : FrameChannel
         _inSignal = new RingSignal(incoming, options.IdleStrategy, endpoint, portableWake, poke);
         _outSignal = new RingSignal(outgoing, options.IdleStrategy, endpoint, portableWake, poke);
         _reader = new RingReader(incoming, _inSignal, options.MaxFrameLength);
-        _writer = new RingWriter(outgoing, _outSignal);
+        _writer = new RingWriter(outgoing, _outSignal) { Endpoint = endpoint };
         _outgoing = outgoing;
         _monitorThread = new Thread(MonitorLoop) { IsBackground = true, Name = $"xcall {endpoint} monitor" };
         _monitorThread.Start();

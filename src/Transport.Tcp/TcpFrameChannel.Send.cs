@@ -44,13 +44,15 @@ internal sealed partial class TcpFrameChannel
     private long _sendCount;
     private int _holdingThread;
     private bool _held;
+    private long _frameDeadline; // the open frame's SendDeadline (0: none), for the write that sends it
 
     public override IBufferWriter<byte> BeginFrame(in FrameHeader header)
     {
+        long deadline = SendDeadline;
         Monitor.Enter(_sendLock);
         if (_frameOpen || _closed != 0 || (_flushing && _filling.Length >= HighWater))
         {
-            WaitToBeginUnsynchronized();
+            WaitToBeginUnsynchronized(deadline);
         }
         try
         {
@@ -66,6 +68,7 @@ internal sealed partial class TcpFrameChannel
         }
         _framePayload = 0;
         _frameOpen = true;
+        _frameDeadline = deadline;
         return _writer;
     }
 
@@ -74,7 +77,7 @@ internal sealed partial class TcpFrameChannel
         if (!CompleteFrameAndStayQueued())
         {
             _flushing = true;
-            FlushAndExit();
+            FlushAndExit(_frameDeadline);
         }
     }
 
@@ -176,7 +179,7 @@ internal sealed partial class TcpFrameChannel
     internal long SendCount => Volatile.Read(ref _sendCount);
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private void WaitToBeginUnsynchronized()
+    private void WaitToBeginUnsynchronized(long deadline)
     {
         if (_frameOpen)
         {
@@ -196,8 +199,13 @@ internal sealed partial class TcpFrameChannel
                 return;
             }
             _waitingForRoom++;
-            Monitor.Wait(_sendLock);
+            bool woken = Monitor.Wait(_sendLock, RemainingMs(deadline));
             _waitingForRoom--;
+            if (!woken && _flushing && _filling.Length >= HighWater && _closed == 0)
+            {
+                Monitor.Exit(_sendLock);
+                throw new XCallTimeoutException(_endpoint, "the frames queued before this one were not taken within the call's timeout (the peer takes no data)");
+            }
         }
     }
 
@@ -206,7 +214,7 @@ internal sealed partial class TcpFrameChannel
     /// lock released. After <see cref="MaxFlushRounds"/> batches it hands the work to the thread pool, so a
     /// caller is not kept writing other callers' frames forever.
     /// </summary>
-    private void FlushAndExit()
+    private void FlushAndExit(long deadline = 0)
     {
         int rounds = 0;
         while (true)
@@ -224,9 +232,16 @@ internal sealed partial class TcpFrameChannel
             Exception? error = null;
             try
             {
-                batch.WriteTo(_link);
+                if (deadline == 0)
+                {
+                    batch.WriteTo(_link);
+                }
+                else
+                {
+                    WriteBefore(batch, deadline);
+                }
             }
-            catch (Exception ex) when (ex is SocketException or IOException or ObjectDisposedException)
+            catch (Exception ex) when (ex is SocketException or IOException or ObjectDisposedException or XCallTimeoutException)
             {
                 error = ex;
             }
@@ -236,6 +251,10 @@ internal sealed partial class TcpFrameChannel
             if (error is not null || _closed != 0 || _filling.Length == 0)
             {
                 _flushing = false;
+                if (error is not null)
+                {
+                    _filling.Reset(); // the connection closes below: what was queued behind the failed write never leaves
+                }
                 AssertInvariantsUnsynchronized();
                 if (_waitingForRoom > 0)
                 {
@@ -244,6 +263,12 @@ internal sealed partial class TcpFrameChannel
                 Monitor.Exit(_sendLock);
                 if (error is not null)
                 {
+                    if (error is XCallTimeoutException timedOut)
+                    {
+                        // Part of a frame may be on the wire: nothing can follow it, the connection closes.
+                        Close(timedOut);
+                        throw timedOut;
+                    }
                     Close(TranslateError(error));
                     throw ClosedError();
                 }
@@ -257,6 +282,43 @@ internal sealed partial class TcpFrameChannel
             }
         }
     }
+
+    /// <summary>A flush bounded by a call's send deadline: the socket's send timeout is set for the write and cleared after it.</summary>
+    private void WriteBefore(SendBuffer batch, long deadline)
+    {
+        int left = RemainingMs(deadline);
+        if (left == 0)
+        {
+            throw SendTimedOut();
+        }
+        Socket socket = _link.Socket;
+        socket.SendTimeout = left;
+        try
+        {
+            batch.WriteTo(_link);
+        }
+        catch (Exception ex) when (IsSendTimeout(ex) || ((ex is SocketException or IOException) && Environment.TickCount64 >= deadline))
+        {
+            throw SendTimedOut();
+        }
+        finally
+        {
+            try
+            {
+                socket.SendTimeout = 0;
+            }
+            catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
+            {
+                // The socket is gone: the write's own outcome tells.
+            }
+        }
+    }
+
+    private static bool IsSendTimeout(Exception ex) =>
+        (ex as SocketException ?? ex.InnerException as SocketException)?.SocketErrorCode is SocketError.TimedOut or SocketError.WouldBlock;
+
+    private XCallTimeoutException SendTimedOut() =>
+        new(_endpoint, "the peer took no data within the call's timeout (its receive window and our socket buffer stayed full); the connection is closed");
 
     private Span<byte> GetFrameSpan(int sizeHint)
     {

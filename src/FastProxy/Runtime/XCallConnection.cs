@@ -40,7 +40,12 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     {
         Channel = channel;
         Options = options ?? ConnectionOptions.Default;
+        // The call timeout bounds the sending of a call's frame too (0: no bound, the default).
+        TimeSpan timeout = Options.CallTimeout;
+        _sendTimeoutMs = timeout == Timeout.InfiniteTimeSpan ? 0 : Math.Max(1, (long)timeout.TotalMilliseconds);
     }
+
+    private readonly long _sendTimeoutMs;
 
     /// <summary>The transport connection.</summary>
     public FrameChannel Channel { get; }
@@ -161,9 +166,14 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         try
         {
             ulong parentCallId = isAsync ? 0 : NestingCallId();
+            if (_sendTimeoutMs != 0)
+            {
+                FrameChannel.SendDeadline = Environment.TickCount64 + _sendTimeoutMs;
+            }
             if (parentCallId == 0)
             {
                 IBufferWriter<byte> plain = Channel.BeginFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId));
+                FrameChannel.SendDeadline = 0;
                 call.Link = Channel.LinkGeneration;
                 if (proxy?.Reference is not null)
                 {
@@ -172,6 +182,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
                 return plain;
             }
             IBufferWriter<byte> output = Channel.BeginFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId, FrameFlags.Nested));
+            FrameChannel.SendDeadline = 0;
             call.Link = Channel.LinkGeneration;
             if (proxy?.Reference is not null)
             {
@@ -183,6 +194,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         }
         catch
         {
+            FrameChannel.SendDeadline = 0;
             ReturnCall(call);
             throw;
         }
@@ -425,7 +437,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         {
             ThrowReleasedOrLost(proxy);
         }
-        IBufferWriter<byte> output = Channel.BeginFrame(new FrameHeader(FrameKind.OneWay, 0, proxy.ObjectId, methodId));
+        IBufferWriter<byte> output = BeginOneWayFrame(proxy.ObjectId, methodId);
         if (proxy.Reference is not null)
         {
             CheckLinkOrAbort(proxy);
@@ -435,8 +447,24 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
 
     /// <summary>Begins a one-way call frame to object <paramref name="objectId"/> without a proxy.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
-    public IBufferWriter<byte> BeginOneWay(ulong objectId, uint methodId) =>
-        Channel.BeginFrame(new FrameHeader(FrameKind.OneWay, 0, objectId, methodId));
+    public IBufferWriter<byte> BeginOneWay(ulong objectId, uint methodId) => BeginOneWayFrame(objectId, methodId);
+
+    private IBufferWriter<byte> BeginOneWayFrame(ulong objectId, uint methodId)
+    {
+        if (_sendTimeoutMs == 0)
+        {
+            return Channel.BeginFrame(new FrameHeader(FrameKind.OneWay, 0, objectId, methodId));
+        }
+        FrameChannel.SendDeadline = Environment.TickCount64 + _sendTimeoutMs;
+        try
+        {
+            return Channel.BeginFrame(new FrameHeader(FrameKind.OneWay, 0, objectId, methodId));
+        }
+        finally
+        {
+            FrameChannel.SendDeadline = 0;
+        }
+    }
 
     /// <summary>Publishes a one-way call frame.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]

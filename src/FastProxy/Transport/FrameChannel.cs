@@ -30,6 +30,27 @@ public abstract class FrameChannel : IDisposable
     /// <summary>For a channel that replaces its link: counts <see cref="LinkGeneration"/> up, before the new link carries a frame; returns the new value.</summary>
     protected int NextLinkGeneration() => Interlocked.Increment(ref _linkGeneration);
 
+    [ThreadStatic]
+    private static long t_sendDeadline;
+
+    /// <summary>
+    /// The <see cref="Environment.TickCount64"/> by which the frame this thread begins next must be out (0: no
+    /// deadline): set by the connection around <see cref="BeginFrame"/> from the call's timeout. A transport
+    /// reads it in <see cref="BeginFrame"/> and bounds every wait of that frame's sending with it (for the
+    /// send side, for room in its buffer); past it, it throws <see cref="XCallTimeoutException"/>, and a
+    /// transport that had already put part of the frame on the wire closes the channel (the frame cannot be
+    /// taken back).
+    /// </summary>
+    public static long SendDeadline
+    {
+        get => t_sendDeadline;
+        set => t_sendDeadline = value;
+    }
+
+    /// <summary>Milliseconds left until <paramref name="deadline"/> (a <see cref="SendDeadline"/>): -1 for none, 0 once past.</summary>
+    protected static int RemainingMs(long deadline) =>
+        deadline == 0 ? -1 : (int)Math.Clamp(deadline - Environment.TickCount64, 0, int.MaxValue);
+
     /// <summary>Starts delivering incoming frames to <paramref name="handler"/>.</summary>
     public abstract void Start(IFrameHandler handler);
 

@@ -180,7 +180,7 @@ internal sealed unsafe class RingSignal
     /// One idle turn of a producer waiting for room: spins or yields per the strategy, then sleeps until the
     /// consumer moves past <paramref name="observedConsumer"/>. Throws once the channel stops.
     /// </summary>
-    public void WaitForSpace(ref IdleSpinner spinner, long observedConsumer)
+    public void WaitForSpace(ref IdleSpinner spinner, long observedConsumer, int timeoutMs = -1)
     {
         ThrowIfStopping();
         SpaceWaitObserved?.Invoke();
@@ -194,11 +194,11 @@ internal sealed unsafe class RingSignal
         {
             if (_useFutex)
             {
-                Futex.Wait(_ring.ProducerWakeSeq, seq, -1);
+                Futex.Wait(_ring.ProducerWakeSeq, seq, timeoutMs);
             }
             else if (Volatile.Read(ref *_ring.ProducerWakeSeq) == seq)
             {
-                _producerLocal!.Wait();
+                _producerLocal!.Wait(timeoutMs);
             }
         }
         Volatile.Write(ref *_ring.ProducerSleeping, 0);

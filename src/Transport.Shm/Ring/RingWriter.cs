@@ -65,6 +65,24 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>
         RefreshLimit(0);
     }
 
+    /// <summary>
+    /// The <see cref="Environment.TickCount64"/> by which the next frame must be out (0: none), set before
+    /// <see cref="BeginFrame"/>: every wait for room of that frame ends there with <see cref="XCallTimeoutException"/>.
+    /// </summary>
+    public long Deadline { get; set; }
+
+    /// <summary>The peer's address, for the timeout's message.</summary>
+    public string Endpoint { get; set; } = "shm://";
+
+    /// <summary>
+    /// Set when a deadline passed while part of the open frame was already published (streaming): the reader
+    /// holds a frame that will never end, so the ring is unusable and the channel must stop.
+    /// </summary>
+    public bool Broken { get; private set; }
+
+    /// <summary>Forgets the open frame without writing anything (the channel stops, the ring goes with it).</summary>
+    public void Drop() => _open = false;
+
     /// <summary>True between <see cref="BeginFrame"/> and <see cref="Commit"/> / <see cref="Abort"/>.</summary>
     public bool IsFrameOpen => _open;
 
@@ -321,7 +339,7 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>
                 PublishOpenRecord(RecordType.FrameChunk);
                 return;
             }
-            _signal.WaitForSpace(ref spinner, consumer);
+            WaitForRoom(ref spinner, consumer);
         }
     }
 
@@ -403,7 +421,7 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>
             var spinner = new IdleSpinner();
             while (!RefreshLimit(_writePos))
             {
-                _signal.WaitForSpace(ref spinner, *_ring.ProducerCachedConsumer);
+                WaitForRoom(ref spinner, *_ring.ProducerCachedConsumer);
             }
         }
     }
@@ -415,12 +433,37 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>
         _lapEnd = LapEnd(position);
     }
 
+    /// <summary>One turn of waiting for the reader to free room, bounded by <see cref="Deadline"/>.</summary>
+    private void WaitForRoom(ref IdleSpinner spinner, long observedConsumer)
+    {
+        int timeoutMs = -1;
+        if (Deadline != 0)
+        {
+            long left = Deadline - Environment.TickCount64;
+            if (left <= 0)
+            {
+                ThrowTimedOut();
+            }
+            timeoutMs = (int)Math.Min(left, int.MaxValue);
+        }
+        _signal.WaitForSpace(ref spinner, observedConsumer, timeoutMs);
+    }
+
+    [DoesNotReturn]
+    private void ThrowTimedOut()
+    {
+        Broken = _open && _streaming;
+        throw new XCallTimeoutException(Endpoint, Broken
+            ? "the peer stopped taking data in the middle of a frame (the connection closes)"
+            : "the peer took no data for the call's timeout (its ring stayed full)");
+    }
+
     private void WaitForSpace(long end)
     {
         var spinner = new IdleSpinner();
         while (!RefreshLimit(end))
         {
-            _signal.WaitForSpace(ref spinner, *_ring.ProducerCachedConsumer);
+            WaitForRoom(ref spinner, *_ring.ProducerCachedConsumer);
         }
     }
 
