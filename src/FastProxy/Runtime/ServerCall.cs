@@ -203,9 +203,11 @@ public sealed class ServerCall
         Replied = true;
         if (_discarding)
         {
+            XCallConnection.RollBackFrameExports(); // nobody receives what the dropped reply exported
             EndDiscard();
             return;
         }
+        XCallConnection.KeepFrameExports();
         Connection.Channel.CommitFrame();
     }
 
@@ -220,6 +222,7 @@ public sealed class ServerCall
         if (_frameOpen)
         {
             _frameOpen = false;
+            XCallConnection.RollBackFrameExports();
             if (_discarding)
             {
                 EndDiscard();

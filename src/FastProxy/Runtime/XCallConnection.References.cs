@@ -57,6 +57,42 @@ public sealed partial class XCallConnection
         }
     }
 
+    // The exports written into the frame this thread has open: a frame that is dropped instead of sent (its
+    // marshalling failed, its token was cancelled before it went) takes its counts back, since the peer never
+    // gets the ids and so never releases them. Cleared when the frame is committed.
+    [ThreadStatic]
+    private static List<(XCallConnection Connection, ulong Id)>? t_frameExports;
+
+    /// <summary>The frame this thread wrote is sent: its exports stand.</summary>
+    internal static void KeepFrameExports()
+    {
+        if (t_frameExports is { Count: > 0 } exports)
+        {
+            exports.Clear();
+        }
+    }
+
+    /// <summary>The frame this thread wrote is dropped: what it exported is counted back (and forgotten at zero).</summary>
+    internal static void RollBackFrameExports()
+    {
+        if (t_frameExports is not { Count: > 0 } exports)
+        {
+            return;
+        }
+        foreach ((XCallConnection connection, ulong id) in exports)
+        {
+            lock (connection._objectLock)
+            {
+                if (connection._exports.TryGetValue(id, out ExportedObject? exported) && --exported.Sent <= 0)
+                {
+                    connection._exports.Remove(id);
+                    connection._exportIds.Remove(exported.Target);
+                }
+            }
+        }
+        exports.Clear();
+    }
+
     /// <summary>Whether link <paramref name="link"/> is gone: lost, or replaced by a newer one.</summary>
     internal bool IsLinkLost(int link) => link <= _lostLink || link < Channel.LinkGeneration;
 
@@ -89,6 +125,7 @@ public sealed partial class XCallConnection
                 if (exported.Link == link)
                 {
                     exported.Sent++;
+                    (t_frameExports ??= []).Add((this, id));
                     return id;
                 }
                 if (exported.Link > link)
@@ -108,6 +145,7 @@ public sealed partial class XCallConnection
             id = _nextExportId++;
             _exportIds.Add(target, id);
             _exports.Add(id, new ExportedObject(target, dispatcher, link) { Sent = 1 });
+            (t_frameExports ??= []).Add((this, id));
             return id;
         }
     }

@@ -204,6 +204,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     [EditorBrowsable(EditorBrowsableState.Never)]
     public void AbortCall(PendingCall call)
     {
+        RollBackFrameExports();
         try
         {
             Channel.AbortFrame();
@@ -221,6 +222,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         if (call.CancelledBeforeSend)
         {
             // The token was cancelled before anything was sent: drop the frame, fail the call here.
+            RollBackFrameExports();
             Channel.AbortFrame();
             call.CompleteWithFailure(call.CallId, new OperationCanceledException(call.CancelledToken));
             return;
@@ -229,6 +231,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         {
             call.SentTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
         }
+        KeepFrameExports();
         Channel.CommitFrame();
         TimeSpan timeout = Options.CallTimeout;
         long deadline = timeout == Timeout.InfiniteTimeSpan ? long.MaxValue : Environment.TickCount64 + (long)timeout.TotalMilliseconds;
@@ -308,6 +311,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         {
             call.SentTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
         }
+        KeepFrameExports();
         if (call.Pipelined)
         {
             Channel.CommitFrameBatched();
@@ -468,11 +472,19 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
 
     /// <summary>Publishes a one-way call frame.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
-    public void EndOneWay() => Channel.CommitFrame();
+    public void EndOneWay()
+    {
+        KeepFrameExports();
+        Channel.CommitFrame();
+    }
 
     /// <summary>Drops a one-way call frame whose arguments failed to marshal.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
-    public void AbortOneWay() => Channel.AbortFrame();
+    public void AbortOneWay()
+    {
+        RollBackFrameExports();
+        Channel.AbortFrame();
+    }
 
     // The spare call makes a thread's back-to-back calls cost one interlocked exchange to rent and one
     // to return; the free list under the lock serves calls in flight at the same time.

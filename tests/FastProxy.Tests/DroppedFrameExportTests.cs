@@ -1,0 +1,72 @@
+using XCall.Runtime;
+using XCall.Tests.Contracts;
+
+namespace XCall.FastProxy.Tests;
+
+/// <summary>Takes a reference together with something that can make the call's frame be dropped.</summary>
+[Remotable]
+public interface IReferenceTaker
+{
+    /// <summary>A reference and a token (a token cancelled before the call drops the frame).</summary>
+    int Take(ICallback callback, CancellationToken cancellationToken);
+
+    /// <summary>A reference, then a shape (an unknown shape fails the marshalling after the reference was written).</summary>
+    int TakeWithShape(ICallback callback, Shape shape);
+
+    /// <summary>One-way: a reference, then a shape.</summary>
+    [OneWay]
+    void Post(ICallback callback, Shape shape);
+}
+
+/// <summary>
+/// A reference written into a call frame that is then dropped (never sent) is not left exposed: the peer
+/// never got its id, so it would never release it and the object would stay reachable for the connection's life.
+/// </summary>
+public sealed class DroppedFrameExportTests
+{
+    [Fact]
+    public void References_written_into_frames_that_are_dropped_are_not_left_exposed()
+    {
+        (InMemoryChannel clientChannel, InMemoryChannel serverChannel) = InMemoryChannel.CreatePair("dropped");
+        using var server = new XCallConnection(serverChannel);
+        server.ExposeRoot(new Taker(), ContractRegistry.Get<IReferenceTaker>().Dispatcher);
+        server.Start();
+        using var client = new XCallConnection(clientChannel);
+        client.Start();
+        IReferenceTaker taker = client.GetProxy<IReferenceTaker>();
+        using var cancelled = new CancellationTokenSource();
+        cancelled.Cancel();
+        var kept = new Callback();
+
+        for (int i = 0; i < 5; i++)
+        {
+            Assert.ThrowsAny<OperationCanceledException>(() => taker.Take(new Callback(), cancelled.Token));
+            Assert.Throws<XCallException>(() => taker.TakeWithShape(new Callback(), new Triangle { Base = 1 }));
+            Assert.Throws<XCallException>(() => taker.Post(new Callback(), new Triangle { Base = 1 }));
+            Assert.ThrowsAny<OperationCanceledException>(() => taker.Take(kept, cancelled.Token)); // an object sent before keeps its count
+        }
+        Assert.Equal(0, client.ExposedObjectCount);
+
+        Assert.Equal(1, taker.Take(kept, CancellationToken.None)); // a frame that goes: its reference stands until released
+        Assert.Equal(2, taker.TakeWithShape(kept, new Circle { Radius = 1 }));
+        Assert.True(client.ExposedObjectCount <= 1, $"{client.ExposedObjectCount} objects exposed for one");
+    }
+
+    private sealed class Taker : IReferenceTaker
+    {
+        public int Take(ICallback callback, CancellationToken cancellationToken) => 1;
+
+        public int TakeWithShape(ICallback callback, Shape shape) => 2;
+
+        public void Post(ICallback callback, Shape shape)
+        {
+        }
+    }
+
+    private sealed class Callback : ICallback
+    {
+        public int Report(int value) => value;
+
+        public int Nested(int depth) => depth;
+    }
+}
