@@ -203,11 +203,11 @@ public sealed class ServerCall
         Replied = true;
         if (_discarding)
         {
-            XCallConnection.RollBackFrameExports(); // nobody receives what the dropped reply exported
+            Connection.RollBackFrameExports(); // nobody receives what the dropped reply exported
             EndDiscard();
             return;
         }
-        XCallConnection.KeepFrameExports();
+        Connection.KeepFrameExports();
         Connection.Channel.CommitFrame();
     }
 
@@ -222,7 +222,7 @@ public sealed class ServerCall
         if (_frameOpen)
         {
             _frameOpen = false;
-            XCallConnection.RollBackFrameExports();
+            Connection.RollBackFrameExports();
             if (_discarding)
             {
                 EndDiscard();

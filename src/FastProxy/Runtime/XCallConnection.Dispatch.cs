@@ -35,7 +35,7 @@ public sealed partial class XCallConnection
         if (Options.DispatchMode == DispatchMode.Inline)
         {
             ServerCall call = RentServerCall(header.CallId, header.MethodId, oneWay);
-            payload.Context = ScopeOf(Channel.LinkGeneration);
+            payload.Context = this; // read here, on the receive thread of the frame's link: the current one
             Invoke(target, header.MethodId, ref payload, call);
             return;
         }

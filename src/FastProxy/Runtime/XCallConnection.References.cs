@@ -57,40 +57,44 @@ public sealed partial class XCallConnection
         }
     }
 
-    // The exports written into the frame this thread has open: a frame that is dropped instead of sent (its
+    // The exports written into the frame open on the channel: a frame that is dropped instead of sent (its
     // marshalling failed, its token was cancelled before it went) takes its counts back, since the peer never
-    // gets the ids and so never releases them. Cleared when the frame is committed.
-    [ThreadStatic]
-    private static List<(XCallConnection Connection, ulong Id)>? t_frameExports;
+    // gets the ids and so never releases them. Cleared when the frame is committed. One list per connection
+    // suffices: the channel has one frame open at a time (BeginFrame holds its send side until the commit or
+    // abort), and only the thread that holds it writes into the frame, exports, commits and aborts.
+    private readonly List<ulong> _openFrameExports = [];
 
-    /// <summary>The frame this thread wrote is sent: its exports stand.</summary>
-    internal static void KeepFrameExports()
+    /// <summary>The open frame is sent: its exports stand.</summary>
+    internal void KeepFrameExports()
     {
-        if (t_frameExports is { Count: > 0 } exports)
+        if (_openFrameExports.Count != 0)
         {
-            exports.Clear();
+            lock (_objectLock)
+            {
+                _openFrameExports.Clear();
+            }
         }
     }
 
-    /// <summary>The frame this thread wrote is dropped: what it exported is counted back (and forgotten at zero).</summary>
-    internal static void RollBackFrameExports()
+    /// <summary>The open frame is dropped: what it exported is counted back (and forgotten at zero).</summary>
+    internal void RollBackFrameExports()
     {
-        if (t_frameExports is not { Count: > 0 } exports)
+        if (_openFrameExports.Count == 0)
         {
             return;
         }
-        foreach ((XCallConnection connection, ulong id) in exports)
+        lock (_objectLock)
         {
-            lock (connection._objectLock)
+            foreach (ulong id in _openFrameExports)
             {
-                if (connection._exports.TryGetValue(id, out ExportedObject? exported) && --exported.Sent <= 0)
+                if (_exports.TryGetValue(id, out ExportedObject? exported) && --exported.Sent <= 0)
                 {
-                    connection._exports.Remove(id);
-                    connection._exportIds.Remove(exported.Target);
+                    _exports.Remove(id);
+                    _exportIds.Remove(exported.Target);
                 }
             }
+            _openFrameExports.Clear();
         }
-        exports.Clear();
     }
 
     /// <summary>Whether link <paramref name="link"/> is gone: lost, or replaced by a newer one.</summary>
@@ -125,7 +129,7 @@ public sealed partial class XCallConnection
                 if (exported.Link == link)
                 {
                     exported.Sent++;
-                    (t_frameExports ??= []).Add((this, id));
+                    _openFrameExports.Add(id);
                     return id;
                 }
                 if (exported.Link > link)
@@ -145,7 +149,7 @@ public sealed partial class XCallConnection
             id = _nextExportId++;
             _exportIds.Add(target, id);
             _exports.Add(id, new ExportedObject(target, dispatcher, link) { Sent = 1 });
-            (t_frameExports ??= []).Add((this, id));
+            _openFrameExports.Add(id);
             return id;
         }
     }

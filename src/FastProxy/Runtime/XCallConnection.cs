@@ -173,7 +173,10 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
             if (parentCallId == 0)
             {
                 IBufferWriter<byte> plain = Channel.BeginFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId));
-                FrameChannel.SendDeadline = 0;
+                if (_sendTimeoutMs != 0)
+                {
+                    FrameChannel.SendDeadline = 0;
+                }
                 call.Link = Channel.LinkGeneration;
                 if (proxy?.Reference is not null)
                 {
@@ -182,7 +185,10 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
                 return plain;
             }
             IBufferWriter<byte> output = Channel.BeginFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId, FrameFlags.Nested));
-            FrameChannel.SendDeadline = 0;
+            if (_sendTimeoutMs != 0)
+            {
+                FrameChannel.SendDeadline = 0;
+            }
             call.Link = Channel.LinkGeneration;
             if (proxy?.Reference is not null)
             {
