@@ -7,6 +7,15 @@ public sealed class XCallDisconnectedException : XCallException
     public XCallDisconnectedException(string endpoint, string reason, Exception? inner = null)
         : base($"Connection to {endpoint} lost: {reason}", inner) => Endpoint = endpoint;
 
+    private XCallDisconnectedException(XCallDisconnectedException original)
+        : base(original.Message, original.InnerException) => Endpoint = original.Endpoint;
+
+    /// <summary>
+    /// The same failure as a new instance: each caller that fails with it throws its own object (one instance
+    /// thrown on many threads at once gets its stack trace overwritten by each of them).
+    /// </summary>
+    internal XCallDisconnectedException Copy() => new(this);
+
     /// <summary>The address of the peer that is gone.</summary>
     public string Endpoint { get; }
 }

@@ -39,6 +39,24 @@ public sealed class ConnectionFailureTests
     }
 
     [Fact]
+    public async Task Calls_failed_by_one_close_each_throw_their_own_exception_object()
+    {
+        (XCallConnection client, XCallConnection server, _) = Connect();
+        IShapes shapes = client.GetProxy<IShapes>();
+        Task first = shapes.DelayAsync(600_000, CancellationToken.None);
+        Task second = shapes.DelayAsync(600_000, CancellationToken.None);
+        Assert.False(first.IsCompleted || second.IsCompleted);
+        server.Dispose(); // both pending (sent or not): the close fails both
+        var a = await Assert.ThrowsAsync<XCallDisconnectedException>(() => first);
+        var b = await Assert.ThrowsAsync<XCallDisconnectedException>(() => second);
+        // One instance rethrown by every failed caller (each on its own thread) would get its stack trace overwritten by each.
+        Assert.NotSame(a, b);
+        Assert.Equal(a.Message, b.Message);
+        Assert.Equal(a.Endpoint, b.Endpoint);
+        client.Dispose();
+    }
+
+    [Fact]
     public async Task Call_times_out_and_the_connection_stays_usable()
     {
         (XCallConnection client, XCallConnection server, _) = Connect(new ConnectionOptions { CallTimeout = TimeSpan.FromSeconds(2) });

@@ -717,7 +717,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         {
             if (call is not null)
             {
-                call.CompleteWithFailure(call.CallId, failure);
+                call.CompleteWithFailure(call.CallId, failure.Copy());
             }
         }
         ServerCall[] inflight;
