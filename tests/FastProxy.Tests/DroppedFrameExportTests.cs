@@ -13,6 +13,9 @@ public interface IReferenceTaker
     /// <summary>A reference, then a shape (an unknown shape fails the marshalling after the reference was written).</summary>
     int TakeWithShape(ICallback callback, Shape shape);
 
+    /// <summary>Async: a reference and a token.</summary>
+    Task<int> TakeAsync(ICallback callback, CancellationToken cancellationToken);
+
     /// <summary>One-way: a reference, then a shape.</summary>
     [OneWay]
     void Post(ICallback callback, Shape shape);
@@ -25,7 +28,7 @@ public interface IReferenceTaker
 public sealed class DroppedFrameExportTests
 {
     [Fact]
-    public void References_written_into_frames_that_are_dropped_are_not_left_exposed()
+    public async Task References_written_into_frames_that_are_dropped_are_not_left_exposed()
     {
         (InMemoryChannel clientChannel, InMemoryChannel serverChannel) = InMemoryChannel.CreatePair("dropped");
         using var server = new XCallConnection(serverChannel);
@@ -44,6 +47,9 @@ public sealed class DroppedFrameExportTests
             Assert.Throws<XCallException>(() => taker.TakeWithShape(new Callback(), new Triangle { Base = 1 }));
             Assert.Throws<XCallException>(() => taker.Post(new Callback(), new Triangle { Base = 1 }));
             Assert.ThrowsAny<OperationCanceledException>(() => taker.Take(kept, cancelled.Token)); // an object sent before keeps its count
+            // An async call whose token is cancelled before it goes is dropped too, not sent and then cancelled.
+            var early = await Assert.ThrowsAnyAsync<OperationCanceledException>(() => taker.TakeAsync(new Callback(), cancelled.Token));
+            Assert.Equal(cancelled.Token, early.CancellationToken);
         }
         Assert.Equal(0, client.ExposedObjectCount);
 
@@ -57,6 +63,8 @@ public sealed class DroppedFrameExportTests
         public int Take(ICallback callback, CancellationToken cancellationToken) => 1;
 
         public int TakeWithShape(ICallback callback, Shape shape) => 2;
+
+        public Task<int> TakeAsync(ICallback callback, CancellationToken cancellationToken) => Task.FromResult(3);
 
         public void Post(ICallback callback, Shape shape)
         {

@@ -313,6 +313,14 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     [EditorBrowsable(EditorBrowsableState.Never)]
     public ValueTask SendAsync(PendingCall call, CancellationToken cancellationToken)
     {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            // Cancelled before anything was sent: drop the frame, as a sync call does, and fail the call here.
+            RollBackFrameExports();
+            Channel.AbortFrame();
+            call.CompleteWithFailure(call.CallId, new OperationCanceledException(cancellationToken));
+            return default;
+        }
         if (call.StartTimestamp != 0)
         {
             call.SentTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
