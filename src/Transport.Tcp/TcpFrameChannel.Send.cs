@@ -274,8 +274,10 @@ internal sealed partial class TcpFrameChannel
                 }
                 return;
             }
-            if (++rounds == MaxFlushRounds)
+            if (++rounds == MaxFlushRounds || deadline != 0)
             {
+                // (With a deadline: the first batch held this caller's frame; what came after it is other
+                // callers' frames, which its deadline must not cut off: the pool writes them, unbounded.)
                 Monitor.Exit(_sendLock);
                 ThreadPool.UnsafeQueueUserWorkItem(_poolFlusher, preferLocal: false);
                 return;

@@ -1,3 +1,4 @@
+using XCall.Marshal;
 using XCall.Runtime;
 using XCall.Tests.Contracts;
 
@@ -30,12 +31,8 @@ public sealed class DroppedFrameExportTests
     [Fact]
     public async Task References_written_into_frames_that_are_dropped_are_not_left_exposed()
     {
-        (InMemoryChannel clientChannel, InMemoryChannel serverChannel) = InMemoryChannel.CreatePair("dropped");
-        using var server = new XCallConnection(serverChannel);
-        server.ExposeRoot(new Taker(), ContractRegistry.Get<IReferenceTaker>().Dispatcher);
-        server.Start();
-        using var client = new XCallConnection(clientChannel);
-        client.Start();
+        using var pair = new Pair("dropped");
+        XCallConnection client = pair.Client;
         IReferenceTaker taker = client.GetProxy<IReferenceTaker>();
         using var cancelled = new CancellationTokenSource();
         cancelled.Cancel();
@@ -56,6 +53,56 @@ public sealed class DroppedFrameExportTests
         Assert.Equal(1, taker.Take(kept, CancellationToken.None)); // a frame that goes: its reference stands until released
         Assert.Equal(2, taker.TakeWithShape(kept, new Circle { Radius = 1 }));
         Assert.True(client.ExposedObjectCount <= 1, $"{client.ExposedObjectCount} objects exposed for one");
+    }
+
+    [Fact]
+    public void A_reply_dropped_for_a_lost_link_neither_exposes_nor_takes_back_what_an_open_frame_exposed()
+    {
+        using var pair = new Pair("dropped-reply");
+        XCallConnection client = pair.Client;
+        var kept = new Callback();
+        client.BeginCall(0, 1, isAsync: false, out PendingCall call); // a frame open on this thread...
+        ulong id = client.ExportObject(kept, ContractRegistry.Get<ICallback>().Dispatcher); // ...that exposes an object
+
+        // Meanwhile another thread writes the reply to a call of a link already lost (dropped, written without the send side).
+        var other = new Thread(() =>
+        {
+            var dropped = new ServerCall(client) { Link = -1 };
+            MarshalWriter writer = dropped.BeginReply();
+            ObjectReferenceMarshaller<ICallback>.Write(ref writer, new Callback());
+            dropped.EndReply(ref writer);
+        });
+        other.Start();
+        Assert.True(other.Join(TimeSpan.FromSeconds(30)), "the dropped reply did not finish");
+
+        Assert.Equal(1, client.ExposedObjectCount); // the open frame's export stands, the dropped reply added none
+        Assert.Same(kept, client.FindExported(id));
+        client.AbortCall(call); // now that frame is dropped too: its export goes
+        Assert.Equal(0, client.ExposedObjectCount);
+    }
+
+    /// <summary>A client connection and a server connection serving <see cref="Taker"/>, over in-memory channels.</summary>
+    private sealed class Pair : IDisposable
+    {
+        private readonly XCallConnection _server;
+
+        public Pair(string name)
+        {
+            (InMemoryChannel clientChannel, InMemoryChannel serverChannel) = InMemoryChannel.CreatePair(name);
+            _server = new XCallConnection(serverChannel);
+            _server.ExposeRoot(new Taker(), ContractRegistry.Get<IReferenceTaker>().Dispatcher);
+            _server.Start();
+            Client = new XCallConnection(clientChannel);
+            Client.Start();
+        }
+
+        public XCallConnection Client { get; }
+
+        public void Dispose()
+        {
+            Client.Dispose();
+            _server.Dispose();
+        }
     }
 
     private sealed class Taker : IReferenceTaker

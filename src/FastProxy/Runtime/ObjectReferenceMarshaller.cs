@@ -10,6 +10,17 @@ namespace XCall.Runtime;
 /// that id on the same connection, so calls on it travel back to the sender. A proxy that came from the
 /// reader's side travels back as the reader's own object.
 /// </summary>
+[EditorBrowsable(EditorBrowsableState.Never)]
+public static class ObjectReferenceMarshaller
+{
+    /// <summary>
+    /// Writer context of a frame that goes nowhere (a reply dropped because its call came over a lost link):
+    /// references are written as ids that name nothing, and nothing is exposed for them.
+    /// </summary>
+    public static object Nowhere { get; } = new();
+}
+
+/// <summary>Marshals one [Remotable] interface <typeparamref name="T"/> by reference (see <see cref="ObjectReferenceMarshaller"/>).</summary>
 /// <typeparam name="T">The [Remotable] interface.</typeparam>
 [EditorBrowsable(EditorBrowsableState.Never)]
 public abstract class ObjectReferenceMarshaller<T> : IMarshaller<T?> where T : class
@@ -32,6 +43,12 @@ public abstract class ObjectReferenceMarshaller<T> : IMarshaller<T?> where T : c
         if (value is null)
         {
             writer.Write<byte>(NullTag);
+            return;
+        }
+        if (ReferenceEquals(writer.Context, ObjectReferenceMarshaller.Nowhere))
+        {
+            writer.Write<byte>(WriterObjectTag);
+            writer.Write(0UL);
             return;
         }
         if (writer.Context is DomainCopyScope scope)

@@ -139,7 +139,13 @@ public sealed class ServerCall
 
     /// <summary>Starts the reply frame and returns a writer straight into transport memory.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public MarshalWriter BeginReply() => new(BeginReplyFrame()) { Context = Connection };
+    public MarshalWriter BeginReply()
+    {
+        System.Buffers.IBufferWriter<byte> output = BeginReplyFrame();
+        // A dropped reply exposes nothing: it is written without the channel's send side, beside a frame another
+        // thread may have open, so it must not touch that frame's exports (see ObjectReferenceMarshaller).
+        return new MarshalWriter(output) { Context = _discarding ? ObjectReferenceMarshaller.Nowhere : Connection };
+    }
 
     /// <summary>Publishes the reply begun by <see cref="BeginReply"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -203,8 +209,7 @@ public sealed class ServerCall
         Replied = true;
         if (_discarding)
         {
-            Connection.RollBackFrameExports(); // nobody receives what the dropped reply exported
-            EndDiscard();
+            EndDiscard(); // it exported nothing (written with ObjectReferenceMarshaller.Nowhere as context)
             return;
         }
         Connection.KeepFrameExports();
@@ -222,12 +227,12 @@ public sealed class ServerCall
         if (_frameOpen)
         {
             _frameOpen = false;
-            Connection.RollBackFrameExports();
             if (_discarding)
             {
                 EndDiscard();
                 return;
             }
+            Connection.RollBackFrameExports();
             Connection.Channel.AbortFrame();
         }
     }
