@@ -190,7 +190,15 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>
             return false;
         }
         _writePos = _recordStart + RingLayout.RecordHeaderLength;
-        EnsureRecordEnd();
+        try
+        {
+            EnsureRecordEnd();
+        }
+        catch (XCallTimeoutException)
+        {
+            Broken = true; // part of the frame is out and its abort record cannot follow: the ring is done
+            throw;
+        }
         _tail = PublishOpenRecord(RecordType.FrameAbort);
         Volatile.Write(ref *_ring.ProducerPosition, _tail);
         return true;
