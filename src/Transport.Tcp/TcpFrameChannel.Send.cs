@@ -299,7 +299,7 @@ internal sealed partial class TcpFrameChannel
         {
             batch.WriteTo(_link);
         }
-        catch (Exception ex) when (IsSendTimeout(ex) || ((ex is SocketException or IOException) && Environment.TickCount64 >= deadline))
+        catch (Exception ex) when (IsSendTimeout(ex))
         {
             throw SendTimedOut();
         }
