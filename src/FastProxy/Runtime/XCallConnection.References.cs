@@ -59,19 +59,22 @@ public sealed partial class XCallConnection
 
     // The exports written into the frame open on the channel: a frame that is dropped instead of sent (its
     // marshalling failed, its token was cancelled before it went) takes its counts back, since the peer never
-    // gets the ids and so never releases them. Cleared when the frame is committed. One list per connection
-    // suffices: the channel has one frame open at a time (BeginFrame holds its send side until the commit or
-    // abort), and only the thread that holds it writes into the frame, exports, commits and aborts.
-    private readonly List<ulong> _openFrameExports = [];
+    // gets the ids and so never releases them. Cleared when the frame is committed. The channel has one frame
+    // open at a time (BeginFrame holds its send side until the commit or abort), except a reconnecting channel
+    // in its reconnect window (a frame still open on the dead link, another on the new one): so each entry
+    // names the thread whose frame wrote it, and a commit or abort touches its own thread's entries only.
+    // Read without the lock only to skip the common case of a frame that exported nothing.
+    private readonly List<(int Thread, ulong Id)> _openFrameExports = [];
 
     /// <summary>The open frame is sent: its exports stand.</summary>
     internal void KeepFrameExports()
     {
         if (_openFrameExports.Count != 0)
         {
+            int me = Environment.CurrentManagedThreadId;
             lock (_objectLock)
             {
-                _openFrameExports.Clear();
+                _openFrameExports.RemoveAll(e => e.Thread == me);
             }
         }
     }
@@ -83,17 +86,18 @@ public sealed partial class XCallConnection
         {
             return;
         }
+        int me = Environment.CurrentManagedThreadId;
         lock (_objectLock)
         {
-            foreach (ulong id in _openFrameExports)
+            foreach ((int thread, ulong id) in _openFrameExports)
             {
-                if (_exports.TryGetValue(id, out ExportedObject? exported) && --exported.Sent <= 0)
+                if (thread == me && _exports.TryGetValue(id, out ExportedObject? exported) && --exported.Sent <= 0)
                 {
                     _exports.Remove(id);
                     _exportIds.Remove(exported.Target);
                 }
             }
-            _openFrameExports.Clear();
+            _openFrameExports.RemoveAll(e => e.Thread == me);
         }
     }
 
@@ -129,7 +133,7 @@ public sealed partial class XCallConnection
                 if (exported.Link == link)
                 {
                     exported.Sent++;
-                    _openFrameExports.Add(id);
+                    _openFrameExports.Add((Environment.CurrentManagedThreadId, id));
                     return id;
                 }
                 if (exported.Link > link)
@@ -149,7 +153,7 @@ public sealed partial class XCallConnection
             id = _nextExportId++;
             _exportIds.Add(target, id);
             _exports.Add(id, new ExportedObject(target, dispatcher, link) { Sent = 1 });
-            _openFrameExports.Add(id);
+            _openFrameExports.Add((Environment.CurrentManagedThreadId, id));
             return id;
         }
     }
