@@ -43,6 +43,19 @@ public sealed class CallFailureReportTests
         }
     }
 
+    [Fact]
+    public void A_user_marshaller_reading_a_reply_finds_the_connection_as_the_readers_context()
+    {
+        (XCallConnection client, XCallConnection server) = Connect(new ConnectionOptions());
+        using (client)
+        using (server)
+        {
+            Uri resolved = client.GetProxy<IShapes>().Resolve(new Uri("http://example.org/a/"), "b");
+            Assert.Equal("http://example.org/a/b", resolved.ToString());
+            Assert.Equal(typeof(XCallConnection), UriMarshaller.LastReadContext); // the reply, read on this thread
+        }
+    }
+
     private static (XCallConnection Client, XCallConnection Server) Connect(ConnectionOptions clientOptions)
     {
         (InMemoryChannel clientChannel, InMemoryChannel serverChannel) = InMemoryChannel.CreatePair("reports");

@@ -9,6 +9,15 @@ public abstract class UriMarshaller : IMarshaller<Uri?>
 {
     public static void Write(ref MarshalWriter writer, Uri? value) => writer.WriteString(value?.OriginalString);
 
-    public static Uri? Read(ref MarshalReader reader) =>
-        reader.ReadString() is { } text ? new Uri(text, UriKind.RelativeOrAbsolute) : null;
+    [ThreadStatic]
+    private static Type? t_lastReadContext;
+
+    /// <summary>The type of <see cref="MarshalReader.Context"/> the last read on this thread saw (tests check it is the connection).</summary>
+    public static Type? LastReadContext => t_lastReadContext;
+
+    public static Uri? Read(ref MarshalReader reader)
+    {
+        t_lastReadContext = reader.Context?.GetType();
+        return reader.ReadString() is { } text ? new Uri(text, UriKind.RelativeOrAbsolute) : null;
+    }
 }

@@ -324,7 +324,7 @@ public sealed class PendingCall : IValueTaskSource
         {
             throw _failure;
         }
-        var reader = new MarshalReader(_reply.AsSpan(0, _replyLength), _connection.Options.Limits) { Context = _connection.ScopeOf(Link) };
+        var reader = new MarshalReader(_reply.AsSpan(0, _replyLength), _connection.Options.Limits) { Context = _connection.ReadContextOf(Link) };
         if (_replyKind == FrameKind.Error)
         {
             throw RemoteError.Read(ref reader);

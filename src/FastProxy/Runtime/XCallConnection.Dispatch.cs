@@ -46,7 +46,7 @@ public sealed partial class XCallConnection
         payload.ReadBlock(buffer.AsSpan(0, length));
         ServerCall concurrentCall = RentServerCall(header.CallId, header.MethodId, oneWay);
         bool alone = !oneWay && Register(concurrentCall);
-        var queued = new QueuedCall(this, target, buffer, length, concurrentCall, ScopeOf(Channel.LinkGeneration));
+        var queued = new QueuedCall(this, target, buffer, length, concurrentCall, Channel.LinkGeneration);
         if (parentCallId != 0 && !oneWay && FindCall(parentCallId) is { } parent && parent.OfferNested(parentCallId, queued))
         {
             // A callback our caller's call caused: that caller's thread waits for its reply and runs it (re-entrant,
@@ -277,7 +277,7 @@ public sealed partial class XCallConnection
         }
     }
 
-    private sealed class QueuedCall(XCallConnection connection, ExposedObject target, byte[] buffer, int length, ServerCall call, LinkScope scope) : IThreadPoolWorkItem
+    private sealed class QueuedCall(XCallConnection connection, ExposedObject target, byte[] buffer, int length, ServerCall call, int link) : IThreadPoolWorkItem
     {
         public void Execute()
         {
@@ -287,7 +287,7 @@ public sealed partial class XCallConnection
             t_dispatchingCallId = call.CallId;
             try
             {
-                var reader = new MarshalReader(buffer.AsSpan(0, length), connection.Options.Limits) { Context = scope };
+                var reader = new MarshalReader(buffer.AsSpan(0, length), connection.Options.Limits) { Context = connection.ReadContextOf(link) };
                 connection.Invoke(target, call.MethodId, ref reader, call);
             }
             catch (Exception ex)

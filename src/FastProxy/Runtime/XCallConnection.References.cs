@@ -104,6 +104,14 @@ public sealed partial class XCallConnection
     /// <summary>Whether link <paramref name="link"/> is gone: lost, or replaced by a newer one.</summary>
     internal bool IsLinkLost(int link) => link <= _lostLink || link < Channel.LinkGeneration;
 
+    /// <summary>
+    /// The reader context (<see cref="XCall.Marshal.MarshalReader.Context"/>) for a payload that came over link
+    /// <paramref name="link"/>: the connection itself while that link is the current one (always, without a
+    /// reconnecting channel; custom marshallers find the connection there), else a <see cref="LinkScope"/>
+    /// naming the old link, so references in the payload are taken as the old link's.
+    /// </summary>
+    internal object ReadContextOf(int link) => link == Channel.LinkGeneration ? this : ScopeOf(link);
+
     /// <summary>The reader context for payloads that came over link <paramref name="link"/> (one object per link, cached for the newest).</summary>
     internal LinkScope ScopeOf(int link)
     {
