@@ -231,6 +231,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
             RollBackFrameExports();
             Channel.AbortFrame();
             call.CompleteWithFailure(call.CallId, new OperationCanceledException(call.CancelledToken));
+            call.CancelledToken = default; // the pooled call does not keep the caller's token source alive
             return;
         }
         if (call.StartTimestamp != 0)
