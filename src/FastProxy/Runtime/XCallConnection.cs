@@ -156,51 +156,29 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     [EditorBrowsable(EditorBrowsableState.Never)]
     public IBufferWriter<byte> BeginCall(ulong objectId, uint methodId, bool isAsync, out PendingCall call, ProxyBase? proxy = null)
     {
-        if (proxy?.Reference is { } reference && (reference.Released || reference.Link <= _lostLink))
-        {
-            ThrowReleasedOrLost(proxy);
-        }
+        ThrowIfUnusableReference(proxy);
         call = RentCall(methodId, isAsync);
         call.Proxy = proxy;
         call.StartTimestamp = Diagnostics.CallTelemetry.Start();
         try
         {
             ulong parentCallId = isAsync ? 0 : NestingCallId();
-            if (_sendTimeoutMs != 0)
-            {
-                FrameChannel.SendDeadline = Environment.TickCount64 + _sendTimeoutMs;
-            }
-            if (parentCallId == 0)
-            {
-                IBufferWriter<byte> plain = Channel.BeginFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId));
-                if (_sendTimeoutMs != 0)
-                {
-                    FrameChannel.SendDeadline = 0;
-                }
-                call.Link = Channel.LinkGeneration;
-                if (proxy?.Reference is not null)
-                {
-                    CheckLinkOrAbort(proxy);
-                }
-                return plain;
-            }
-            IBufferWriter<byte> output = Channel.BeginFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId, FrameFlags.Nested));
-            if (_sendTimeoutMs != 0)
-            {
-                FrameChannel.SendDeadline = 0;
-            }
+            ushort flags = parentCallId == 0 ? (ushort)0 : FrameFlags.Nested;
+            IBufferWriter<byte> output = BeginBoundedFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId, flags));
             call.Link = Channel.LinkGeneration;
             if (proxy?.Reference is not null)
             {
                 CheckLinkOrAbort(proxy);
             }
-            BinaryPrimitives.WriteUInt64LittleEndian(output.GetSpan(sizeof(ulong)), parentCallId);
-            output.Advance(sizeof(ulong));
+            if (parentCallId != 0)
+            {
+                BinaryPrimitives.WriteUInt64LittleEndian(output.GetSpan(sizeof(ulong)), parentCallId);
+                output.Advance(sizeof(ulong));
+            }
             return output;
         }
         catch
         {
-            FrameChannel.SendDeadline = 0;
             ReturnCall(call);
             throw;
         }
@@ -452,11 +430,8 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     [EditorBrowsable(EditorBrowsableState.Never)]
     public IBufferWriter<byte> BeginOneWay(ProxyBase proxy, uint methodId)
     {
-        if (proxy.Reference is { } reference && (reference.Released || reference.Link <= _lostLink))
-        {
-            ThrowReleasedOrLost(proxy);
-        }
-        IBufferWriter<byte> output = BeginOneWayFrame(proxy.ObjectId, methodId);
+        ThrowIfUnusableReference(proxy);
+        IBufferWriter<byte> output = BeginBoundedFrame(new FrameHeader(FrameKind.OneWay, 0, proxy.ObjectId, methodId));
         if (proxy.Reference is not null)
         {
             CheckLinkOrAbort(proxy);
@@ -466,18 +441,20 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
 
     /// <summary>Begins a one-way call frame to object <paramref name="objectId"/> without a proxy.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
-    public IBufferWriter<byte> BeginOneWay(ulong objectId, uint methodId) => BeginOneWayFrame(objectId, methodId);
+    public IBufferWriter<byte> BeginOneWay(ulong objectId, uint methodId) =>
+        BeginBoundedFrame(new FrameHeader(FrameKind.OneWay, 0, objectId, methodId));
 
-    private IBufferWriter<byte> BeginOneWayFrame(ulong objectId, uint methodId)
+    /// <summary>Begins a call's frame with the call timeout as the transport's send deadline (<see cref="FrameChannel.SendDeadline"/>).</summary>
+    private IBufferWriter<byte> BeginBoundedFrame(in FrameHeader header)
     {
         if (_sendTimeoutMs == 0)
         {
-            return Channel.BeginFrame(new FrameHeader(FrameKind.OneWay, 0, objectId, methodId));
+            return Channel.BeginFrame(header);
         }
         FrameChannel.SendDeadline = Environment.TickCount64 + _sendTimeoutMs;
         try
         {
-            return Channel.BeginFrame(new FrameHeader(FrameKind.OneWay, 0, objectId, methodId));
+            return Channel.BeginFrame(header);
         }
         finally
         {
@@ -581,6 +558,16 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         return null;
     }
 
+    /// <summary>Before a frame is begun: a reference proxy that was disposed, or came over a link already lost, fails here.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void ThrowIfUnusableReference(ProxyBase? proxy)
+    {
+        if (proxy?.Reference is { } reference && (reference.Released || reference.Link <= _lostLink))
+        {
+            ThrowReleasedOrLost(proxy);
+        }
+    }
+
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ThrowReleasedOrLost(ProxyBase proxy) =>
         throw (proxy.Reference!.Released ? Released(proxy) : ReferenceLost(proxy));
@@ -618,7 +605,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     /// <summary>Sends a frame without payload; with <paramref name="link"/> >= 0, only over that link (see <see cref="FrameChannel.LinkGeneration"/>).</summary>
     private void TrySendControl(FrameKind kind, ulong callId, ulong objectId, uint methodId, int link = -1)
     {
-        if (IsClosed || (link >= 0 && link <= _lostLink))
+        if (IsClosed || (link >= 0 && IsLinkLost(link)))
         {
             return; // (about an object of a lost link: no frame, so no reconnect for it either)
         }
