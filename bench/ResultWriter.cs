@@ -29,7 +29,7 @@ internal static class ResultWriter
     /// <summary>The summary rows of the paired bursts (SideBySide.Rows): their ratio is already per round.</summary>
     private static bool IsPaired(string signature) => signature is "int-paired" or "byte-paired";
 
-    private static readonly string[] s_extraSignatures = ["byte[1MiB]", "oneway-batch", "async-pipelined"];
+    private static readonly string[] s_extraSignatures = ["byte[1MiB]", "span[1MiB]", "oneway-batch", "async-pipelined"];
 
     public static string Table(IReadOnlyList<CallResult> results, string machine)
     {
@@ -51,8 +51,8 @@ internal static class ResultWriter
         sb.AppendLine();
         foreach (CallResult r in results.Where(r => s_extraSignatures.Contains(r.Signature)))
         {
-            sb.AppendLine(r.Signature == "byte[1MiB]"
-                ? $"- {r.Transport} byte[1MiB]: {(1 << 20) / r.NsPerCall:0.00} GB/s ({r.NsPerCall / 1000:0.0} µs per call)"
+            sb.AppendLine(r.Signature.EndsWith("[1MiB]", StringComparison.Ordinal)
+                ? $"- {r.Transport} {r.Signature}: {(1 << 20) / r.NsPerCall:0.00} GB/s ({r.NsPerCall / 1000:0.0} µs per call)"
                 : $"- {r.Transport} {r.Signature}: {1e9 / r.NsPerCall:N0} calls/s");
         }
         CallResult[] serializers = [.. results.Where(r => r.Signature == GraphSerializerBenchmarks.Signature)];

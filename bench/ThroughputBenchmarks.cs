@@ -3,7 +3,8 @@ using BenchmarkDotNet.Attributes;
 namespace XCall.Bench;
 
 /// <summary>
-/// Throughput rows on the cross-process transports: a 1 MiB array argument, one-way calls, and async calls
+/// Throughput rows on the cross-process transports: a 1 MiB argument (a new array for the callee, or a span it
+/// copies into its own buffer), one-way calls, and async calls
 /// pipelined on one connection. Each benchmark operation is one call (OperationsPerInvoke for batches).
 /// </summary>
 [MemoryDiagnoser]
@@ -36,6 +37,9 @@ public class ThroughputBenchmarks
 
     [Benchmark(Description = "byte[1MiB]")]
     public int Big() => _target.TestBig(_big);
+
+    [Benchmark(Description = "span[1MiB]")]
+    public int Span() => _target.TestSpan(_big);
 
     [Benchmark(Description = "oneway-batch", OperationsPerInvoke = Batch)]
     public long OneWay()

@@ -475,6 +475,7 @@ public sealed partial class ProxyGenerator
                 w.Line("[global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]");
                 w.Open($"private static global::System.Threading.Tasks.ValueTask {DispatchMethodName(m)}({c.FullName} __t, ref {MarshalNs}.MarshalReader __r, {Runtime}.ServerCall call)");
                 var args = new List<string>();
+                var rents = new List<(string Local, string Element)>();
                 int i = 0;
                 foreach (ParameterSpec p in m.Parameters)
                 {
@@ -495,6 +496,15 @@ public sealed partial class ProxyGenerator
                         case ParameterMode.ReadOnlyRef:
                             w.Line($"{p.Type!.FullName} {local} = {Read(p.Type!)};");
                             args.Add("in " + local);
+                            continue;
+                        case ParameterMode.In when p.Type!.Kind == WireKind.ReadOnlySpan:
+                            // Read in place (no array): the span cannot outlive the call, and the frame's memory
+                            // stays until the dispatch returns. A copy only when the values are split or misaligned.
+                            string rent = $"__rent{i - 1}";
+                            w.Line($"{p.Type.ElementName}[]? {rent} = null;");
+                            w.Line($"var {local} = __r.ReadSpanInPlace<{p.Type.ElementName}>(ref {rent});");
+                            rents.Add((rent, p.Type.ElementName!));
+                            args.Add(local);
                             continue;
                         default:
                             w.Line($"var {local} = {Read(p.Type!)};");
@@ -517,6 +527,10 @@ public sealed partial class ProxyGenerator
                         break;
                     default:
                         w.Line(m.Result is null ? invoke + ";" : $"var __ret = {invoke};");
+                        foreach ((string rent, string element) in rents)
+                        {
+                            w.Line($"if ({rent} is not null) global::System.Buffers.ArrayPool<{element}>.Shared.Return({rent});");
+                        }
                         var returned = Returned(m).ToList();
                         if (m.OneWay)
                         {

@@ -6,7 +6,8 @@ namespace XCall.Marshal;
 /// </summary>
 public interface IMarshalInput
 {
-    /// <summary>Releases the chunk the reader has finished with and returns the next one; an empty span
-    /// means the message has no more bytes.</summary>
+    /// <summary>Returns the next chunk; an empty span means the message has no more bytes. Every chunk stays
+    /// readable until the message's handler returns (readers hand out spans into it, see
+    /// <see cref="MarshalReader.ReadSpanInPlace{T}"/>).</summary>
     ReadOnlySpan<byte> NextChunk();
 }

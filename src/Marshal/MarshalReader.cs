@@ -185,6 +185,51 @@ public ref partial struct MarshalReader
         return array;
     }
 
+    /// <summary>
+    /// Reads values written by <see cref="MarshalWriter.WriteSpan{T}"/> (or <see cref="MarshalWriter.WriteArray{T}"/>;
+    /// null reads as empty) without allocating: the span points into the message's own memory when the values
+    /// lie there contiguous and aligned for <typeparamref name="T"/>; otherwise they are copied into an array
+    /// rented from <see cref="System.Buffers.ArrayPool{T}.Shared"/>, handed out in <paramref name="rented"/> for
+    /// the caller to return. An in-place span is valid while the message is being handled (a transport keeps a
+    /// message's memory until its handler returns): the generated dispatcher passes it to a method's
+    /// <see cref="ReadOnlySpan{T}"/> parameter, which cannot outlive the call.
+    /// </summary>
+    public ReadOnlySpan<T> ReadSpanInPlace<T>(ref T[]? rented) where T : unmanaged
+    {
+        int length = ReadBlockLength<T>();
+        if (length <= 0)
+        {
+            return default; // empty, or null (a span has no null)
+        }
+        int bytes = length * Unsafe.SizeOf<T>(); // ReadBlockLength bounded it by MaxBlockBytes (an int)
+        if (_pos == _span.Length)
+        {
+            NextChunk(); // the values start a chunk (a ring writer starts a block after the wrap rather than split it)
+        }
+        if (_span.Length - _pos >= bytes)
+        {
+            ref byte start = ref Unsafe.Add(ref MemoryMarshal.GetReference(_span), _pos);
+            if (IsAligned<T>(ref start))
+            {
+                _pos += bytes;
+                return MemoryMarshal.CreateReadOnlySpan(ref Unsafe.As<byte, T>(ref start), length);
+            }
+        }
+        T[] array = System.Buffers.ArrayPool<T>.Shared.Rent(length);
+        ReadBlock(MemoryMarshal.AsBytes(array.AsSpan(0, length)));
+        rented = array;
+        return array.AsSpan(0, length);
+    }
+
+    /// <summary>True when <paramref name="at"/> is aligned for <typeparamref name="T"/>: to the largest power of
+    /// two (at most 8) that divides its size, which is what the runtime gives a field of that type.</summary>
+    private static unsafe bool IsAligned<T>(ref byte at) where T : unmanaged
+    {
+        int size = Unsafe.SizeOf<T>();
+        int alignment = Math.Min(size & -size, 8);
+        return ((nuint)Unsafe.AsPointer(ref at) & (nuint)(alignment - 1)) == 0;
+    }
+
     /// <summary>Reads a list of unmanaged values written by <see cref="MarshalWriter.WriteList{T}"/>.</summary>
     public List<T>? ReadList<T>() where T : unmanaged
     {

@@ -13,6 +13,10 @@ namespace XCall.Marshal;
 /// </summary>
 public ref partial struct MarshalWriter
 {
+    // A block up to this size that does not fit in the current span asks the buffer writer for one span that
+    // holds it whole (larger blocks are written through whatever spans come).
+    private const int ContiguousBlockLimit = 1 << 20;
+
     private Span<byte> _span;
     private int _pos;
     private readonly IBufferWriter<byte>? _output;
@@ -246,6 +250,14 @@ public ref partial struct MarshalWriter
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void WriteBlockSlow(ReadOnlySpan<byte> source)
     {
+        if (_output is not null && source.Length <= ContiguousBlockLimit)
+        {
+            // Ask for a span that holds the whole block: a ring then starts it after the wrap instead of splitting
+            // it there, and the reader can hand it out in place (MarshalReader.ReadSpanInPlace). A writer may
+            // give less (a ring gives at most a quarter of itself): the loop goes on in further spans.
+            Commit();
+            _span = _output.GetSpan(source.Length);
+        }
         while (!source.IsEmpty)
         {
             int free = _span.Length - _pos;

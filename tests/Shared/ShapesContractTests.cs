@@ -72,6 +72,24 @@ public abstract class ShapesContractTests
     }
 
     [Fact]
+    public void Span_parameters_of_every_size_arrive_whole_wherever_they_lie_in_transport_memory()
+    {
+        // Sizes that land a span contiguous in a frame, across a ring's wrap, and beyond a whole ring (read in
+        // place where they can be, copied where they cannot: the callee sees the same values).
+        var random = new Random(5);
+        foreach (int count in new[] { 1, 300, 70_000, 9_000, 300_000, 20_000, 1_100_000, 5 })
+        {
+            int[] values = [.. Enumerable.Range(0, count).Select(_ => random.Next())];
+            int expected = 0;
+            foreach (int v in values)
+            {
+                expected = unchecked(expected + v);
+            }
+            Assert.Equal(expected, Shapes.Sum(values));
+        }
+    }
+
+    [Fact]
     public void Data_class_round_trips()
     {
         var data = new Data { p = 41 };

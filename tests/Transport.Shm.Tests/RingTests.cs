@@ -143,8 +143,38 @@ public sealed unsafe class RingTests(ITestOutputHelper output)
         var records = ring.Records(before);
         Assert.Equal(RecordType.FrameStart, records[0].Type);
         Assert.Contains(records, r => r.Type == RecordType.FrameChunk);
+        var watching = new PositionWatchingHandler(ring.Ring);
+        Assert.Equal(PollResult.Frame, ring.Reader.Poll(watching));
+        Assert.Equal(Patterns.Make(48_000, 1), watching.Payload);
+
+        // Spans a handler got from the frame (a ReadOnlySpan parameter read in place) point into the ring: no
+        // record of the frame is released to the writer before the handler returns; then all of it is.
+        Assert.Equal([before], watching.ConsumerWhileReading.Distinct());
+        Assert.True(*ring.Ring.ConsumerPosition > before + 48_000, "the whole frame is released once handled");
+        Assert.Equal(PollResult.Empty, ring.Reader.Poll(handler));
+    }
+
+    [Fact]
+    public void A_block_that_would_straddle_the_wrap_starts_after_it_and_is_read_in_place()
+    {
+        using var ring = new NativeRing(4096);
+        var handler = new RecordingHandler();
+        ring.Send(Header(0), Patterns.Make(3300, 0)); // the next frame starts about 3.3 KiB into the 4 KiB lap
         Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
-        Assert.Equal(Patterns.Make(48_000, 1), handler.Frames[1].Payload);
+        int[] values = [.. Enumerable.Range(0, 250).Select(i => i * 31)];
+        long start = ring.Writer.Tail;
+
+        ring.Writer.BeginFrame(Header(1));
+        var writer = new MarshalWriter(ring.Writer);
+        writer.WriteSpan<int>(values);
+        writer.Flush();
+        ring.Writer.Commit();
+
+        Assert.Contains(ring.Records(start), r => r.Type == RecordType.Padding);
+        var reading = new SpanReadingHandler();
+        Assert.Equal(PollResult.Frame, ring.Reader.Poll(reading));
+        Assert.Equal(values, reading.Values);
+        Assert.True(reading.InPlace, "the 1000-byte block was contiguous in the ring and read in place");
     }
 
     [Fact]
@@ -340,6 +370,52 @@ public sealed unsafe class RingTests(ITestOutputHelper output)
                 }
                 Checked += n;
             }
+        }
+
+        public void OnClosed(Exception? error)
+        {
+        }
+    }
+
+    /// <summary>Reads a payload in 1000-byte pieces, noting the consumer position the writer sees after each.</summary>
+    private sealed class PositionWatchingHandler(ShmRing ring) : IFrameHandler
+    {
+        public List<long> ConsumerWhileReading { get; } = [];
+
+        public byte[] Payload { get; private set; } = [];
+
+        public MarshalLimits Limits => MarshalLimits.Default;
+
+        public void OnFrame(in FrameHeader header, ref MarshalReader payload)
+        {
+            Payload = new byte[payload.Remaining];
+            for (int read = 0; read < Payload.Length; read += 1000)
+            {
+                payload.ReadBlock(Payload.AsSpan(read, Math.Min(1000, Payload.Length - read)));
+                ConsumerWhileReading.Add(Volatile.Read(ref *ring.ConsumerPosition));
+            }
+        }
+
+        public void OnClosed(Exception? error)
+        {
+        }
+    }
+
+    /// <summary>Reads one span of ints with <see cref="MarshalReader.ReadSpanInPlace{T}"/>.</summary>
+    private sealed class SpanReadingHandler : IFrameHandler
+    {
+        public int[]? Values { get; private set; }
+
+        public bool InPlace { get; private set; }
+
+        public MarshalLimits Limits => MarshalLimits.Default;
+
+        public void OnFrame(in FrameHeader header, ref MarshalReader payload)
+        {
+            int[]? rented = null;
+            Values = payload.ReadSpanInPlace(ref rented).ToArray();
+            InPlace = rented is null;
+            payload.EnsureFullyConsumed();
         }
 
         public void OnClosed(Exception? error)

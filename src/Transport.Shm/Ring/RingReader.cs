@@ -178,16 +178,19 @@ internal sealed unsafe class RingReader
     private static XCallProtocolException Malformed(long position, string what) =>
         new($"Malformed shared-memory record at ring position {position}: {what}.");
 
-    /// <summary>The chunks of a frame that is all in the ring but not contiguous, read in place.</summary>
+    /// <summary>The chunks of a frame that is all in the ring but not contiguous, read in place; the frame is
+    /// released as a whole once handled.</summary>
     private sealed class InPlaceInput(RingReader owner) : IMarshalInput
     {
         private long _next;
         private long _remaining;
+        private long _lapLimit;
 
         public void Begin(long next, long remaining)
         {
             _next = next;
             _remaining = remaining;
+            _lapLimit = owner._position + owner._capacity; // nothing released: the frame fits in one lap
         }
 
         public ReadOnlySpan<byte> NextChunk()
@@ -196,7 +199,7 @@ internal sealed unsafe class RingReader
             {
                 return default;
             }
-            owner.Release(_next); // the reader is done with the previous record
+            // The records read so far stay unreleased until Finish: the handler may hold spans into them.
             while (true)
             {
                 long position = _next;
@@ -209,9 +212,12 @@ internal sealed unsafe class RingReader
                 owner.CheckLength(position, length);
                 int type = *(int*)(record + 4);
                 long after = position + RingLayout.Align(length);
+                if (after > _lapLimit)
+                {
+                    throw Malformed(position, "an in-place frame runs past one lap of the ring");
+                }
                 if (type == (int)RecordType.Padding)
                 {
-                    owner.Release(after);
                     _next = after;
                     continue;
                 }
