@@ -497,7 +497,7 @@ public sealed partial class ProxyGenerator
                             w.Line($"{p.Type!.FullName} {local} = {Read(p.Type!)};");
                             args.Add("in " + local);
                             continue;
-                        case ParameterMode.In when p.Type!.Kind == WireKind.ReadOnlySpan:
+                        case ParameterMode.In when p.Type!.Kind == WireKind.ReadOnlySpan && !SpanMayEscape(m):
                             // Read in place (no array): the span cannot outlive the call, and the frame's memory
                             // stays until the dispatch returns. A copy only when the values are split or misaligned.
                             string rent = $"__rent{i - 1}";
@@ -577,6 +577,15 @@ public sealed partial class ProxyGenerator
         }
 
         private static string DispatchMethodName(MethodSpec m) => $"__Dispatch_{m.Name}_{m.Id:x8}";
+
+        /// <summary>
+        /// True when a span argument could leave the call through its result or a ref / out span parameter: such
+        /// a method gets arrays (an in-place span is scoped to the dispatch method, and the compiler would refuse
+        /// to let it escape).
+        /// </summary>
+        private static bool SpanMayEscape(MethodSpec m) =>
+            m.Result?.Kind is WireKind.ReadOnlySpan or WireKind.Span ||
+            m.Parameters.Any(p => p.Mode is ParameterMode.Ref or ParameterMode.Out && p.Type?.Kind is WireKind.ReadOnlySpan or WireKind.Span);
 
         private static void EmitDomainProxy(IndentedWriter w, ContractSpec c)
         {

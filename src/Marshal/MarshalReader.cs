@@ -201,7 +201,7 @@ public ref partial struct MarshalReader
         {
             return default; // empty, or null (a span has no null)
         }
-        int bytes = length * Unsafe.SizeOf<T>(); // ReadBlockLength bounded it by MaxBlockBytes (an int)
+        int bytes = length * Unsafe.SizeOf<T>(); // ReadBlockLength bounded it by int.MaxValue
         if (_pos == _span.Length)
         {
             NextChunk(); // the values start a chunk (a ring writer starts a block after the wrap rather than split it)
@@ -302,9 +302,10 @@ public ref partial struct MarshalReader
             return length;
         }
         long bytes = (long)length * Unsafe.SizeOf<T>();
-        if (length < 0 || length > _limits.MaxCollectionCount || bytes > _limits.MaxBlockBytes || bytes > Remaining)
+        // A block is copied as one span of bytes: more than int.MaxValue bytes is refused whatever the limits say.
+        if (length < 0 || length > _limits.MaxCollectionCount || bytes > _limits.MaxBlockBytes || bytes > Remaining || bytes > int.MaxValue)
         {
-            ThrowHelper.BadLength("array", length, Math.Min(Math.Min(_limits.MaxCollectionCount, _limits.MaxBlockBytes / Unsafe.SizeOf<T>()), Remaining / Unsafe.SizeOf<T>()));
+            ThrowHelper.BadLength("array", length, Math.Min(Math.Min(Math.Min(_limits.MaxCollectionCount, _limits.MaxBlockBytes / Unsafe.SizeOf<T>()), Remaining / Unsafe.SizeOf<T>()), int.MaxValue / Unsafe.SizeOf<T>()));
         }
         return length;
     }

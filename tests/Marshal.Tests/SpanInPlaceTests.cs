@@ -111,6 +111,26 @@ public sealed class SpanInPlaceTests
         });
     }
 
+    [Fact]
+    public void A_block_of_more_than_2_GiB_claimed_by_a_small_chunk_is_never_a_view()
+    {
+        // 300 M longs = 2.4 GB: the byte count passes int.MaxValue. Even with the limits raised that far and
+        // 3 GB said to follow, the span must not be built over the chunk, nor 2.4 GB rented: a protocol error.
+        byte[] buffer = new byte[64];
+        BitConverter.TryWriteBytes(buffer.AsSpan(4), 300_000_000); // values at offset 8: aligned for long
+        Assert.Throws<XCallProtocolException>(() =>
+        {
+            var reader = new MarshalReader(buffer.AsSpan(4, 20), 3_000_000_000L, new KeptChunks([], 0), new MarshalLimits { MaxBlockBytes = long.MaxValue });
+            long[]? rented = null;
+            reader.ReadSpanInPlace(ref rented);
+        });
+        Assert.Throws<XCallProtocolException>(() =>
+        {
+            var reader = new MarshalReader(buffer.AsSpan(4, 20), 3_000_000_000L, new KeptChunks([], 0), new MarshalLimits { MaxBlockBytes = long.MaxValue });
+            reader.ReadArray<long>(); // (an OverflowException before)
+        });
+    }
+
     /// <summary>A message in two chunks that both stay readable (as a transport keeps a frame until handled).</summary>
     private sealed class KeptChunks(byte[] message, int split) : IMarshalInput
     {
