@@ -174,15 +174,9 @@ public sealed class ServerCall
         {
             _replyTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
         }
-        if (Connection.IsLinkLost(Link))
-        {
-            return Discard();
-        }
         // Open only once the channel began the frame: a channel that refuses (closed) holds nothing to abort.
-        System.Buffers.IBufferWriter<byte> output = Connection.Channel.BeginFrame(new FrameHeader(FrameKind.Reply, CallId, 0, MethodId));
-        if (Connection.Channel.LinkGeneration != Link)
+        if (Connection.BeginFrameOnLink(new FrameHeader(FrameKind.Reply, CallId, 0, MethodId), Link) is not { } output)
         {
-            Connection.Channel.AbortFrame();
             return Discard();
         }
         _frameOpen = true;
@@ -212,8 +206,7 @@ public sealed class ServerCall
             EndDiscard(); // it exported nothing (written with ObjectReferenceMarshaller.Nowhere as context)
             return;
         }
-        Connection.KeepFrameExports();
-        Connection.Channel.CommitFrame();
+        Connection.SendOpenFrame();
     }
 
     private void EndDiscard()
@@ -232,8 +225,7 @@ public sealed class ServerCall
                 EndDiscard();
                 return;
             }
-            Connection.RollBackFrameExports();
-            Connection.Channel.AbortFrame();
+            Connection.DropOpenFrame();
         }
     }
 

@@ -186,18 +186,13 @@ public sealed partial class XCallConnection
     private void SendError(ServerCall call, Exception error)
     {
         var header = new FrameHeader(FrameKind.Error, call.CallId, 0, call.MethodId);
-        if (IsLinkLost(call.Link))
-        {
-            return; // the call came over a link that is gone: its caller is not on the current one
-        }
         try
         {
-            var writer = new MarshalWriter(Channel.BeginFrame(header));
-            if (Channel.LinkGeneration != call.Link)
+            if (BeginFrameOnLink(header, call.Link) is not { } output)
             {
-                Channel.AbortFrame();
-                return;
+                return; // the call came over a link that is gone: its caller is not on the current one
             }
+            var writer = new MarshalWriter(output);
             try
             {
                 RemoteError.Write(ref writer, error);

@@ -66,8 +66,50 @@ public sealed partial class XCallConnection
     // Read without the lock only to skip the common case of a frame that exported nothing.
     private readonly List<(int Thread, ulong Id)> _openFrameExports = [];
 
+    /// <summary>Sends the frame open on this thread (<paramref name="batched"/>: through
+    /// <see cref="FrameChannel.CommitFrameBatched"/>); the references it exported stand.</summary>
+    internal void SendOpenFrame(bool batched = false)
+    {
+        KeepFrameExports();
+        if (batched)
+        {
+            Channel.CommitFrameBatched();
+        }
+        else
+        {
+            Channel.CommitFrame();
+        }
+    }
+
+    /// <summary>Drops the frame open on this thread; the references it exported are counted back.</summary>
+    internal void DropOpenFrame()
+    {
+        RollBackFrameExports();
+        Channel.AbortFrame();
+    }
+
+    /// <summary>
+    /// Begins a frame that belongs to link <paramref name="link"/> (a reply, an error, a release about one of
+    /// its objects): null, with nothing left open, when that link is gone, also when a reconnect replaced it
+    /// while the frame was being begun.
+    /// </summary>
+    internal System.Buffers.IBufferWriter<byte>? BeginFrameOnLink(in FrameHeader header, int link)
+    {
+        if (IsLinkLost(link))
+        {
+            return null;
+        }
+        System.Buffers.IBufferWriter<byte> output = Channel.BeginFrame(header);
+        if (Channel.LinkGeneration != link)
+        {
+            Channel.AbortFrame();
+            return null;
+        }
+        return output;
+    }
+
     /// <summary>The open frame is sent: its exports stand.</summary>
-    internal void KeepFrameExports()
+    private void KeepFrameExports()
     {
         if (_openFrameExports.Count != 0)
         {
@@ -80,7 +122,7 @@ public sealed partial class XCallConnection
     }
 
     /// <summary>The open frame is dropped: what it exported is counted back (and forgotten at zero).</summary>
-    internal void RollBackFrameExports()
+    private void RollBackFrameExports()
     {
         if (_openFrameExports.Count == 0)
         {

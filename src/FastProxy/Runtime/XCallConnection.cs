@@ -188,10 +188,9 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     [EditorBrowsable(EditorBrowsableState.Never)]
     public void AbortCall(PendingCall call)
     {
-        RollBackFrameExports();
         try
         {
-            Channel.AbortFrame();
+            DropOpenFrame();
         }
         finally
         {
@@ -206,8 +205,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         if (call.CancelledBeforeSend)
         {
             // The token was cancelled before anything was sent: drop the frame, fail the call here.
-            RollBackFrameExports();
-            Channel.AbortFrame();
+            DropOpenFrame();
             call.CompleteWithFailure(call.CallId, new OperationCanceledException(call.CancelledToken));
             call.CancelledToken = default; // the pooled call does not keep the caller's token source alive
             return;
@@ -216,8 +214,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         {
             call.SentTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
         }
-        KeepFrameExports();
-        Channel.CommitFrame();
+        SendOpenFrame();
         TimeSpan timeout = Options.CallTimeout;
         long deadline = timeout == Timeout.InfiniteTimeSpan ? long.MaxValue : Environment.TickCount64 + (long)timeout.TotalMilliseconds;
         if (call.IsCompleted)
@@ -295,8 +292,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         if (cancellationToken.IsCancellationRequested)
         {
             // Cancelled before anything was sent: drop the frame, as a sync call does, and fail the call here.
-            RollBackFrameExports();
-            Channel.AbortFrame();
+            DropOpenFrame();
             call.CompleteWithFailure(call.CallId, new OperationCanceledException(cancellationToken));
             return default;
         }
@@ -304,15 +300,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         {
             call.SentTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
         }
-        KeepFrameExports();
-        if (call.Pipelined)
-        {
-            Channel.CommitFrameBatched();
-        }
-        else
-        {
-            Channel.CommitFrame();
-        }
+        SendOpenFrame(batched: call.Pipelined);
         if (call.IsCompleted || (!call.Pipelined && Channel.TryPollForReply(call)))
         {
             return default;
@@ -464,19 +452,11 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
 
     /// <summary>Publishes a one-way call frame.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
-    public void EndOneWay()
-    {
-        KeepFrameExports();
-        Channel.CommitFrame();
-    }
+    public void EndOneWay() => SendOpenFrame();
 
     /// <summary>Drops a one-way call frame whose arguments failed to marshal.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
-    public void AbortOneWay()
-    {
-        RollBackFrameExports();
-        Channel.AbortFrame();
-    }
+    public void AbortOneWay() => DropOpenFrame();
 
     // The spare call makes a thread's back-to-back calls cost one interlocked exchange to rent and one
     // to return; the free list under the lock serves calls in flight at the same time.
@@ -605,17 +585,20 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     /// <summary>Sends a frame without payload; with <paramref name="link"/> >= 0, only over that link (see <see cref="FrameChannel.LinkGeneration"/>).</summary>
     private void TrySendControl(FrameKind kind, ulong callId, ulong objectId, uint methodId, int link = -1)
     {
-        if (IsClosed || (link >= 0 && IsLinkLost(link)))
+        if (IsClosed)
         {
-            return; // (about an object of a lost link: no frame, so no reconnect for it either)
+            return;
         }
         try
         {
-            Channel.BeginFrame(new FrameHeader(kind, callId, objectId, methodId));
-            if (link >= 0 && Channel.LinkGeneration != link)
+            var header = new FrameHeader(kind, callId, objectId, methodId);
+            if (link < 0)
             {
-                Channel.AbortFrame(); // about an object of a lost link: the new peer has nothing to do with it
-                return;
+                Channel.BeginFrame(header);
+            }
+            else if (BeginFrameOnLink(header, link) is null)
+            {
+                return; // about an object of a lost link: no frame, so no reconnect for it either
             }
             Channel.CommitFrame();
         }

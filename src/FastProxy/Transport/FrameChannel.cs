@@ -48,7 +48,7 @@ public abstract class FrameChannel : IDisposable
     }
 
     /// <summary>Milliseconds left until <paramref name="deadline"/> (a <see cref="SendDeadline"/>): -1 for none, 0 once past.</summary>
-    protected static int RemainingMs(long deadline) =>
+    protected internal static int RemainingMs(long deadline) =>
         deadline == 0 ? -1 : (int)Math.Clamp(deadline - Environment.TickCount64, 0, int.MaxValue);
 
     /// <summary>Starts delivering incoming frames to <paramref name="handler"/>.</summary>

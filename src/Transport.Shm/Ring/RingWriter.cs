@@ -444,15 +444,10 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>
     /// <summary>One turn of waiting for the reader to free room, bounded by <see cref="Deadline"/>.</summary>
     private void WaitForRoom(ref IdleSpinner spinner, long observedConsumer)
     {
-        int timeoutMs = -1;
-        if (Deadline != 0)
+        int timeoutMs = FrameChannel.RemainingMs(Deadline);
+        if (timeoutMs == 0)
         {
-            long left = Deadline - Environment.TickCount64;
-            if (left <= 0)
-            {
-                ThrowTimedOut();
-            }
-            timeoutMs = (int)Math.Min(left, int.MaxValue);
+            ThrowTimedOut();
         }
         _signal.WaitForSpace(ref spinner, observedConsumer, timeoutMs);
     }
