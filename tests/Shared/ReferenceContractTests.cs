@@ -398,6 +398,17 @@ public abstract class ReferenceContractTests
     }
 
     [Fact]
+    public void Exception_whose_message_calls_the_caller_back_arrives_whole()
+    {
+        // The message is read before the error frame is begun: a call made while reading it is an ordinary callback.
+        var recorder = new Recorder();
+        var ex = Assert.Throws<RemoteInvocationException>(() => Callbacks.ThrowReporting(recorder));
+        Assert.Equal(typeof(Callbacks.ReportingException).FullName, ex.RemoteTypeName);
+        Assert.Equal("reported 70", ex.RemoteMessage);
+        Assert.Equal(60, Callbacks.CallBack(recorder, 3));
+    }
+
+    [Fact]
     public void Unknown_exception_type_is_not_recreated()
     {
         var ex = Assert.Throws<RemoteInvocationException>(() => Callbacks.Throw("FormatException"));

@@ -132,6 +132,15 @@ public sealed class Callbacks : ICallbacks
         }
     }
 
+    /// <inheritdoc/>
+    public void ThrowReporting(ICallback callback) => throw new ReportingException(callback);
+
+    /// <summary>An exception whose message asks the caller (a call on the connection the error goes back on).</summary>
+    public sealed class ReportingException(ICallback callback) : Exception
+    {
+        public override string Message => $"reported {callback.Report(7)}";
+    }
+
     /// <summary>An exception whose message cannot be read (its getter throws).</summary>
     public sealed class UnreadableException : Exception
     {

@@ -80,6 +80,9 @@ public interface ICallbacks
     /// <summary>Keeps <paramref name="callback"/>; returns whether it is the proxy already held.</summary>
     bool Hold(ICallback callback);
 
+    /// <summary>Throws an exception whose message is read from <c>callback.Report(7)</c>: a call back to the caller while the error is being sent.</summary>
+    void ThrowReporting(ICallback callback);
+
     /// <summary>Keeps the callback inside <paramref name="holder"/>, as <see cref="Hold"/> does.</summary>
     bool HoldFromHolder(CallbackHolder holder);
 

@@ -111,6 +111,24 @@ internal static class RemoteError
     }
 
     /// <summary>
+    /// What an error frame will carry for <paramref name="exception"/>, read now (<see cref="ToRemote"/>); when a
+    /// member of the exception throws while it is read (a Message, Data or StackTrace override), the type name
+    /// and a note saying so, which is certain.
+    /// </summary>
+    public static RemoteInvocationException Snapshot(Exception exception)
+    {
+        try
+        {
+            return ToRemote(exception);
+        }
+        catch (Exception unreadable)
+        {
+            return new RemoteInvocationException(exception.GetType().FullName ?? exception.GetType().Name,
+                $"(the exception's details could not be read: {unreadable.GetType().Name})", null);
+        }
+    }
+
+    /// <summary>
     /// What a caller in another load context gets for <paramref name="exception"/>: exactly what the
     /// error frame would carry (the domain transport shares no exception object).
     /// </summary>

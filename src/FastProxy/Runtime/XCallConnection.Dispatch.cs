@@ -185,6 +185,9 @@ public sealed partial class XCallConnection
 
     private void SendError(ServerCall call, Exception error)
     {
+        // Everything the frame carries is read off the exception first: its members are user code (a Message
+        // override may throw, or call the peer), which must not run while this thread holds a frame open.
+        RemoteInvocationException record = RemoteError.Snapshot(error);
         var header = new FrameHeader(FrameKind.Error, call.CallId, 0, call.MethodId);
         try
         {
@@ -193,20 +196,8 @@ public sealed partial class XCallConnection
                 return; // the call came over a link that is gone: its caller is not on the current one
             }
             var writer = new MarshalWriter(output);
-            try
-            {
-                RemoteError.Write(ref writer, error);
-                writer.Flush();
-            }
-            catch (Exception unreadable) when (unreadable is not XCallDisconnectedException)
-            {
-                // A member of the exception itself threw while it was read (a Message, Data or StackTrace
-                // override): drop the half-written frame and send what is certain, the type name.
-                Channel.AbortFrame();
-                writer = new MarshalWriter(Channel.BeginFrame(header));
-                RemoteError.Write(ref writer, error.GetType().FullName ?? error.GetType().Name, $"(the exception's details could not be read: {unreadable.GetType().Name})");
-                writer.Flush();
-            }
+            RemoteError.Write(ref writer, record);
+            writer.Flush();
             Channel.CommitFrame();
         }
         catch (XCallDisconnectedException)
