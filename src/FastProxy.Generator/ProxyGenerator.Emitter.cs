@@ -493,18 +493,18 @@ public sealed partial class ProxyGenerator
                             w.Line($"{p.Type!.FullName} {local} = {Read(p.Type!)};");
                             args.Add("ref " + local);
                             continue;
-                        case ParameterMode.ReadOnlyRef:
-                            w.Line($"{p.Type!.FullName} {local} = {Read(p.Type!)};");
-                            args.Add("in " + local);
-                            continue;
-                        case ParameterMode.In when p.Type!.Kind == WireKind.ReadOnlySpan && !SpanMayEscape(m):
+                        case ParameterMode.In or ParameterMode.ReadOnlyRef when p.Type!.Kind == WireKind.ReadOnlySpan && !SpanMayEscape(m):
                             // Read in place (no array): the span cannot outlive the call, and the frame's memory
                             // stays until the dispatch returns. A copy only when the values are split or misaligned.
                             string rent = $"__rent{i - 1}";
                             w.Line($"{p.Type.ElementName}[]? {rent} = null;");
                             w.Line($"var {local} = __r.ReadSpanInPlace<{p.Type.ElementName}>(ref {rent});");
                             rents.Add((rent, p.Type.ElementName!));
-                            args.Add(local);
+                            args.Add(p.Mode == ParameterMode.ReadOnlyRef ? "in " + local : local);
+                            continue;
+                        case ParameterMode.ReadOnlyRef:
+                            w.Line($"{p.Type!.FullName} {local} = {Read(p.Type!)};");
+                            args.Add("in " + local);
                             continue;
                         default:
                             w.Line($"var {local} = {Read(p.Type!)};");
@@ -632,8 +632,17 @@ public sealed partial class ProxyGenerator
                             args.Add("ref " + local);
                             break;
                         case ParameterMode.ReadOnlyRef:
-                            w.Line($"{p.Type!.FullName} {local} = {Copy(p.Type!, name, "this.Link")};");
-                            args.Add("in " + local);
+                            string copied = Copy(p.Type!, name, "this.Link");
+                            if (copied == name)
+                            {
+                                // Passed on as it is (no copy of a large struct, and a span result may refer to it).
+                                args.Add("in " + name);
+                            }
+                            else
+                            {
+                                w.Line($"{p.Type!.FullName} {local} = {copied};");
+                                args.Add("in " + local);
+                            }
                             break;
                         default:
                             string copy = Copy(p.Type!, name, "this.Link");
@@ -695,6 +704,13 @@ public sealed partial class ProxyGenerator
                         break;
                     }
                     default:
+                        if (m.Result?.Kind is WireKind.ReadOnlySpan or WireKind.Span && !m.Parameters.Any(p => p.Mode is ParameterMode.Ref or ParameterMode.Out))
+                        {
+                            // Returned from inside the try: a span result may refer to an `in` argument, which only a
+                            // return statement lets leave the method.
+                            EmitDomainTry(w, $"return {Copy(m.Result, invoke, "this.Link")};");
+                            break;
+                        }
                         if (m.Result is not null)
                         {
                             w.Line($"{m.Result.FullName} __ret;");

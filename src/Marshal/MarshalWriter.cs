@@ -183,7 +183,7 @@ public ref partial struct MarshalWriter
 
     /// <summary>Writes a span of unmanaged values: a count and one block copy.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public void WriteSpan<T>(ReadOnlySpan<T> values) where T : unmanaged
+    public void WriteSpan<T>(scoped ReadOnlySpan<T> values) where T : unmanaged
     {
         Write(values.Length);
         WriteBlock(MemoryMarshal.AsBytes(values));
@@ -235,7 +235,7 @@ public ref partial struct MarshalWriter
     public void ExitObject() => _depth--;
 
     /// <summary>Copies raw bytes, across as many spans of the buffer writer as needed.</summary>
-    public void WriteBlock(ReadOnlySpan<byte> source)
+    public void WriteBlock(scoped ReadOnlySpan<byte> source)
     {
         int free = _span.Length - _pos;
         if (source.Length <= free)
@@ -248,7 +248,7 @@ public ref partial struct MarshalWriter
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private void WriteBlockSlow(ReadOnlySpan<byte> source)
+    private void WriteBlockSlow(scoped ReadOnlySpan<byte> source)
     {
         if (_output is not null && source.Length <= ContiguousBlockLimit)
         {

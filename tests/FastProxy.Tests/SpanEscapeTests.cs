@@ -9,12 +9,13 @@ public sealed class SpanEscapeTests : IDisposable
 {
     private readonly XCallConnection _client;
     private readonly XCallConnection _server;
+    private readonly SpanEscape _target = new();
 
     public SpanEscapeTests()
     {
         (InMemoryChannel clientChannel, InMemoryChannel serverChannel) = InMemoryChannel.CreatePair();
         _server = new XCallConnection(serverChannel, new ConnectionOptions { DispatchMode = DispatchMode.Inline });
-        _server.ExposeRoot(new SpanEscape(), ContractRegistry.Get<ISpanEscape>().Dispatcher);
+        _server.ExposeRoot(_target, ContractRegistry.Get<ISpanEscape>().Dispatcher);
         _server.Start();
         _client = new XCallConnection(clientChannel);
         _client.Start();
@@ -35,6 +36,30 @@ public sealed class SpanEscapeTests : IDisposable
         Assert.Equal(second, swapped.ToArray());
     }
 
+    [Fact]
+    public void An_in_span_is_read_in_place_unless_it_can_be_handed_back()
+    {
+        ISpanEscape proxy = _client.GetProxy<ISpanEscape>();
+        int[] values = [.. Enumerable.Range(1, 100_000)];
+        long expected = values.Sum(v => (long)v);
+
+        for (int i = 0; i < 4; i++)
+        {
+            Assert.Equal(expected, proxy.SumIn(values));
+        }
+        Assert.Equal(values, proxy.EchoIn(values).ToArray());
+
+        // The server's receive thread runs each call (inline dispatch): between two entries it allocated the
+        // reply and bookkeeping, far less than the 400 KB an array of the argument would take.
+        SpanEscape target = _target;
+        Assert.Single(target.Threads.Distinct());
+        for (int i = 1; i < target.AllocatedAtEntry.Count; i++)
+        {
+            long between = target.AllocatedAtEntry[i] - target.AllocatedAtEntry[i - 1];
+            Assert.True(between < 100_000, $"{between} bytes allocated between SumIn calls {i - 1} and {i}: the span was copied");
+        }
+    }
+
     public void Dispose()
     {
         _client.Dispose();
@@ -50,6 +75,10 @@ public interface ISpanEscape
     void Copy(ReadOnlySpan<int> a, out ReadOnlySpan<int> b);
 
     void Swap(ReadOnlySpan<int> a, ref ReadOnlySpan<int> b);
+
+    long SumIn(in ReadOnlySpan<int> values);
+
+    ReadOnlySpan<int> EchoIn(in ReadOnlySpan<int> values);
 }
 
 public sealed class SpanEscape : ISpanEscape
@@ -59,4 +88,24 @@ public sealed class SpanEscape : ISpanEscape
     public void Copy(ReadOnlySpan<int> a, out ReadOnlySpan<int> b) => b = a;
 
     public void Swap(ReadOnlySpan<int> a, ref ReadOnlySpan<int> b) => b = a;
+
+    /// <summary>The thread of each <see cref="SumIn"/> call, and what it had allocated at entry.</summary>
+    public List<int> Threads { get; } = [];
+
+    /// <inheritdoc cref="Threads"/>
+    public List<long> AllocatedAtEntry { get; } = [];
+
+    public long SumIn(in ReadOnlySpan<int> values)
+    {
+        AllocatedAtEntry.Add(GC.GetAllocatedBytesForCurrentThread());
+        Threads.Add(Environment.CurrentManagedThreadId);
+        long sum = 0;
+        foreach (int v in values)
+        {
+            sum += v;
+        }
+        return sum;
+    }
+
+    public ReadOnlySpan<int> EchoIn(in ReadOnlySpan<int> values) => values;
 }

@@ -594,11 +594,10 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
     global::Sample.Orders.Vec3 global::Sample.Orders.IOrders.Scale(in global::Sample.Orders.Vec3 v, float f)
     {
         var __t = this.Target;
-        global::Sample.Orders.Vec3 __a0 = v;
         global::Sample.Orders.Vec3 __ret;
         try
         {
-            __ret = __t.Scale(in __a0, f);
+            __ret = __t.Scale(in v, f);
         }
         catch (global::System.Exception __e) when (__e is not global::System.OperationCanceledException)
         {
