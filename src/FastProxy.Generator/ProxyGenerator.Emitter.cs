@@ -386,6 +386,14 @@ public sealed partial class ProxyGenerator
             w.Line("__r.EnsureFullyConsumed();");
         }
 
+        /// <summary>A reply that cannot be read is a malformed frame: it closes the connection (the filter returns false, so the exception goes on unchanged).</summary>
+        private static void EmitMalformedReplyFilter(IndentedWriter w)
+        {
+            w.Open("catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))");
+            w.Line("throw;");
+            w.Close();
+        }
+
         private static void EmitSyncCall(IndentedWriter w, MethodSpec m)
         {
             EmitBeginCall(w, m, isAsync: false);
@@ -402,6 +410,7 @@ public sealed partial class ProxyGenerator
                 w.Line("return __ret;");
             }
             w.Close();
+            EmitMalformedReplyFilter(w);
             w.Open("finally");
             w.Line("__conn.EndCall(__call);");
             w.Close();
@@ -434,6 +443,7 @@ public sealed partial class ProxyGenerator
             w.Line("await __send.ConfigureAwait(false);");
             w.Line(m.Result is null ? "__Read(__call);" : "return __Read(__call);");
             w.Close();
+            EmitMalformedReplyFilter(w);
             w.Open("finally");
             w.Line("__conn.EndCall(__call);");
             w.Close();

@@ -145,15 +145,56 @@ public sealed class ConnectionFailureTests
     [Fact]
     public async Task Reply_with_bytes_to_a_void_call_is_a_protocol_error()
     {
+        // A malformed reply ends its connection, as a malformed frame does on the receiving side.
+        using (XCallConnection client = Answered(FrameKind.Reply, [1, 2, 3, 4]))
+        {
+            IShapes shapes = client.GetProxy<IShapes>();
+            var ex = Assert.Throws<XCallProtocolException>(shapes.Ping);
+            Assert.Contains("4", ex.Message);
+            Assert.True(client.IsClosed);
+            Assert.Throws<XCallDisconnectedException>(shapes.Ping);
+        }
+        using (XCallConnection client = Answered(FrameKind.Reply, [1, 2, 3, 4]))
+        {
+            await Assert.ThrowsAsync<XCallProtocolException>(() => client.GetProxy<IShapes>().PingAsync().AsTask());
+            Assert.True(client.IsClosed);
+        }
+    }
+
+    [Fact]
+    public void Reply_whose_values_cannot_be_read_closes_the_connection()
+    {
+        using XCallConnection client = Answered(FrameKind.Reply, [0xE8, 3, 0, 0, 0x41, 0]); // a string of 1000 chars in 2 bytes
+        Assert.Throws<XCallProtocolException>(() => client.GetProxy<IShapes>().Echo("x"));
+        Assert.True(client.IsClosed);
+    }
+
+    [Fact]
+    public void Error_record_followed_by_more_bytes_is_a_protocol_error()
+    {
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>();
+        var w = new MarshalWriter(buffer);
+        w.Write((byte)1);
+        w.WriteString("System.Exception");
+        w.WriteString("boom");
+        w.WriteString(null);
+        w.Write(0);
+        w.Write(0);
+        w.Write(0xDEADBEEF);
+        w.Flush();
+        using XCallConnection client = Answered(FrameKind.Error, buffer.WrittenSpan.ToArray());
+        Assert.Throws<XCallProtocolException>(() => client.GetProxy<IShapes>().Add(1, 2));
+        Assert.True(client.IsClosed);
+    }
+
+    /// <summary>A client whose peer answers every call with a frame of <paramref name="kind"/> carrying <paramref name="payload"/>.</summary>
+    private static XCallConnection Answered(FrameKind kind, byte[] payload)
+    {
         (InMemoryChannel c, InMemoryChannel s) = InMemoryChannel.CreatePair();
-        s.Start(new ReplyingHandler(s, payload: [1, 2, 3, 4]));
+        s.Start(new ReplyingHandler(s, payload, kind));
         var client = new XCallConnection(c);
         client.Start();
-        IShapes shapes = client.GetProxy<IShapes>();
-        var ex = Assert.Throws<XCallProtocolException>(shapes.Ping);
-        Assert.Contains("4", ex.Message);
-        await Assert.ThrowsAsync<XCallProtocolException>(() => shapes.PingAsync().AsTask());
-        client.Dispose();
+        return client;
     }
 
     [Fact]
@@ -188,7 +229,7 @@ public sealed class ConnectionFailureTests
     }
 
     /// <summary>A peer that answers every call with a reply carrying <paramref name="payload"/>.</summary>
-    private sealed class ReplyingHandler(InMemoryChannel channel, byte[] payload) : IFrameHandler
+    private sealed class ReplyingHandler(InMemoryChannel channel, byte[] payload, FrameKind kind = FrameKind.Reply) : IFrameHandler
     {
         public MarshalLimits Limits => MarshalLimits.Default;
 
@@ -196,7 +237,7 @@ public sealed class ConnectionFailureTests
         {
             if (header.Kind == FrameKind.Call)
             {
-                var output = channel.BeginFrame(new FrameHeader(FrameKind.Reply, header.CallId, 0, header.MethodId));
+                var output = channel.BeginFrame(new FrameHeader(kind, header.CallId, 0, header.MethodId));
                 output.Write(payload);
                 channel.CommitFrame();
             }

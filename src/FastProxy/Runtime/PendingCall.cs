@@ -327,7 +327,9 @@ public sealed class PendingCall : IValueTaskSource
         var reader = new MarshalReader(_reply.AsSpan(0, _replyLength), _connection.Options.Limits) { Context = _connection.ReadContextOf(Link) };
         if (_replyKind == FrameKind.Error)
         {
-            throw RemoteError.Read(ref reader);
+            RemoteInvocationException remote = RemoteError.Read(ref reader);
+            reader.EnsureFullyConsumed(); // bytes after the record: a malformed frame, not the remote exception
+            throw remote;
         }
         return reader;
     }

@@ -377,6 +377,19 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         }, (this, call));
     }
 
+    /// <summary>
+    /// A reply that could not be read (generated proxies call this from an exception filter): a malformed
+    /// frame ends its connection, as one the receiving side cannot read does. Returns false, so the filter lets
+    /// the <see cref="XCallProtocolException"/> reach the caller unchanged.
+    /// </summary>
+    [EditorBrowsable(EditorBrowsableState.Never)]
+    public bool CloseOnMalformedReply(XCallProtocolException error)
+    {
+        Close(error);
+        Channel.Dispose();
+        return false;
+    }
+
     /// <summary>Returns a finished call to the pool.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
     public void EndCall(PendingCall call)

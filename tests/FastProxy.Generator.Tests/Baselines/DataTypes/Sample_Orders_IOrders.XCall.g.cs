@@ -34,6 +34,10 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
+        }
         finally
         {
             __conn.EndCall(__call);
@@ -75,6 +79,10 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
                 await __send.ConfigureAwait(false);
                 return __Read(__call);
             }
+            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+            {
+                throw;
+            }
             finally
             {
                 __conn.EndCall(__call);
@@ -115,6 +123,10 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
+        }
         finally
         {
             __conn.EndCall(__call);
@@ -144,6 +156,10 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
             var __ret = global::XCall.Marshal.ListMarshaller<global::Sample.Orders.Order, global::XCall.Generated.Sample_Orders_Order_XCallMarshaller>.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
         }
         finally
         {
@@ -175,6 +191,10 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
+        }
         finally
         {
             __conn.EndCall(__call);
@@ -201,6 +221,10 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
         {
             __conn.SendAndWait(__call);
             __call.EndVoidReply();
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
         }
         finally
         {
@@ -231,6 +255,10 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
             var __ret = global::XCall.Marshal.UnmanagedMemoryMarshaller<double>.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
         }
         finally
         {
@@ -263,6 +291,10 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
+        }
         finally
         {
             __conn.EndCall(__call);
@@ -292,6 +324,10 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
             var __ret = global::XCall.Marshal.NullableValueMarshaller<global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
         }
         finally
         {

@@ -34,6 +34,10 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
+        }
         finally
         {
             __conn.EndCall(__call);
@@ -64,6 +68,10 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             var __ret = __r.Read<bool>();
             __r.EnsureFullyConsumed();
             return __ret;
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
         }
         finally
         {
@@ -96,6 +104,10 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
+        }
         finally
         {
             __conn.EndCall(__call);
@@ -125,6 +137,10 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             var __ret = global::XCall.Generated.Sample_Graphs_IRound_XCallMarshaller.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
         }
         finally
         {
@@ -157,6 +173,10 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
+        }
         finally
         {
             __conn.EndCall(__call);
@@ -186,6 +206,10 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             var __ret = global::XCall.Generated.Sample_Graphs_Chain_XCallMarshaller.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
         }
         finally
         {
@@ -221,6 +245,10 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
+        }
         finally
         {
             __conn.EndCall(__call);
@@ -251,6 +279,10 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             var __ret = global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::System.Collections.Generic.HashSet<global::Sample.Graphs.Node>, global::XCall.Marshal.HashSetMarshaller<global::Sample.Graphs.Node, global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller>>.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
         }
         finally
         {
@@ -283,6 +315,10 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
+        }
         finally
         {
             __conn.EndCall(__call);
@@ -312,6 +348,10 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             var __ret = global::XCall.Generated.Sample_Graphs_Holder_XCallMarshaller.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
         }
         finally
         {
@@ -343,6 +383,10 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             var __ret = global::XCall.Generated.Sample_Graphs_Folder_XCallMarshaller.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
         }
         finally
         {

@@ -32,6 +32,10 @@ internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runti
             __conn.SendAndWait(__call);
             __call.EndVoidReply();
         }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
+        }
         finally
         {
             __conn.EndCall(__call);
@@ -73,6 +77,10 @@ internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runti
                 await __send.ConfigureAwait(false);
                 return __Read(__call);
             }
+            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+            {
+                throw;
+            }
             finally
             {
                 __conn.EndCall(__call);
@@ -111,6 +119,10 @@ internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runti
             var __ret = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
         }
         finally
         {

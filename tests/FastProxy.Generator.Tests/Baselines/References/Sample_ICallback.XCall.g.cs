@@ -34,6 +34,10 @@ internal sealed class Sample_ICallback_XCallProxy : global::XCall.Runtime.ProxyB
             __r.EnsureFullyConsumed();
             return __ret;
         }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
+        }
         finally
         {
             __conn.EndCall(__call);

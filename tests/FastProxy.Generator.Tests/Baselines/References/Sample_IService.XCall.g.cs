@@ -35,6 +35,10 @@ internal sealed class Sample_IService_XCallProxy : global::XCall.Runtime.ProxyBa
             __r.EnsureFullyConsumed();
             return __ret;
         }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
+        }
         finally
         {
             __conn.EndCall(__call);
@@ -64,6 +68,10 @@ internal sealed class Sample_IService_XCallProxy : global::XCall.Runtime.ProxyBa
             var __ret = global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
         }
         finally
         {
@@ -105,6 +113,10 @@ internal sealed class Sample_IService_XCallProxy : global::XCall.Runtime.ProxyBa
                 await __send.ConfigureAwait(false);
                 return __Read(__call);
             }
+            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+            {
+                throw;
+            }
             finally
             {
                 __conn.EndCall(__call);
@@ -145,6 +157,10 @@ internal sealed class Sample_IService_XCallProxy : global::XCall.Runtime.ProxyBa
             __r.EnsureFullyConsumed();
             return __ret;
         }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
+        }
         finally
         {
             __conn.EndCall(__call);
@@ -175,6 +191,10 @@ internal sealed class Sample_IService_XCallProxy : global::XCall.Runtime.ProxyBa
             var __ret = __r.Read<int>();
             __r.EnsureFullyConsumed();
             return __ret;
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
         }
         finally
         {

@@ -35,6 +35,10 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             __r.EnsureFullyConsumed();
             return __ret;
         }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
+        }
         finally
         {
             __conn.EndCall(__call);
@@ -66,6 +70,10 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             __r.EnsureFullyConsumed();
             return __ret;
         }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
+        }
         finally
         {
             __conn.EndCall(__call);
@@ -91,6 +99,10 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
         {
             __conn.SendAndWait(__call);
             __call.EndVoidReply();
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
         }
         finally
         {
@@ -122,6 +134,10 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             __r.EnsureFullyConsumed();
             return __ret;
         }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
+        }
         finally
         {
             __conn.EndCall(__call);
@@ -152,6 +168,10 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             __r.EnsureFullyConsumed();
             return __ret;
         }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
+        }
         finally
         {
             __conn.EndCall(__call);
@@ -181,6 +201,10 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             var __ret = global::XCall.Generated.Sample_Data_XCallMarshaller.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
         }
         finally
         {
@@ -213,6 +237,10 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             __r.EnsureFullyConsumed();
             return __ret;
         }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
+        }
         finally
         {
             __conn.EndCall(__call);
@@ -243,6 +271,10 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             a = __r.Read<int>();
             b = __r.Read<int>();
             __r.EnsureFullyConsumed();
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
         }
         finally
         {
@@ -275,6 +307,10 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             value = __r.Read<int>();
             __r.EnsureFullyConsumed();
             return __ret;
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
         }
         finally
         {
@@ -316,6 +352,10 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             {
                 await __send.ConfigureAwait(false);
                 __Read(__call);
+            }
+            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+            {
+                throw;
             }
             finally
             {
@@ -364,6 +404,10 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             {
                 await __send.ConfigureAwait(false);
                 return __Read(__call);
+            }
+            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+            {
+                throw;
             }
             finally
             {
@@ -414,6 +458,10 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
                 await __send.ConfigureAwait(false);
                 __Read(__call);
             }
+            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+            {
+                throw;
+            }
             finally
             {
                 __conn.EndCall(__call);
@@ -460,6 +508,10 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             {
                 await __send.ConfigureAwait(false);
                 return __Read(__call);
+            }
+            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+            {
+                throw;
             }
             finally
             {
@@ -517,6 +569,10 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             var __ret = __r.Read<int>();
             __r.EnsureFullyConsumed();
             return __ret;
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        {
+            throw;
         }
         finally
         {
