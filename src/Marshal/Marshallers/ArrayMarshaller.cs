@@ -26,11 +26,6 @@ public abstract class ArrayMarshaller<T, TMarshaller> : IMarshaller<T[]?> where 
         {
             return null;
         }
-        var array = new T[length];
-        for (int i = 0; i < array.Length; i++)
-        {
-            array[i] = TMarshaller.Read(ref reader);
-        }
-        return array;
+        return WireCount.ReadArray<T, TMarshaller>(ref reader, length);
     }
 }

@@ -37,14 +37,15 @@ public abstract class DictionaryMarshaller<TKey, TKeyMarshaller, TValue, TValueM
         {
             return null;
         }
-        var dictionary = new Dictionary<TKey, TValue>(length);
+        var dictionary = new Dictionary<TKey, TValue>(WireCount.InitialCapacity(length));
         if (GraphKeys.MayBeIncomplete<TKey>())
         {
             // Keys may be objects whose members are not read yet (value equality would hash them empty):
             // read every pair first, then add them now or once the graph is complete.
-            var pairs = new KeyValuePair<TKey, TValue>[length];
-            for (int i = 0; i < pairs.Length; i++)
+            var pairs = new KeyValuePair<TKey, TValue>[WireCount.InitialCapacity(length)];
+            for (int i = 0; i < length; i++)
             {
+                WireCount.EnsureRoom(ref pairs, i, length);
                 TKey key = TKeyMarshaller.Read(ref reader);
                 pairs[i] = new KeyValuePair<TKey, TValue>(key, TValueMarshaller.Read(ref reader));
             }

@@ -30,16 +30,12 @@ public abstract class HashSetMarshaller<T, TMarshaller> : IMarshaller<HashSet<T>
         {
             return null;
         }
-        var set = new HashSet<T>(length);
+        var set = new HashSet<T>(WireCount.InitialCapacity(length));
         if (GraphKeys.MayBeIncomplete<T>())
         {
             // Elements may be objects whose members are not read yet (value equality would hash them
             // empty): read them all first, then add them now or once the graph is complete.
-            var items = new T[length];
-            for (int i = 0; i < items.Length; i++)
-            {
-                items[i] = TMarshaller.Read(ref reader);
-            }
+            T[] items = WireCount.ReadArray<T, TMarshaller>(ref reader, length);
             if (reader.HasIncompleteObjects)
             {
                 reader.WhenGraphComplete(() => AddAll(set, items));

@@ -29,11 +29,7 @@ public abstract class ImmutableArrayMarshaller<T, TMarshaller> : IMarshaller<Imm
         {
             return default;
         }
-        var array = new T[length];
-        for (int i = 0; i < array.Length; i++)
-        {
-            array[i] = TMarshaller.Read(ref reader);
-        }
+        T[] array = WireCount.ReadArray<T, TMarshaller>(ref reader, length);
         // The array is never seen by anyone else: wrap it without a copy.
         return ImmutableCollectionsMarshal.AsImmutableArray(array);
     }

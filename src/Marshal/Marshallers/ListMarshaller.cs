@@ -25,7 +25,7 @@ public abstract class ListMarshaller<T, TMarshaller> : IMarshaller<List<T>?> whe
     public static List<T>? Read(ref MarshalReader reader)
     {
         int length = reader.ReadLength();
-        return length == WireFormat.NullLength ? null : ReadItems(ref reader, new List<T>(length), length);
+        return length == WireFormat.NullLength ? null : ReadItems(ref reader, new List<T>(WireCount.InitialCapacity(length)), length);
     }
 
     /// <summary>
@@ -43,22 +43,31 @@ public abstract class ListMarshaller<T, TMarshaller> : IMarshaller<List<T>?> whe
         }
         if (fresh is not { Count: 0 })
         {
-            return ReadItems(ref reader, new List<T>(length), length);
+            return ReadItems(ref reader, new List<T>(WireCount.InitialCapacity(length)), length);
         }
-        if (fresh.Capacity < length)
+        if (fresh.Capacity < WireCount.InitialCapacity(length))
         {
-            fresh.Capacity = length;
+            fresh.Capacity = WireCount.InitialCapacity(length);
         }
         return ReadItems(ref reader, fresh, length);
     }
 
     private static List<T> ReadItems(ref MarshalReader reader, List<T> list, int length)
     {
-        CollectionsMarshal.SetCount(list, length);
-        Span<T> items = CollectionsMarshal.AsSpan(list);
-        for (int i = 0; i < items.Length; i++)
+        if (length <= list.Capacity)
         {
-            items[i] = TMarshaller.Read(ref reader);
+            CollectionsMarshal.SetCount(list, length);
+            Span<T> items = CollectionsMarshal.AsSpan(list);
+            for (int i = 0; i < items.Length; i++)
+            {
+                items[i] = TMarshaller.Read(ref reader);
+            }
+            return list;
+        }
+        // More than is allocated up front (WireCount): the list grows as elements arrive.
+        for (int i = 0; i < length; i++)
+        {
+            list.Add(TMarshaller.Read(ref reader));
         }
         return list;
     }

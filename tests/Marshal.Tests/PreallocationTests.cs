@@ -1,0 +1,67 @@
+using System.Buffers.Binary;
+using System.Collections.Immutable;
+
+namespace XCall.Marshal.Tests;
+
+using IntStringDictionaryMarshaller = DictionaryMarshaller<int, UnmanagedMarshaller<int>, string?, StringMarshaller>;
+
+/// <summary>
+/// A collection's count is only a claim: a reader allocates a bounded start before it has read any element,
+/// so a count the bytes cannot back costs little, whatever an element takes in memory.
+/// </summary>
+public sealed class PreallocationTests
+{
+    private const int PayloadBytes = 1 << 20;
+
+    public static TheoryData<string> Readers => [.. ReadersByName.Keys];
+
+    private static readonly Dictionary<string, ReadFunc<object?>> ReadersByName = new()
+    {
+        ["string?[]"] = (ref MarshalReader r) => ArrayMarshaller<string?, StringMarshaller>.Read(ref r),
+        ["List<string?>"] = (ref MarshalReader r) => ListMarshaller<string?, StringMarshaller>.Read(ref r),
+        ["HashSet<string?>"] = (ref MarshalReader r) => HashSetMarshaller<string?, StringMarshaller>.Read(ref r),
+        ["ImmutableArray<string?>"] = (ref MarshalReader r) => ImmutableArrayMarshaller<string?, StringMarshaller>.Read(ref r),
+        ["Dictionary<int, string?>"] = (ref MarshalReader r) => IntStringDictionaryMarshaller.Read(ref r),
+    };
+
+    [Theory]
+    [MemberData(nameof(Readers))]
+    public void A_count_the_bytes_cannot_back_allocates_little_before_it_is_rejected(string name)
+    {
+        // 1 MiB that claims as many elements as it has bytes (dictionaries: half), then an impossible first string.
+        bool pairs = name.StartsWith("Dictionary", StringComparison.Ordinal);
+        byte[] payload = new byte[PayloadBytes];
+        BinaryPrimitives.WriteInt32LittleEndian(payload, (PayloadBytes - 4) / (pairs ? 2 : 1));
+        BinaryPrimitives.WriteInt32LittleEndian(payload.AsSpan(pairs ? 8 : 4), int.MaxValue);
+        ReadFunc<object?> read = ReadersByName[name];
+        Wire.AssertRejected(payload, read); // JIT and first-use allocations out of the way
+
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        Wire.AssertRejected(payload, read);
+        long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+
+        // Allocating the claimed count would take 4-8 MiB (a reference per element); a bounded start, kilobytes.
+        Assert.True(allocated < 128 * 1024, $"{name}: {allocated:N0} bytes allocated for a payload that failed at its first element");
+    }
+
+    [Theory]
+    [InlineData(1)]
+    [InlineData(1024)]
+    [InlineData(1025)]
+    [InlineData(5000)]
+    public void Collections_longer_than_the_bounded_start_read_whole(int count)
+    {
+        string?[] values = [.. Enumerable.Range(0, count).Select(i => i % 7 == 0 ? null : "s" + i)];
+        byte[] bytes = Wire.Encode((ref MarshalWriter w) => ArrayMarshaller<string?, StringMarshaller>.Write(ref w, values));
+
+        Assert.Equal(values, Wire.Decode(bytes, (ref MarshalReader r) => ArrayMarshaller<string?, StringMarshaller>.Read(ref r)));
+        Assert.Equal(values, Wire.Decode(bytes, (ref MarshalReader r) => ListMarshaller<string?, StringMarshaller>.Read(ref r)));
+        Assert.Equal(values, Wire.Decode(bytes, (ref MarshalReader r) => ImmutableArrayMarshaller<string?, StringMarshaller>.Read(ref r)).ToArray());
+        string?[] distinct = [.. values.Distinct()];
+        byte[] setBytes = Wire.Encode((ref MarshalWriter w) => ArrayMarshaller<string?, StringMarshaller>.Write(ref w, distinct));
+        Assert.Equal(distinct.ToHashSet(), Wire.Decode(setBytes, (ref MarshalReader r) => HashSetMarshaller<string?, StringMarshaller>.Read(ref r)));
+        var dictionary = Enumerable.Range(0, count).ToDictionary(i => i, i => values[i]);
+        byte[] dictionaryBytes = Wire.Encode((ref MarshalWriter w) => IntStringDictionaryMarshaller.Write(ref w, dictionary));
+        Assert.Equal(dictionary, Wire.Decode(dictionaryBytes, (ref MarshalReader r) => IntStringDictionaryMarshaller.Read(ref r)));
+    }
+}
