@@ -103,7 +103,7 @@ public sealed partial class ProxyGenerator
                 _ => "Abstract",
             };
             w.Open($"private sealed class GraphInfo : {MarshalNs}.GraphType");
-            w.Line($"public GraphInfo() : base(typeof({data.FullName}), {MarshalNs}.GraphTypeKind.{kind}) {{ }}");
+            w.Line($"public GraphInfo() : base(typeof({data.FullName}), {MarshalNs}.GraphTypeKind.{kind}{(data.ComparesByValue ? ", comparesByValue: true" : "")}) {{ }}");
             if (data.Kind != DataKind.Abstract)
             {
                 w.Line();

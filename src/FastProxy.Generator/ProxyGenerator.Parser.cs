@@ -487,7 +487,7 @@ public sealed partial class ProxyGenerator
             }
             DataKind kind = type.IsValueType ? DataKind.Struct : constructor is null && assignable ? DataKind.Mutable : DataKind.Immutable;
             bool leaf = members.All(m => !m.Type.HasObjects);
-            Add(plain, new DataTypeSpec(plain, marshaller, kind, constructor?.Parameters.Length ?? 0, new EquatableArray<MemberSpec>(members), knownTypes, leaf));
+            Add(plain, new DataTypeSpec(plain, marshaller, kind, constructor?.Parameters.Length ?? 0, new EquatableArray<MemberSpec>(members), knownTypes, leaf, ComparesByValue(chain)));
             return new TypeSpec(full, WireKind.Data, null, marshaller, HasObjects: kind != DataKind.Struct || !leaf);
         }
 
@@ -642,6 +642,15 @@ public sealed partial class ProxyGenerator
                 _ => false,
             };
         }
+
+        /// <summary>
+        /// Whether objects of the type (the last of <paramref name="chain"/>, its classes from the first below
+        /// object) are equal and hash by their members: a record, or a class that overrides Equals or GetHashCode.
+        /// </summary>
+        private static bool ComparesByValue(List<INamedTypeSymbol> chain) =>
+            chain.Count > 0 && !chain[chain.Count - 1].IsValueType &&
+            chain.Any(t => t.IsRecord || t.GetMembers().OfType<IMethodSymbol>().Any(m =>
+                m.IsOverride && ((m.Name == "GetHashCode" && m.Parameters.Length == 0) || (m.Name == "Equals" && m.Parameters.Length == 1))));
 
         private static int IndexOfParameter(IMethodSymbol constructor, string name)
         {

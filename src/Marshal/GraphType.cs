@@ -10,13 +10,27 @@ public abstract class GraphType
 {
     /// <summary>Describes <paramref name="type"/>, whose objects are created the way <paramref name="kind"/> says.</summary>
     protected GraphType(Type type, GraphTypeKind kind)
+        : this(type, kind, comparesByValue: false)
+    {
+    }
+
+    /// <summary>
+    /// Describes <paramref name="type"/>; <paramref name="comparesByValue"/> says its equality and hash code
+    /// follow its members (a record, or a class that overrides <c>Equals</c> / <c>GetHashCode</c>), so a
+    /// cycle through such objects alone is refused (<see cref="MarshalReader.ReadReference{T}"/>).
+    /// </summary>
+    protected GraphType(Type type, GraphTypeKind kind, bool comparesByValue)
     {
         ArgumentNullException.ThrowIfNull(type);
         Type = type;
         Kind = kind;
+        ComparesByValue = comparesByValue;
         _isMutable = kind == GraphTypeKind.Mutable;
         _isConcrete = kind != GraphTypeKind.Abstract;
     }
+
+    /// <summary>Whether objects of <see cref="Type"/> are equal and hash by their members.</summary>
+    public bool ComparesByValue { get; }
 
     /// <summary>The described class; objects of exactly this runtime type are written with the <see cref="WireFormat.NewObject"/> tag.</summary>
     public Type Type { get; }

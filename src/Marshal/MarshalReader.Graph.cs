@@ -11,8 +11,10 @@ public ref partial struct MarshalReader
     /// before the outermost reference returns, so every object is complete when that one returns.
     /// </summary>
     /// <exception cref="XCallProtocolException">A bad tag, an unknown type id, a reference id that names no
-    /// earlier object or an object of another type, a cycle through immutable objects, or a constructor or
-    /// setter that throws on what the payload holds.</exception>
+    /// earlier object or an object of another type, a cycle through immutable objects, a cycle through
+    /// objects that compare by value (<see cref="GraphType.ComparesByValue"/>: their equality, hash code and
+    /// printing would recurse around it for ever), or a constructor or setter that throws on what the payload
+    /// holds.</exception>
     public T? ReadReference<T>(GraphType declared) where T : class
     {
         byte tag = Read<byte>();
@@ -75,22 +77,29 @@ public ref partial struct MarshalReader
             return ReadQueuedObject(type);
         }
         int id = _objectCount++;
+        int parent = outermost ? -1 : _current;
+        int outerCurrent = _current;
+        bool outerByValue = _currentByValue;
         _active++;
         object value;
         if (type._isMutable)
         {
             // Outside any object no body is pending: this one is the next anyway.
             value = type.CreateEmpty();
-            Register(id, value);
+            Register(id, value, type, parent);
             _incomplete++;
+            EnterBody(id, type);
             type.ReadBody(ref this, value);
             _incomplete--;
         }
         else
         {
-            Register(id, GraphReadState.BuildingMarker);
+            Register(id, GraphReadState.BuildingMarker, type, parent);
             EnterObject();
+            EnterBody(id, type);
             value = type.ReadObject(ref this);
+            _current = outerCurrent;
+            _currentByValue = outerByValue;
             ExitObject();
             if (id == 0)
             {
@@ -115,7 +124,7 @@ public ref partial struct MarshalReader
     {
         object value = type.CreateEmpty();
         _objectCount++; // never id 0: the object it is inside came first
-        (_graph ??= GraphReadState.Rent()).Append(value, type);
+        (_graph ??= GraphReadState.Rent()).Append(value, type, type.ComparesByValue, _current);
         _incomplete++;
         return value;
     }
@@ -142,16 +151,25 @@ public ref partial struct MarshalReader
     /// <see cref="WhenGraphComplete"/> would defer its work.</summary>
     public readonly bool HasIncompleteObjects => _incomplete > 0;
 
-    private void Register(int id, object value)
+    private void Register(int id, object value, GraphType type, int parent)
     {
         if (id == 0)
         {
             _first = value;
+            _firstByValue = type.ComparesByValue;
         }
         else
         {
-            (_graph ??= GraphReadState.Rent()).Append(value, pending: null);
+            (_graph ??= GraphReadState.Rent()).Append(value, pending: null, type.ComparesByValue, parent);
         }
+    }
+
+    /// <summary>The members of object <paramref name="id"/> are read next: references read now come from it.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void EnterBody(int id, GraphType type)
+    {
+        _current = id;
+        _currentByValue = type.ComparesByValue;
     }
 
     private T ReadBackReference<T>() where T : class
@@ -171,6 +189,12 @@ public ref partial struct MarshalReader
             ThrowHelper.ReferenceTypeMismatch(id, value.GetType(), typeof(T));
             return null;
         }
+        if (_currentByValue && _active != 0 && (id == 0 ? _firstByValue : _graph!.ComparesByValue(id - 1)))
+        {
+            // Only a reference back to an earlier object can close a cycle; one between two objects that
+            // compare by value is checked once every object is read (GraphReadState.CheckValueCycles).
+            (_graph ??= GraphReadState.Rent()).AddValueEdge(_current, id);
+        }
         return typed;
     }
 
@@ -179,11 +203,13 @@ public ref partial struct MarshalReader
     {
         while (true)
         {
-            while (graph.TryDequeue(out object value, out GraphType type))
+            while (graph.TryDequeue(out object value, out GraphType type, out int id))
             {
+                EnterBody(id, type);
                 type.ReadBody(ref this, value);
                 _incomplete--;
             }
+            graph.CheckValueCycles(_firstByValue); // before a hash set or dictionary hashes its keys
             if (!graph.HasDeferred)
             {
                 return;
@@ -195,6 +221,9 @@ public ref partial struct MarshalReader
     private void EndGraph()
     {
         _first = null;
+        _firstByValue = false;
+        _current = 0;
+        _currentByValue = false;
         _objectCount = 0;
         _active = 0;
         _incomplete = 0;

@@ -21,6 +21,9 @@ public ref partial struct MarshalReader
     private int _objectCount;
     private int _active;
     private int _incomplete;
+    private int _current; // id of the object whose members are being read (while _active != 0)
+    private bool _currentByValue; // whether that object's type compares by value (GraphType.ComparesByValue)
+    private bool _firstByValue; // the same for object 0, kept in _first
 
     /// <summary>Reads a message that is all in <paramref name="data"/>.</summary>
     public MarshalReader(ReadOnlySpan<byte> data, MarshalLimits? limits = null)

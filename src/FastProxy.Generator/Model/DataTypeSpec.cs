@@ -36,7 +36,8 @@ internal sealed record DataTypeSpec(
     int ConstructorParameterCount,
     EquatableArray<MemberSpec> Members,
     EquatableArray<KnownTypeSpec> KnownTypes,
-    bool IsLeaf)
+    bool IsLeaf,
+    bool ComparesByValue = false)
 {
     public bool IsValueType => Kind == DataKind.Struct;
 

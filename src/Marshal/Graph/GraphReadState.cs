@@ -26,6 +26,7 @@ internal sealed class GraphReadState
     private int _count;
     private int _next; // the first entry whose body may still be pending
     private List<Action>? _deferred;
+    private List<(int From, int To)>? _valueEdges; // references back between objects that compare by value
 
     public bool HasDeferred => _deferred is { Count: > 0 };
 
@@ -53,17 +54,116 @@ internal sealed class GraphReadState
         state._count = 0;
         state._next = 0;
         state._deferred?.Clear();
+        state._valueEdges?.Clear();
         t_cached = state;
     }
 
-    /// <summary>Registers the object with the next id; its body is pending when <paramref name="pending"/> is not null.</summary>
-    public void Append(object value, GraphType? pending)
+    /// <summary>
+    /// Registers the object with the next id; its body is pending when <paramref name="pending"/> is not null.
+    /// <paramref name="parent"/> is the id of the object whose members created it (-1 for none).
+    /// </summary>
+    public void Append(object value, GraphType? pending, bool comparesByValue, int parent)
     {
         if (_count == _entries.Length)
         {
             Array.Resize(ref _entries, _entries.Length * 2);
         }
-        _entries[_count++] = new Entry(value, pending);
+        _entries[_count++] = new Entry(value, pending, comparesByValue, parent);
+    }
+
+    /// <summary>Whether the object at <paramref name="index"/> compares by value.</summary>
+    public bool ComparesByValue(int index) => _entries[index].ComparesByValue;
+
+    /// <summary>Records a reference from object <paramref name="from"/> back to the earlier object <paramref name="to"/>, both comparing by value.</summary>
+    public void AddValueEdge(int from, int to) => (_valueEdges ??= []).Add((from, to));
+
+    /// <summary>
+    /// Refuses a cycle made only of objects that compare by value: their equality and hash code would
+    /// recurse around it until the stack overflows, which ends the process. Every such cycle contains a
+    /// reference back to an earlier object (the others create the object they name, which is read later), so
+    /// without one there is nothing to check; with one, a depth-first search over those objects (the edges
+    /// from each object to the objects its members created, and the references back) runs in linear time.
+    /// </summary>
+    public void CheckValueCycles(bool firstComparesByValue)
+    {
+        if (_valueEdges is not { Count: > 0 } backEdges)
+        {
+            return;
+        }
+        int n = _count + 1; // ids 0.._count
+        bool ByValue(int id) => id == 0 ? firstComparesByValue : _entries[id - 1].ComparesByValue;
+
+        // Adjacency in compressed rows: creation edges between objects that compare by value, then back edges.
+        int[] start = new int[n + 1];
+        for (int id = 1; id < n; id++)
+        {
+            int parent = _entries[id - 1].Parent;
+            if (parent >= 0 && ByValue(parent) && ByValue(id))
+            {
+                start[parent + 1]++;
+            }
+        }
+        foreach ((int from, _) in backEdges)
+        {
+            start[from + 1]++;
+        }
+        for (int i = 0; i < n; i++)
+        {
+            start[i + 1] += start[i];
+        }
+        int[] targets = new int[start[n]];
+        int[] fill = (int[])start.Clone();
+        for (int id = 1; id < n; id++)
+        {
+            int parent = _entries[id - 1].Parent;
+            if (parent >= 0 && ByValue(parent) && ByValue(id))
+            {
+                targets[fill[parent]++] = id;
+            }
+        }
+        foreach ((int from, int to) in backEdges)
+        {
+            targets[fill[from]++] = to;
+        }
+
+        // Iterative depth-first search: 0 unvisited, 1 on the current path, 2 done.
+        byte[] state = new byte[n];
+        int[] next = new int[n]; // per object on the path: the index of its next edge to follow
+        var path = new Stack<int>();
+        for (int root = 0; root < n; root++)
+        {
+            if (state[root] != 0 || start[root] == start[root + 1])
+            {
+                continue;
+            }
+            state[root] = 1;
+            next[root] = start[root];
+            path.Push(root);
+            while (path.Count > 0)
+            {
+                int node = path.Peek();
+                if (next[node] == start[node + 1])
+                {
+                    state[node] = 2;
+                    path.Pop();
+                    continue;
+                }
+                int target = targets[next[node]++];
+                if (state[target] == 1)
+                {
+                    throw new XCallProtocolException(
+                        $"The payload holds a cycle through objects that compare by value (object {target} and the objects it leads to, " +
+                        $"records or types that override Equals/GetHashCode): comparing, hashing or printing them would never end.");
+                }
+                if (state[target] == 0)
+                {
+                    state[target] = 1;
+                    next[target] = start[target];
+                    path.Push(target);
+                }
+            }
+        }
+        backEdges.Clear(); // checked: what is read from here on adds its own
     }
 
     /// <summary>Replaces the object at <paramref name="index"/> (an immutable object, once built).</summary>
@@ -72,8 +172,8 @@ internal sealed class GraphReadState
     /// <summary>The object at <paramref name="index"/>; the caller checked it against the count of ids read.</summary>
     public object Get(int index) => _entries[index].Value;
 
-    /// <summary>The next object whose body is pending, in id order; false when there is none.</summary>
-    public bool TryDequeue(out object value, out GraphType type)
+    /// <summary>The next object whose body is pending, in id order, and its id; false when there is none.</summary>
+    public bool TryDequeue(out object value, out GraphType type, out int id)
     {
         while (_next < _count)
         {
@@ -82,11 +182,13 @@ internal sealed class GraphReadState
             {
                 value = entry.Value;
                 type = entry.Pending;
+                id = _next; // ids start at 1 in this table
                 return true;
             }
         }
         value = null!;
         type = null!;
+        id = 0;
         return false;
     }
 
@@ -103,9 +205,11 @@ internal sealed class GraphReadState
         deferred.Clear();
     }
 
-    private struct Entry(object value, GraphType? pending)
+    private struct Entry(object value, GraphType? pending, bool comparesByValue, int parent)
     {
         public object Value = value;
         public readonly GraphType? Pending = pending; // the type whose ReadBody is still to run, else null
+        public readonly bool ComparesByValue = comparesByValue;
+        public readonly int Parent = parent; // id of the object whose members created this one, -1 for none
     }
 }

@@ -18,7 +18,7 @@ internal abstract class Sample_Graphs_Chain_XCallMarshaller : global::XCall.Mars
 
     private sealed class GraphInfo : global::XCall.Marshal.GraphType
     {
-        public GraphInfo() : base(typeof(global::Sample.Graphs.Chain), global::XCall.Marshal.GraphTypeKind.Immutable) { }
+        public GraphInfo() : base(typeof(global::Sample.Graphs.Chain), global::XCall.Marshal.GraphTypeKind.Immutable, comparesByValue: true) { }
 
         public override void WriteBody(ref global::XCall.Marshal.MarshalWriter __w, object __o)
         {

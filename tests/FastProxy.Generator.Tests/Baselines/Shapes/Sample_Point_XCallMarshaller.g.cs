@@ -30,7 +30,7 @@ internal abstract class Sample_Point_XCallMarshaller : global::XCall.Marshal.IMa
 
     private sealed class GraphInfo : global::XCall.Marshal.GraphType
     {
-        public GraphInfo() : base(typeof(global::Sample.Point), global::XCall.Marshal.GraphTypeKind.Immutable) { }
+        public GraphInfo() : base(typeof(global::Sample.Point), global::XCall.Marshal.GraphTypeKind.Immutable, comparesByValue: true) { }
 
         public override void WriteBody(ref global::XCall.Marshal.MarshalWriter __w, object __o)
         {
