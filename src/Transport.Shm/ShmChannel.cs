@@ -75,9 +75,6 @@ internal sealed partial class ShmChannel : FrameChannel
     /// <summary>True when wake-ups go through futexes (false: portable socket bytes).</summary>
     internal bool UsesFutex => _inSignal.UsesFutex;
 
-    /// <summary>The segment file's path (unlinked once both sides mapped it).</summary>
-    internal string SegmentPath => _segment.Path;
-
     /// <summary>Tests: the ring this side writes into, its signal, and the end of what was published.</summary>
     internal (ShmRing Ring, RingSignal Signal, long Tail) Outgoing => (_outgoing, _outSignal, _writer.Tail);
 

@@ -95,7 +95,6 @@ public sealed class ShmListener : IDisposable
     internal static ShmListener Open(string name, ShmOptions options)
     {
         RuntimeDirectory.Ensure(options);
-        ShmSegment.SweepStale(ShmSegment.DirectoryFor(options));
         string path = RuntimeDirectory.SocketPath(options, name);
         var socket = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified);
         try

@@ -49,8 +49,8 @@ public sealed record ShmOptions
     /// <summary>Tests: wake through the rendezvous socket even where futexes work.</summary>
     internal bool ForcePortableWake { get; init; }
 
-    /// <summary>Tests: called by the listener with the path of each segment file right after creating it.</summary>
-    internal Action<string>? SegmentCreated { get; init; }
+    /// <summary>Tests: called by the listener with the descriptor of each segment right after creating it.</summary>
+    internal Action<Microsoft.Win32.SafeHandles.SafeFileHandle>? SegmentCreated { get; init; }
 
     internal static string DefaultRuntimeDirectory()
     {

@@ -13,7 +13,7 @@ public static class ShmTransport
 
     /// <summary>
     /// Starts serving <paramref name="name"/>: binds <c>&lt;RuntimeDirectory&gt;/&lt;name&gt;.sock</c> (replacing
-    /// a stale socket left by a dead server) and removes segment files of dead processes.
+    /// a stale socket left by a dead server).
     /// </summary>
     /// <exception cref="IOException">A live server already serves <paramref name="name"/>.</exception>
     /// <exception cref="UnauthorizedAccessException">The runtime directory is not private to this user.</exception>

@@ -184,16 +184,18 @@ public sealed class ChannelTests(ITestOutputHelper output) : IDisposable
     }
 
     [Fact]
-    public async Task The_runtime_directory_is_0700_the_segment_0600_while_it_exists_and_nothing_is_left_afterwards()
+    public async Task The_runtime_directory_is_0700_the_socket_0600_the_segment_a_sealed_memfd_and_nothing_is_left_afterwards()
     {
-        string? segmentPath = null;
-        UnixFileMode? segmentMode = null;
+        string? memoryLink = null;
+        int seals = 0;
+        string[] filesWhileHandshaking = ["not called"];
         ShmOptions options = _dir.Options() with
         {
-            SegmentCreated = path =>
+            SegmentCreated = memory =>
             {
-                segmentPath = path;
-                segmentMode = File.GetUnixFileMode(path);
+                memoryLink = new FileInfo($"/proc/self/fd/{memory.DangerousGetHandle()}").LinkTarget;
+                seals = Libc.FControl(memory, Libc.FGetSeals, 0);
+                filesWhileHandshaking = ShmFiles.Of(Environment.ProcessId);
             },
         };
         ShmListener listener = ShmTransport.Listen("modes", options);
@@ -204,16 +206,18 @@ public sealed class ChannelTests(ITestOutputHelper output) : IDisposable
         Assert.Equal(0x180u, socketMode & 0x1FF);   // 0600
 
         (FrameChannel client, FrameChannel server) = await PairAsync(listener, options);
-        Assert.NotNull(segmentPath);
-        Assert.StartsWith($"/dev/shm/{ShmSegment.FilePrefix}{Environment.ProcessId}-", segmentPath);
-        Assert.Equal(UnixFileMode.UserRead | UnixFileMode.UserWrite, segmentMode);
-        Assert.False(File.Exists(segmentPath), "the segment is unlinked once both sides mapped it");
-        output.WriteLine($"segment {segmentPath} was created with mode {segmentMode}");
+        output.WriteLine($"segment {memoryLink}, seals 0x{seals:x}");
+        // An anonymous memory file that no one can open by name, whose size no one can change.
+        Assert.Equal($"/memfd:{ShmSegment.NamePrefix}modes (deleted)", memoryLink);
+        Assert.Equal(ShmSegment.Seals, seals & ShmSegment.Seals);
+        Assert.Empty(filesWhileHandshaking);
+        Assert.Equal(2, SegmentMemory.HoldersOf("modes")); // one mapping per side, no descriptor left open
 
         client.Dispose();
         server.Dispose();
         listener.Dispose();
         Assert.False(File.Exists(listener.SocketPath));
+        Assert.Equal(0, SegmentMemory.HoldersOf("modes"));
         Assert.Empty(ShmFiles.Of(Environment.ProcessId));
     }
 
@@ -232,28 +236,6 @@ public sealed class ChannelTests(ITestOutputHelper output) : IDisposable
         {
             server.Start(new EchoHandler(server));
             Assert.Equal([5], echo.RoundTrip([5]));
-        }
-    }
-
-    [Fact]
-    public void Segment_files_of_dead_processes_are_removed_when_a_listener_starts()
-    {
-        using var gone = System.Diagnostics.Process.Start("true")!;
-        gone.WaitForExit();
-        string dead = $"/dev/shm/{ShmSegment.FilePrefix}{gone.Id}-12345-1";
-        string live = $"/dev/shm/{ShmSegment.FilePrefix}{Environment.ProcessId}-{ShmSegment.ProcessStartTime(Environment.ProcessId)}-999999";
-        File.WriteAllBytes(dead, [1]);
-        File.WriteAllBytes(live, [1]);
-        try
-        {
-            using ShmListener listener = ShmTransport.Listen("sweep", _dir.Options());
-            Assert.False(File.Exists(dead));
-            Assert.True(File.Exists(live));
-        }
-        finally
-        {
-            File.Delete(dead);
-            File.Delete(live);
         }
     }
 

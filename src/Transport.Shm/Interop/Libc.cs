@@ -1,3 +1,4 @@
+using System.Net.Sockets;
 using System.Runtime.InteropServices;
 using Microsoft.Win32.SafeHandles;
 
@@ -10,8 +11,28 @@ internal static unsafe partial class Libc
 
     public const int AtFdCwd = -100;
     public const int AtSymlinkNoFollow = 0x100;
-    public const int AtEmptyPath = 0x1000;
     public const uint StatxBasicStats = 0x7ff;
+
+    public const uint MemfdCloseOnExec = 0x1;
+    public const uint MemfdAllowSealing = 0x2;
+    public const uint MemfdNoExecSeal = 0x8;
+    public const int FAddSeals = 1033;
+    public const int FGetSeals = 1034;
+    public const int SealSeal = 0x1;
+    public const int SealShrink = 0x2;
+    public const int SealGrow = 0x4;
+    public const int SealWrite = 0x8;
+    public const int SealFutureWrite = 0x10;
+
+    public const int SolSocket = 1;
+    public const int ScmRights = 1;
+    public const int MsgCtrunc = 0x8;
+    public const int MsgDontWait = 0x40;
+    public const int MsgNoSignal = 0x4000;
+    public const int MsgCmsgCloseOnExec = 0x4000_0000;
+    public const int EIntr = 4;
+    public const int EAgain = 11;
+    public const int EInval = 22;
 
     static Libc()
     {
@@ -32,14 +53,23 @@ internal static unsafe partial class Libc
     [LibraryImport(LibraryName, EntryPoint = "syscall")]
     public static partial long Syscall(long number, void* address, int operation, int value, void* timeout, void* address2, int value3);
 
-    [LibraryImport(LibraryName, EntryPoint = "fchown", SetLastError = true)]
-    public static partial int FChown(SafeFileHandle fd, uint owner, uint group);
+    [LibraryImport(LibraryName, EntryPoint = "memfd_create", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    public static partial SafeFileHandle MemfdCreate(string name, uint flags);
+
+    [LibraryImport(LibraryName, EntryPoint = "fallocate", SetLastError = true)]
+    public static partial int FAllocate(SafeFileHandle fd, int mode, long offset, long length);
+
+    [LibraryImport(LibraryName, EntryPoint = "fcntl", SetLastError = true)]
+    public static partial int FControl(SafeFileHandle fd, int command, int argument);
+
+    [LibraryImport(LibraryName, EntryPoint = "sendmsg", SetLastError = true)]
+    public static partial nint SendMessage(SafeSocketHandle socket, MessageHeader* message, int flags);
+
+    [LibraryImport(LibraryName, EntryPoint = "recvmsg", SetLastError = true)]
+    public static partial nint ReceiveMessage(SafeSocketHandle socket, MessageHeader* message, int flags);
 
     [LibraryImport(LibraryName, EntryPoint = "statx", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
     private static partial int Statx(int dirFd, string path, int flags, uint mask, byte* buffer);
-
-    [LibraryImport(LibraryName, EntryPoint = "statx", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
-    private static partial int Statx(SafeFileHandle dirFd, string path, int flags, uint mask, byte* buffer);
 
     /// <summary>Owner uid and mode bits of <paramref name="path"/> (not following a final symlink);
     /// false when statx is unavailable or fails.</summary>
@@ -57,21 +87,6 @@ internal static unsafe partial class Libc
         }
     }
 
-    /// <summary>Owner uid and mode bits of an open file.</summary>
-    public static bool TryGetOwnerAndMode(SafeFileHandle file, out uint uid, out uint mode)
-    {
-        byte* buffer = stackalloc byte[256];
-        uid = mode = 0;
-        try
-        {
-            return OperatingSystem.IsLinux() && Statx(file, "", AtEmptyPath, StatxBasicStats, buffer) == 0 && Decode(buffer, out uid, out mode);
-        }
-        catch (EntryPointNotFoundException)
-        {
-            return false;
-        }
-    }
-
     // struct statx: stx_uid at 20, stx_mode (16 bits) at 28; the layout is the same on every architecture.
     private static bool Decode(byte* buffer, out uint uid, out uint mode)
     {
@@ -79,4 +94,52 @@ internal static unsafe partial class Libc
         mode = *(ushort*)(buffer + 28);
         return true;
     }
+
+    /// <summary>errno of the last P/Invoke declared with SetLastError (XCall.Marshal hides the Marshal class here).</summary>
+    public static int LastErrorNumber => System.Runtime.InteropServices.Marshal.GetLastPInvokeError();
+
+    /// <summary>An IOException for the errno of the last P/Invoke.</summary>
+    public static IOException LastError(string what)
+    {
+        int errno = LastErrorNumber;
+        return new IOException($"{what} failed: {System.Runtime.InteropServices.Marshal.GetPInvokeErrorMessage(errno)} (errno {errno})", errno);
+    }
+
+    /// <summary>struct iovec.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct IoVector
+    {
+        public void* Base;
+        public nuint Length;
+    }
+
+    /// <summary>struct msghdr (Linux).</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct MessageHeader
+    {
+        public void* Name;
+        public uint NameLength;
+        public IoVector* Vectors;
+        public nuint VectorCount;
+        public void* Control;
+        public nuint ControlLength;
+        public int Flags;
+    }
+
+    /// <summary>struct cmsghdr (Linux); its data follows at <see cref="ControlDataOffset"/>.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct ControlHeader
+    {
+        public nuint Length;
+        public int Level;
+        public int Type;
+    }
+
+    /// <summary>CMSG_ALIGN(sizeof(struct cmsghdr)): where a control message's data starts.</summary>
+    public static int ControlDataOffset => ControlAlign(sizeof(ControlHeader));
+
+    /// <summary>CMSG_SPACE(length): the room one control message with <paramref name="length"/> data bytes takes.</summary>
+    public static int ControlSpace(int length) => ControlDataOffset + ControlAlign(length);
+
+    private static int ControlAlign(int length) => (length + sizeof(nuint) - 1) & ~(sizeof(nuint) - 1);
 }

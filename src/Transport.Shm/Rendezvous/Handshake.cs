@@ -1,16 +1,17 @@
 using System.Buffers.Binary;
 using System.Net.Sockets;
 using System.Text;
+using Microsoft.Win32.SafeHandles;
 using XCall.Transport.Shm.Interop;
 
 namespace XCall.Transport.Shm.Rendezvous;
 
 /// <summary>
 /// The exchange on the rendezvous socket that sets up a connection. Client: hello {magic, version, pid,
-/// ring size, flags}. Server: 'Y' {ring capacity, flags, segment path}, or 'N' {reason} (peer refused), or
-/// 'E' {reason} (server-side failure). Client: 'A' once it mapped the segment; the server then unlinks the
-/// segment file. Afterwards the socket only signals the end of the peer (EOF) and, in portable mode, carries
-/// wake-up bytes.
+/// ring size, flags}. Server: 'Y' {ring capacity, flags} carrying the segment's descriptor (SCM_RIGHTS),
+/// or 'N' {reason} (peer refused), or 'E' {reason} (server-side failure). Client: 'A' once it checked and
+/// mapped the segment. Afterwards the socket only signals the end of the peer (EOF) and, in portable mode,
+/// carries wake-up bytes.
 /// </summary>
 internal static class Handshake
 {
@@ -18,20 +19,30 @@ internal static class Handshake
     public const int FlagPortableWake = 1;
 
     private const ulong HelloMagic = 0x3148_4D48_534C_4358; // "XCLSHMH1"
-    private const int Version = 1;
-    private const int HelloLength = 24;
+    internal const int HelloLength = 24;
+
+    /// <summary>2: the segment travels as a sealed memfd descriptor (1 sent the path of a file in /dev/shm).</summary>
+    internal const int Version = 2;
+
+    /// <summary>Bytes after the 'Y': ring capacity, flags.</summary>
+    internal const int AcceptedFieldsLength = 8;
+
+    internal const byte Accepted = (byte)'Y';
+    internal const byte Acknowledged = (byte)'A';
+
     private const int MaxTextLength = 4096;
-    private const byte Accepted = (byte)'Y';
     private const byte Refused = (byte)'N';
     private const byte Failed = (byte)'E';
-    private const byte Acknowledged = (byte)'A';
 
-    /// <summary>Server side of the handshake on an accepted socket; null when the peer was refused or
-    /// went away (the socket is then closed).</summary>
+    /// <summary>
+    /// Server side of the handshake on an accepted socket; null when the peer was refused or went away.
+    /// Whatever ends without a channel closes the socket and releases the segment.
+    /// </summary>
     public static ShmChannel? Accept(Socket socket, string name, ShmOptions options)
     {
         string endpoint = "shm://" + name;
         ShmSegment? segment = null;
+        ShmChannel? channel = null;
         try
         {
             SetTimeouts(socket, options.ConnectTimeoutMilliseconds);
@@ -43,68 +54,64 @@ internal static class Handshake
             if (peer is { } refusedPeer && !options.IsAllowed(refusedPeer.Uid))
             {
                 SendText(socket, Refused, $"the server does not accept uid {refusedPeer.Uid} (pid {refusedPeer.Pid})");
-                socket.Dispose();
                 return null;
             }
             if (BinaryPrimitives.ReadUInt64LittleEndian(hello) != HelloMagic || BinaryPrimitives.ReadInt32LittleEndian(hello[8..]) != Version)
             {
                 SendText(socket, Failed, $"unknown handshake (this server speaks version {Version})");
-                socket.Dispose();
                 return null;
             }
             int ringSize = BinaryPrimitives.ReadInt32LittleEndian(hello[16..]);
             int flags = BinaryPrimitives.ReadInt32LittleEndian(hello[20..]);
-            if (ringSize < ShmOptions.MinRingSize || ringSize > ShmOptions.MaxRingSize || (ringSize & (ringSize - 1)) != 0)
+            if (!IsRingSize(ringSize))
             {
                 SendText(socket, Failed, $"ring size {ringSize} is not a power of two between {ShmOptions.MinRingSize} and {ShmOptions.MaxRingSize}");
-                socket.Dispose();
                 return null;
             }
             int capacity = Math.Max(ringSize, options.RingSize);
             bool portable = (flags & FlagPortableWake) != 0 || options.ForcePortableWake || !Futex.IsSupported;
 
+            SafeFileHandle memory;
             try
             {
-                segment = ShmSegment.Create(ShmSegment.DirectoryFor(options), capacity);
+                segment = ShmSegment.Create(name, capacity, out memory);
             }
-            catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+            catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or PlatformNotSupportedException)
             {
                 SendText(socket, Failed, $"the server could not create a shared-memory segment: {ex.Message}");
-                socket.Dispose();
                 return null;
             }
-            options.SegmentCreated?.Invoke(segment.Path);
-            if (peer is { } foreign && foreign.Uid != Libc.EffectiveUid && Libc.EffectiveUid == 0)
+            using (memory)
             {
-                segment.TryChangeOwner(foreign.Uid); // so an allowed user of another uid can open the 0600 file
+                options.SegmentCreated?.Invoke(memory);
+                Span<byte> reply = stackalloc byte[1 + AcceptedFieldsLength];
+                reply[0] = Accepted;
+                BinaryPrimitives.WriteInt32LittleEndian(reply[1..], capacity);
+                BinaryPrimitives.WriteInt32LittleEndian(reply[5..], portable ? FlagPortableWake : 0);
+                DescriptorPassing.Send(socket, reply, memory);
             }
-
-            byte[] path = Encoding.UTF8.GetBytes(segment.Path);
-            byte[] reply = new byte[13 + path.Length];
-            reply[0] = Accepted;
-            BinaryPrimitives.WriteInt32LittleEndian(reply.AsSpan(1), capacity);
-            BinaryPrimitives.WriteInt32LittleEndian(reply.AsSpan(5), portable ? FlagPortableWake : 0);
-            BinaryPrimitives.WriteInt32LittleEndian(reply.AsSpan(9), path.Length);
-            path.CopyTo(reply, 13);
-            SendAll(socket, reply);
 
             Span<byte> ack = stackalloc byte[1];
             ReceiveExactly(socket, ack);
-            segment.Unlink();
             if (ack[0] != Acknowledged)
             {
-                segment.Dispose();
-                socket.Dispose();
                 return null;
             }
             SetTimeouts(socket, 0);
-            return new ShmChannel(segment, socket, isServer: true, options, endpoint, portable);
+            channel = new ShmChannel(segment, socket, isServer: true, options, endpoint, portable);
+            return channel;
         }
         catch (Exception ex) when (ex is SocketException or IOException or ObjectDisposedException)
         {
-            segment?.Dispose();
-            socket.Dispose();
             return null;
+        }
+        finally
+        {
+            if (channel is null)
+            {
+                segment?.Dispose();
+                socket.Dispose();
+            }
         }
     }
 
@@ -115,6 +122,7 @@ internal static class Handshake
         string socketPath = RuntimeDirectory.SocketPath(options, name);
         var socket = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified);
         ShmSegment? segment = null;
+        SafeFileHandle? memory = null;
         using CancellationTokenRegistration registration = cancellationToken.UnsafeRegister(static s => ((Socket)s!).Dispose(), socket);
         try
         {
@@ -140,11 +148,7 @@ internal static class Handshake
             }
 
             Span<byte> hello = stackalloc byte[HelloLength];
-            BinaryPrimitives.WriteUInt64LittleEndian(hello, HelloMagic);
-            BinaryPrimitives.WriteInt32LittleEndian(hello[8..], Version);
-            BinaryPrimitives.WriteInt32LittleEndian(hello[12..], Environment.ProcessId);
-            BinaryPrimitives.WriteInt32LittleEndian(hello[16..], options.RingSize);
-            BinaryPrimitives.WriteInt32LittleEndian(hello[20..], options.ForcePortableWake || !Futex.IsSupported ? FlagPortableWake : 0);
+            WriteHello(hello, options.RingSize, options.ForcePortableWake || !Futex.IsSupported ? FlagPortableWake : 0);
             try
             {
                 SendAll(socket, hello);
@@ -155,7 +159,10 @@ internal static class Handshake
             }
 
             Span<byte> status = stackalloc byte[1];
-            ReceiveExactly(socket, status);
+            if (DescriptorPassing.Receive(socket, status, out memory) == 0)
+            {
+                throw new EndOfStreamException();
+            }
             if (status[0] == Refused)
             {
                 throw new ShmPeerRefusedException(endpoint, ReceiveText(socket));
@@ -168,36 +175,34 @@ internal static class Handshake
             {
                 throw new XCallDisconnectedException(endpoint, $"unexpected handshake reply 0x{status[0]:x2}");
             }
-            Span<byte> fields = stackalloc byte[12];
+            Span<byte> fields = stackalloc byte[AcceptedFieldsLength];
             ReceiveExactly(socket, fields);
             int capacity = BinaryPrimitives.ReadInt32LittleEndian(fields);
             int flags = BinaryPrimitives.ReadInt32LittleEndian(fields[4..]);
-            int pathLength = BinaryPrimitives.ReadInt32LittleEndian(fields[8..]);
-            if (capacity < ShmOptions.MinRingSize || capacity > ShmOptions.MaxRingSize || (capacity & (capacity - 1)) != 0 || pathLength <= 0 || pathLength > MaxTextLength)
+            if (!IsRingSize(capacity))
             {
                 throw new XCallDisconnectedException(endpoint, "malformed handshake reply");
             }
-            byte[] pathBytes = new byte[pathLength];
-            ReceiveExactly(socket, pathBytes);
-            string segmentPath = Encoding.UTF8.GetString(pathBytes);
-            if (!Path.IsPathRooted(segmentPath) || !Path.GetFileName(segmentPath).StartsWith(ShmSegment.FilePrefix, StringComparison.Ordinal))
+            if (memory is null)
             {
-                throw new XCallDisconnectedException(endpoint, $"the server announced an unexpected segment path '{segmentPath}'");
+                throw new XCallDisconnectedException(endpoint, "the server accepted but sent no shared-memory segment");
             }
             try
             {
-                segment = ShmSegment.Open(segmentPath, capacity, server?.Uid ?? Libc.EffectiveUid);
+                segment = ShmSegment.Open(memory, capacity);
             }
-            catch (Exception ex) when (ex is IOException or InvalidDataException)
+            catch (Exception ex) when (ex is IOException or InvalidDataException or UnauthorizedAccessException)
             {
-                throw new XCallDisconnectedException(endpoint, $"cannot map the segment {segmentPath}: {ex.Message}", ex);
+                throw new XCallDisconnectedException(endpoint, $"cannot map the server's segment: {ex.Message}", ex);
             }
+            memory.Dispose(); // the mapping stays
             SendAll(socket, [Acknowledged]);
             SetTimeouts(socket, 0);
             return new ShmChannel(segment, socket, isServer: false, options, endpoint, (flags & FlagPortableWake) != 0);
         }
         catch (Exception ex)
         {
+            memory?.Dispose();
             segment?.Dispose();
             socket.Dispose();
             if (cancellationToken.IsCancellationRequested && ex is not OperationCanceledException)
@@ -210,6 +215,7 @@ internal static class Handshake
                     new XCallDisconnectedException(endpoint, $"the handshake did not complete within {options.ConnectTimeout.TotalMilliseconds:0} ms", se),
                 SocketException se => new XCallDisconnectedException(endpoint, $"the handshake failed ({se.SocketErrorCode})", se),
                 EndOfStreamException eos => new XCallDisconnectedException(endpoint, "the server closed the connection during the handshake", eos),
+                IOException io => new XCallDisconnectedException(endpoint, $"the handshake failed: {io.Message}", io),
                 _ => null,
             };
             if (translated is null)
@@ -219,6 +225,18 @@ internal static class Handshake
             throw translated;
         }
     }
+
+    /// <summary>The client's hello: magic, version, pid, ring size, flags.</summary>
+    internal static void WriteHello(Span<byte> hello, int ringSize, int flags)
+    {
+        BinaryPrimitives.WriteUInt64LittleEndian(hello, HelloMagic);
+        BinaryPrimitives.WriteInt32LittleEndian(hello[8..], Version);
+        BinaryPrimitives.WriteInt32LittleEndian(hello[12..], Environment.ProcessId);
+        BinaryPrimitives.WriteInt32LittleEndian(hello[16..], ringSize);
+        BinaryPrimitives.WriteInt32LittleEndian(hello[20..], flags);
+    }
+
+    private static bool IsRingSize(int size) => size >= ShmOptions.MinRingSize && size <= ShmOptions.MaxRingSize && (size & (size - 1)) == 0;
 
     private static void SetTimeouts(Socket socket, int milliseconds)
     {
@@ -266,7 +284,7 @@ internal static class Handshake
         }
     }
 
-    private static void ReceiveExactly(Socket socket, Span<byte> buffer)
+    internal static void ReceiveExactly(Socket socket, Span<byte> buffer)
     {
         while (!buffer.IsEmpty)
         {

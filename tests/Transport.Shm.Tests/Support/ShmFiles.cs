@@ -1,8 +1,8 @@
 namespace XCall.Transport.Shm.Tests.Support;
 
-/// <summary>Segment files of a process in /dev/shm.</summary>
+/// <summary>Files in /dev/shm named after a process, as segments were before they became memfds: none may appear.</summary>
 internal static class ShmFiles
 {
     public static string[] Of(int pid) =>
-        Directory.Exists("/dev/shm") ? Directory.GetFiles("/dev/shm", $"{ShmSegment.FilePrefix}{pid}-*") : [];
+        Directory.Exists("/dev/shm") ? Directory.GetFiles("/dev/shm", $"xcall-{pid}-*") : [];
 }
