@@ -5,21 +5,24 @@ namespace XCall.Transport.Shm;
 
 /// <summary>
 /// A server's rendezvous socket for one name. Each accepted connection gets its own segment and channel;
-/// peers of a user id that is not allowed are refused before anything is created for them.
+/// peers of a user id that is not allowed are refused before anything is created for them. Handshakes run
+/// in the background, several at once, each bounded by <see cref="ShmOptions.ConnectTimeout"/>, so a client
+/// that connects and stays silent delays no one else.
 /// </summary>
 public sealed class ShmListener : IDisposable
 {
-    private readonly Socket _socket;
-    private readonly ShmOptions _options;
+    private readonly HandshakeQueue<ShmChannel> _queue;
     private readonly string _socketPath;
-    private int _disposed;
 
     private ShmListener(string name, ShmOptions options, Socket socket, string socketPath)
     {
         Name = name;
-        _options = options;
-        _socket = socket;
         _socketPath = socketPath;
+        _queue = new HandshakeQueue<ShmChannel>(
+            socket,
+            (client, deadline) => Handshake.Accept(client, name, options, deadline),
+            options.ConnectTimeout,
+            $"xcall shm://{name}");
     }
 
     /// <summary>The name served: clients connect to <c>shm://Name</c>.</summary>
@@ -28,60 +31,38 @@ public sealed class ShmListener : IDisposable
     /// <summary>The path of the rendezvous socket.</summary>
     public string SocketPath => _socketPath;
 
-    /// <summary>Waits for the next client and sets up its connection. Clients that are refused or give up
-    /// during the handshake are skipped.</summary>
+    /// <summary>Waits for the next client that completed its handshake. Clients that are refused, give up
+    /// or time out during the handshake are never returned.</summary>
     /// <exception cref="ObjectDisposedException">The listener was disposed.</exception>
     public FrameChannel Accept()
     {
-        while (true)
-        {
-            Socket client;
-            try
-            {
-                client = _socket.Accept();
-            }
-            catch (SocketException) when (Volatile.Read(ref _disposed) != 0)
-            {
-                throw new ObjectDisposedException(nameof(ShmListener));
-            }
-            if (Handshake.Accept(client, Name, _options) is { } channel)
-            {
-                return channel;
-            }
-        }
+        ValueTask<FrameChannel> next = AcceptAsync();
+        return next.IsCompleted ? next.Result : next.AsTask().GetAwaiter().GetResult();
     }
 
-    /// <summary>Waits asynchronously for the next client and sets up its connection.</summary>
+    /// <summary>Waits asynchronously for the next client that completed its handshake.</summary>
     /// <exception cref="ObjectDisposedException">The listener was disposed.</exception>
     /// <exception cref="OperationCanceledException"><paramref name="ct"/> was cancelled.</exception>
     public async ValueTask<FrameChannel> AcceptAsync(CancellationToken ct = default)
     {
-        while (true)
+        try
         {
-            Socket client;
-            try
-            {
-                client = await _socket.AcceptAsync(ct).ConfigureAwait(false);
-            }
-            catch (SocketException) when (Volatile.Read(ref _disposed) != 0)
-            {
-                throw new ObjectDisposedException(nameof(ShmListener));
-            }
-            if (Handshake.Accept(client, Name, _options) is { } channel)
-            {
-                return channel;
-            }
+            return await _queue.AcceptAsync(ct).ConfigureAwait(false);
+        }
+        catch (ObjectDisposedException)
+        {
+            throw new ObjectDisposedException(nameof(ShmListener));
         }
     }
 
-    /// <summary>Stops listening and removes the socket file. Connections already accepted stay open.</summary>
+    /// <summary>
+    /// Stops listening and removes the socket file. Handshakes under way are ended (their sockets closed,
+    /// their segments released) before this returns, and connections not taken by Accept are closed;
+    /// connections already accepted stay open.
+    /// </summary>
     public void Dispose()
     {
-        if (Interlocked.Exchange(ref _disposed, 1) != 0)
-        {
-            return;
-        }
-        _socket.Dispose();
+        _queue.Dispose();
         try
         {
             File.Delete(_socketPath);

@@ -36,7 +36,10 @@ public sealed record ShmOptions
     /// </summary>
     public string RuntimeDirectory { get; init; } = DefaultRuntimeDirectory();
 
-    /// <summary>How long connecting (socket connect, peer check, segment handshake) may take. Default 5 s.</summary>
+    /// <summary>
+    /// How long connecting (socket connect, peer check, segment handshake) may take; on a listener, how long
+    /// one client's handshake may take before the listener drops that client. Default 5 s.
+    /// </summary>
     public TimeSpan ConnectTimeout { get; init; } = TimeSpan.FromSeconds(5);
 
     /// <summary>

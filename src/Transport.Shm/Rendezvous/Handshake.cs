@@ -36,16 +36,18 @@ internal static class Handshake
 
     /// <summary>
     /// Server side of the handshake on an accepted socket; null when the peer was refused or went away.
-    /// Whatever ends without a channel closes the socket and releases the segment.
+    /// Its waits are bounded by <paramref name="cancellationToken"/> alone (the listener's deadline and
+    /// shutdown), which closes the socket. Whatever ends without a channel closes the socket and releases
+    /// the segment.
     /// </summary>
-    public static ShmChannel? Accept(Socket socket, string name, ShmOptions options)
+    public static ShmChannel? Accept(Socket socket, string name, ShmOptions options, CancellationToken cancellationToken)
     {
         string endpoint = "shm://" + name;
         ShmSegment? segment = null;
         ShmChannel? channel = null;
+        CancellationTokenRegistration registration = cancellationToken.UnsafeRegister(static s => ((Socket)s!).Dispose(), socket);
         try
         {
-            SetTimeouts(socket, options.ConnectTimeoutMilliseconds);
             // Read the hello even from a peer we refuse: closing with unread data would reset the connection
             // and the peer would lose the reason.
             Span<byte> hello = stackalloc byte[HelloLength];
@@ -93,11 +95,11 @@ internal static class Handshake
 
             Span<byte> ack = stackalloc byte[1];
             ReceiveExactly(socket, ack);
-            if (ack[0] != Acknowledged)
+            registration.Dispose(); // waits for a deadline that is firing: past this line the socket is ours
+            if (ack[0] != Acknowledged || cancellationToken.IsCancellationRequested)
             {
                 return null;
             }
-            SetTimeouts(socket, 0);
             channel = new ShmChannel(segment, socket, isServer: true, options, endpoint, portable);
             return channel;
         }
@@ -109,6 +111,7 @@ internal static class Handshake
         {
             if (channel is null)
             {
+                registration.Dispose();
                 segment?.Dispose();
                 socket.Dispose();
             }
