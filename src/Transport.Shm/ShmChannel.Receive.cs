@@ -424,16 +424,22 @@ internal sealed partial class ShmChannel
         }
         _reader.Discard();
         bool endSocket;
+        bool disposed;
         lock (_stateLock)
         {
             endSocket = _stopKind is StopKind.Fault or StopKind.Goodbye;
+            disposed = _stopKind == StopKind.Disposed;
         }
         if (endSocket)
         {
             ShutdownSocket(); // a faulted channel tells its peer at once (EOF); after a goodbye, answer with ours
         }
         NotifyClosed(handler);
-        if (Volatile.Read(ref _releaseOnExit) != 0)
+        // Stopped by the peer (goodbye, death), a fault or a timeout: nobody may ever call Dispose (a server
+        // forgets a closed connection), so the memory and the socket go now; the role is closed, so no caller
+        // reads the ring, and ReleaseResources takes the send lock, so no sender writes it. Disposed from a
+        // handler: Dispose left the release to this thread. Disposed from elsewhere: Dispose releases.
+        if (!disposed || Volatile.Read(ref _releaseOnExit) != 0)
         {
             ReleaseResources();
         }

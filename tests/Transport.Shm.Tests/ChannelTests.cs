@@ -167,6 +167,32 @@ public sealed class ChannelTests(ITestOutputHelper output) : IDisposable
     }
 
     [Fact]
+    public async Task A_channel_its_peer_closed_releases_its_segment_without_being_disposed()
+    {
+        // A server forgets a connection its client closed; that channel is never disposed. Before, each kept
+        // its segment mapped (and its descriptor and socket open) for the life of the process.
+        ShmOptions options = _dir.Options();
+        using ShmListener listener = ShmTransport.Listen("peerclosed", options);
+        for (int i = 0; i < 3; i++)
+        {
+            (FrameChannel client, FrameChannel server) = await PairAsync(listener, options);
+            var serverHandler = new EchoHandler(server);
+            server.Start(serverHandler);
+            client.Start(new RecordingHandler());
+            client.Dispose();
+            Assert.Null(await serverHandler.Closed.Task.WaitAsync(TimeSpan.FromSeconds(30)));
+        }
+
+        // The receive thread releases right after it reported the close: poll for that, bounded.
+        var clock = System.Diagnostics.Stopwatch.StartNew();
+        while (SegmentMemory.HoldersOf("peerclosed") != 0 && clock.Elapsed < TimeSpan.FromSeconds(30))
+        {
+            await Task.Delay(10);
+        }
+        Assert.Equal(0, SegmentMemory.HoldersOf("peerclosed"));
+    }
+
+    [Fact]
     public async Task A_handler_may_dispose_its_channel_while_handling_a_frame()
     {
         ShmOptions options = _dir.Options();
