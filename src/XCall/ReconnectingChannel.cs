@@ -13,7 +13,7 @@ namespace XCall;
 /// </summary>
 internal sealed class ReconnectingChannel : FrameChannel
 {
-    private readonly Func<FrameChannel> _connect;
+    private readonly Func<CancellationToken, FrameChannel> _connect;
     private readonly RemoteOptions _options;
     private readonly object _lock = new();
     private readonly object _reconnectLock = new();
@@ -33,6 +33,15 @@ internal sealed class ReconnectingChannel : FrameChannel
     private bool _disposed;
 
     public ReconnectingChannel(FrameChannel first, Func<FrameChannel> connect, RemoteOptions options)
+        : this(first, _ => connect(), options)
+    {
+    }
+
+    /// <summary>
+    /// Starts over <paramref name="first"/>; <paramref name="connect"/> makes each later link, and must give up
+    /// when its token fires (the call that reconnects ran out of its timeout).
+    /// </summary>
+    public ReconnectingChannel(FrameChannel first, Func<CancellationToken, FrameChannel> connect, RemoteOptions options)
     {
         _inner = first;
         _connect = connect;
@@ -109,21 +118,36 @@ internal sealed class ReconnectingChannel : FrameChannel
     private FrameChannel Reconnect()
     {
         FrameChannel connected;
-        lock (_reconnectLock)
+        // The call that reconnects keeps its timeout (SendDeadline, set around BeginFrame): for the wait
+        // behind another thread's reconnect and for its own attempt.
+        long deadline = SendDeadline;
+        if (!Monitor.TryEnter(_reconnectLock, RemainingMs(deadline)))
+        {
+            throw new XCallTimeoutException(_endpoint, "another call was reconnecting for longer than this call's timeout");
+        }
+        try
         {
             if (Volatile.Read(ref _inner) is { } already)
             {
                 return already;
             }
-            ObjectDisposedException.ThrowIf(_disposed, this);
+            if (_disposed)
+            {
+                throw new XCallDisconnectedException(_endpoint, "the connection is closed");
+            }
             long wait = _nextAttempt - Environment.TickCount64;
             if (wait > 0)
             {
                 throw new XCallDisconnectedException(_endpoint, $"reconnecting: the next attempt is in {wait} ms");
             }
+            using CancellationTokenSource? timeout = deadline == 0 ? null : new CancellationTokenSource(RemainingMs(deadline));
             try
             {
-                connected = _connect();
+                connected = _connect(timeout?.Token ?? CancellationToken.None);
+            }
+            catch (OperationCanceledException) when (timeout is { IsCancellationRequested: true })
+            {
+                throw new XCallTimeoutException(_endpoint, "reconnecting took longer than the call's timeout");
             }
             catch (Exception ex) when (ex is XCallException or System.Net.Sockets.SocketException or TimeoutException or IOException)
             {
@@ -142,6 +166,10 @@ internal sealed class ReconnectingChannel : FrameChannel
                 Volatile.Write(ref _inner, connected);
             }
             connected.Start(new Link(this, connected, generation));
+        }
+        finally
+        {
+            Monitor.Exit(_reconnectLock);
         }
         StateChanged?.Invoke(ConnectionState.Connected, null);
         AfterReconnect?.Invoke();

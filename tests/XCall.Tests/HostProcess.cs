@@ -57,6 +57,14 @@ public sealed class HostProcess : IDisposable
 
     public bool HasExited => _process.HasExited;
 
+    /// <summary>Sends the host a signal by name (<c>STOP</c>: alive, its sockets open, but it runs no more; <c>CONT</c>).</summary>
+    public void Signal(string signal)
+    {
+        using var kill = System.Diagnostics.Process.Start("kill", [$"-{signal}", ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture)])!;
+        kill.WaitForExit();
+        Assert.Equal(0, kill.ExitCode);
+    }
+
     public void Dispose()
     {
         if (!_process.HasExited)

@@ -88,6 +88,78 @@ public sealed class ReconnectTests
         Assert.Equal(1, connection.ImportedReferenceCount);
     }
 
+    [Theory]
+    [InlineData("shm")]
+    [InlineData("tcp")]
+    public async Task The_call_timeout_bounds_a_reconnect_to_a_server_that_does_not_answer(string transport)
+    {
+        (string address, HostProcess first) = StartFirst(transport, "stalled");
+        TimeSpan connectTimeout = TimeSpan.FromSeconds(20);
+        var options = s_options with
+        {
+            Connection = new ConnectionOptions { CallTimeout = TimeSpan.FromSeconds(1) },
+            Shm = s_options.Shm with { ConnectTimeout = connectTimeout },
+            Tcp = s_options.Tcp with { ConnectTimeout = connectTimeout },
+        };
+        using RemoteService<IShapes> service = Remote.Open<IShapes>(address, options);
+        Assert.Equal(3, service.Proxy.Add(1, 2));
+        var lost = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        service.StateChanged += (_, state, _) =>
+        {
+            if (state == ConnectionState.Disconnected)
+            {
+                lost.TrySetResult();
+            }
+        };
+        first.Kill();
+        first.Dispose();
+        await lost.Task.WaitAsync(TimeSpan.FromSeconds(30));
+        using HostProcess second = HostProcess.Start(address, "--no-shm");
+        second.Signal("STOP"); // its socket takes the connection; nobody answers the handshake
+        try
+        {
+            // The reconnect inside the call used to wait out the whole ConnectTimeout (20 s here, 5 s by default).
+            var clock = System.Diagnostics.Stopwatch.StartNew();
+            while (true)
+            {
+                try
+                {
+                    service.Proxy.Add(1, 2);
+                    Assert.Fail("a stopped server answered");
+                }
+                catch (XCallDisconnectedException) when (clock.Elapsed < TimeSpan.FromSeconds(30))
+                {
+                    // the backoff after the loss: the next attempt is the one this test is about
+                }
+                catch (XCallTimeoutException)
+                {
+                    break;
+                }
+            }
+            Assert.True(clock.Elapsed < TimeSpan.FromSeconds(15), $"CallTimeout 1 s, ConnectTimeout 20 s: the call took {clock.Elapsed}");
+        }
+        finally
+        {
+            second.Signal("CONT");
+        }
+    }
+
+    [Theory]
+    [InlineData("shm")]
+    [InlineData("tcp")]
+    public void A_one_way_call_on_a_disposed_service_fails_as_every_other_call_does(string transport)
+    {
+        (string address, HostProcess host) = StartFirst(transport, "late");
+        using (host)
+        {
+            RemoteService<IShapes> service = Remote.Open<IShapes>(address, s_options);
+            Assert.Equal(3, service.Proxy.Add(1, 2));
+            service.Dispose();
+            Assert.Throws<XCallDisconnectedException>(() => service.Proxy.Add(1, 2));
+            Assert.Throws<XCallDisconnectedException>(() => service.Proxy.Post("late")); // was ObjectDisposedException naming an internal type
+        }
+    }
+
     private static T RetryUntilConnected<T>(Func<T> call)
     {
         // The reconnect waits out its backoff; poll the call itself, bounded generously.

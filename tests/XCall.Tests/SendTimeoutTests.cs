@@ -54,7 +54,7 @@ public sealed class SendTimeoutTests
         using RemoteService<IShapes> service = Remote.Open<IShapes>(host.Address, options);
         Assert.Equal(3, service.Proxy.Add(1, 2));
 
-        Signal("STOP", host.ProcessId); // alive (its socket open), but it reads nothing any more
+        host.Signal("STOP"); // alive (its socket open), but it reads nothing any more
         Task big;
         try
         {
@@ -65,19 +65,12 @@ public sealed class SendTimeoutTests
         }
         finally
         {
-            Signal("CONT", host.ProcessId);
+            host.Signal("CONT");
         }
         var timedOut = await Assert.ThrowsAsync<XCallTimeoutException>(() => big);
         Assert.Contains("middle of a frame", timedOut.Message);
 
         // That link is closed (nothing can follow half a frame); the next call reconnects.
         Assert.Equal(5, service.Proxy.Add(2, 3));
-    }
-
-    private static void Signal(string signal, int processId)
-    {
-        using var kill = System.Diagnostics.Process.Start("kill", [$"-{signal}", processId.ToString(System.Globalization.CultureInfo.InvariantCulture)])!;
-        kill.WaitForExit();
-        Assert.Equal(0, kill.ExitCode);
     }
 }
