@@ -84,6 +84,19 @@ internal sealed partial class TcpFrameChannel
     /// <summary>Roughly how many synchronous waits read their own reply (diagnostics; racy).</summary>
     internal static long Leads => Volatile.Read(ref s_leads);
 
+    /// <summary>How many receives returned bytes (tests: read before <see cref="IsWaitingForBytes"/>).</summary>
+    internal long ReceiveCount => Volatile.Read(ref _receiveCount);
+
+    /// <summary>True while the reader is blocked waiting for bytes: everything counted by an earlier read of
+    /// <see cref="ReceiveCount"/> has been dispatched or buffered (tests).</summary>
+    internal bool IsWaitingForBytes => Volatile.Read(ref _receiving) != 0;
+
+    /// <summary>Bytes received and not yet dispatched: the start of an incomplete frame (tests; racy).</summary>
+    internal int BufferedBytes => Volatile.Read(ref _rxEnd) - Volatile.Read(ref _rxStart);
+
+    /// <summary>The size of the receive buffer (tests; racy).</summary>
+    internal int ReceiveBufferLength => Volatile.Read(ref _rxBuffer).Length;
+
     private bool TryTakeReader(int who) => Interlocked.CompareExchange(ref _reader, who, ReaderFree) == ReaderFree;
 
     /// <summary>
@@ -295,7 +308,6 @@ internal sealed partial class TcpFrameChannel
             {
                 if (buffer.Length - start < total)
                 {
-                    // Make room for the whole frame only now that its length is known to be allowed.
                     buffer = MakeRoom(buffer, ref start, ref end, total);
                 }
                 return true;
@@ -345,19 +357,32 @@ internal sealed partial class TcpFrameChannel
         }
     }
 
+    /// <summary>
+    /// Makes room for more of an incomplete frame of <paramref name="total"/> bytes that does not fit where it
+    /// starts: moves it to the front, or grows the buffer to twice the bytes of it that arrived (never beyond
+    /// the frame). The announced length alone allocates nothing: a peer that announces a large frame and sends
+    /// little of it makes this side hold at most four times what it sent (twice, rounded up to the pool's next
+    /// power of two), not the frame. A frame that does arrive whole is copied about once more in all while the
+    /// buffer doubles (docs/remoting.md, "Wire").
+    /// </summary>
     private static byte[] MakeRoom(byte[] buffer, ref int start, ref int end, int total)
     {
         int pending = end - start;
-        if (total <= buffer.Length)
+        int wanted = (int)Math.Min(total, Math.Max(ReceiveBufferSize, 2L * pending));
+        if (wanted > buffer.Length)
+        {
+            byte[] larger = ArrayPool<byte>.Shared.Rent(wanted);
+            buffer.AsSpan(start, pending).CopyTo(larger);
+            ArrayPool<byte>.Shared.Return(buffer);
+            buffer = larger;
+        }
+        else if (start != 0)
         {
             buffer.AsSpan(start, pending).CopyTo(buffer);
         }
         else
         {
-            byte[] larger = ArrayPool<byte>.Shared.Rent(total);
-            buffer.AsSpan(start, pending).CopyTo(larger);
-            ArrayPool<byte>.Shared.Return(buffer);
-            buffer = larger;
+            return buffer; // at least half of it is still free behind the frame
         }
         start = 0;
         end = pending;

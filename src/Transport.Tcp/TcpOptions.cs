@@ -29,8 +29,9 @@ public sealed record TcpOptions
 
     /// <summary>
     /// Largest frame payload accepted or sent, in bytes. An incoming length beyond it closes the connection
-    /// before anything is allocated; an outgoing frame beyond it fails with <see cref="InvalidOperationException"/>.
-    /// Default 64 MiB.
+    /// before anything is allocated; a length within it allocates nothing by itself either: the receive buffer
+    /// grows as the payload arrives, to twice what arrived. An outgoing frame beyond it fails with
+    /// <see cref="InvalidOperationException"/>. Default 64 MiB.
     /// </summary>
     public int MaxFrameSize { get; init; } = 64 * 1024 * 1024;
 
