@@ -9,9 +9,25 @@ public sealed record TcpOptions
     /// <summary>
     /// How long establishing a connection may take: the TCP connect, TLS, the pre-shared-key exchange and the
     /// transport preamble together. On the listening side, a peer that has not finished its handshake by then
-    /// is dropped. Default 5 s.
+    /// is dropped, and sooner when it holds a handshake slot a newcomer needs (see <see cref="HandshakeGrace"/>).
+    /// Default 5 s.
     /// </summary>
     public TimeSpan ConnectTimeout { get; init; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>
+    /// Listening side: how long a peer's handshake may run before a newcomer may take its slot. A listener
+    /// runs at most 64 handshakes at once (counting connections that finished theirs and wait for
+    /// <see cref="TcpListenerChannel.AcceptAsync"/>). When all are taken, a newly accepted connection takes
+    /// the slot of the peer that has sent nothing for the longest time, if that is over 100 ms (every client
+    /// speaks first at once: a TLS ClientHello, the pre-shared-key challenge or the preamble); failing that,
+    /// of the oldest handshake, if it has run for longer than this; otherwise it waits for a slot. So silent
+    /// connections cannot keep other clients out, and neither can peers that stall halfway (a TLS
+    /// ClientHello cut short) for longer than this. The peer that loses its slot is closed and reported through
+    /// <see cref="TcpListenerChannel.HandshakeFailed"/> with a <see cref="TimeoutException"/>. Raise it for
+    /// clients whose handshake takes several long round trips; <see cref="Timeout.InfiniteTimeSpan"/> keeps
+    /// a peer that has spoken in its slot until <see cref="ConnectTimeout"/>. Default 1 s.
+    /// </summary>
+    public TimeSpan HandshakeGrace { get; init; } = TimeSpan.FromSeconds(1);
 
     /// <summary>
     /// A ping frame is sent when nothing was sent for this long, so the peer sees the connection alive.
@@ -71,6 +87,10 @@ public sealed record TcpOptions
         if (ConnectTimeout <= TimeSpan.Zero && ConnectTimeout != Timeout.InfiniteTimeSpan)
         {
             throw new ArgumentOutOfRangeException(nameof(ConnectTimeout), ConnectTimeout, "ConnectTimeout must be positive or infinite.");
+        }
+        if (HandshakeGrace < TimeSpan.Zero && HandshakeGrace != Timeout.InfiniteTimeSpan)
+        {
+            throw new ArgumentOutOfRangeException(nameof(HandshakeGrace), HandshakeGrace, "HandshakeGrace must be zero or more, or infinite.");
         }
         if (HeartbeatInterval <= TimeSpan.Zero && HeartbeatInterval != Timeout.InfiniteTimeSpan)
         {

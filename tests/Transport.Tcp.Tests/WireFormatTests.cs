@@ -55,6 +55,7 @@ public sealed class WireFormatTests
             HeartbeatTimeout = TimeSpan.FromSeconds(1),
         }));
         Assert.Throws<ArgumentOutOfRangeException>(() => TcpTransport.Listen(loopback, new TcpOptions { MaxFrameSize = 0 }));
+        Assert.Throws<ArgumentOutOfRangeException>(() => TcpTransport.Listen(loopback, new TcpOptions { HandshakeGrace = TimeSpan.FromSeconds(-2) }));
         Assert.Throws<ArgumentOutOfRangeException>(() => TcpTransport.Connect("127.0.0.1", 0));
     }
 }

@@ -27,6 +27,9 @@ internal sealed class EchoServer : IDisposable
     /// <summary>The handler of the next accepted channel.</summary>
     public Task<EchoHandler> NextAcceptedAsync() => _accepted.Reader.ReadAsync().AsTask().WaitAsync(Timeouts.Long);
 
+    /// <summary>Handshake failures reported and not yet taken by <see cref="NextHandshakeFailureAsync"/>.</summary>
+    public int HandshakeFailureCount => _failures.Reader.Count;
+
     /// <summary>The next handshake failure the listener reported.</summary>
     public Task<(string Peer, Exception Error)> NextHandshakeFailureAsync() => _failures.Reader.ReadAsync().AsTask().WaitAsync(Timeouts.Long);
 
