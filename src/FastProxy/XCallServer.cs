@@ -69,11 +69,26 @@ public sealed class XCallServer : IDisposable
                 _connections.Remove(c);
             }
         };
-        connection.Start();
+        try
+        {
+            connection.Start();
+        }
+        catch
+        {
+            lock (_lock)
+            {
+                _connections.Remove(connection);
+            }
+            connection.Dispose();
+            throw;
+        }
         return connection;
     }
 
-    /// <summary>Accepts channels with <paramref name="accept"/> and serves each until cancelled.</summary>
+    /// <summary>
+    /// Accepts channels with <paramref name="accept"/> and serves each until cancelled or the server is disposed.
+    /// A channel that fails to start (its peer went away at once) is dropped; the loop goes on.
+    /// </summary>
     public async Task ServeAsync(Func<CancellationToken, ValueTask<FrameChannel>> accept, CancellationToken cancellationToken)
     {
         while (!cancellationToken.IsCancellationRequested)
@@ -87,7 +102,18 @@ public sealed class XCallServer : IDisposable
             {
                 return;
             }
-            Attach(channel);
+            try
+            {
+                Attach(channel);
+            }
+            catch (ObjectDisposedException)
+            {
+                return; // the server was disposed
+            }
+            catch (Exception)
+            {
+                // This channel only (Attach disposed it); one peer that failed must not end serving the others.
+            }
         }
     }
 

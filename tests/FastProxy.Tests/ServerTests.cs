@@ -1,5 +1,6 @@
 using XCall.Runtime;
 using XCall.Tests.Contracts;
+using XCall.Transport;
 
 namespace XCall.FastProxy.Tests;
 
@@ -67,5 +68,46 @@ public sealed class ServerTests
         Assert.True(gone.Task.Wait(TimeSpan.FromSeconds(30)));
         Assert.Single(server.Connections);
         Assert.Equal(4, two.Add(2, 2));
+    }
+
+    [Fact]
+    public async Task A_channel_that_fails_to_start_does_not_end_serving_the_others()
+    {
+        using var server = new XCallServer().Add<IShapes>(new Shapes());
+        (InMemoryChannel c, InMemoryChannel s) = InMemoryChannel.CreatePair("serve");
+        var accepted = new Queue<FrameChannel>([new FailingChannel(), s]);
+        using var stop = new CancellationTokenSource();
+        Task serving = server.ServeAsync(ct => accepted.TryDequeue(out FrameChannel? next)
+            ? ValueTask.FromResult(next)
+            : new ValueTask<FrameChannel>(Task.Delay(Timeout.Infinite, ct).ContinueWith<FrameChannel>(_ => throw new OperationCanceledException(ct), TaskScheduler.Default)), stop.Token);
+
+        using var client = new XCallConnection(c, new ConnectionOptions { CallTimeout = TimeSpan.FromSeconds(30) });
+        client.Start();
+        Assert.Equal(5, client.GetService<IShapes>().Add(2, 3)); // served: the failed channel did not end the loop
+        Assert.Single(server.Connections);
+        stop.Cancel();
+        await serving.WaitAsync(TimeSpan.FromSeconds(30));
+    }
+
+    /// <summary>A channel whose peer is gone before it starts.</summary>
+    private sealed class FailingChannel : FrameChannel
+    {
+        public override string RemoteEndpoint => "mem://failing";
+
+        public override void Start(IFrameHandler handler) => throw new XCallDisconnectedException(RemoteEndpoint, "gone before it started");
+
+        public override System.Buffers.IBufferWriter<byte> BeginFrame(in FrameHeader header) => throw new XCallDisconnectedException(RemoteEndpoint, "gone");
+
+        public override void CommitFrame()
+        {
+        }
+
+        public override void AbortFrame()
+        {
+        }
+
+        public override void Dispose()
+        {
+        }
     }
 }
