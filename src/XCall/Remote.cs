@@ -48,14 +48,15 @@ public static class Remote
         {
             connection.Start();
             Contract<T> contract = ContractRegistry.Get<T>();
-            ulong objectId = connection.Hello(contract.Name, contract.Hash);
+            TimeSpan helloTimeout = Shorter(options.Connection.CallTimeout, transport == "shm" ? options.Shm.ConnectTimeout : options.Tcp.ConnectTimeout);
+            ulong objectId = connection.Hello(contract.Name, contract.Hash, helloTimeout);
             var service = new RemoteService<T>(contract.CreateProxy(connection, objectId), parsed, transport, connection, null);
             if (reconnecting is not null)
             {
                 reconnecting.StateChanged += service.OnStateChanged;
                 reconnecting.AfterReconnect = () =>
                 {
-                    ulong again = connection.Hello(contract.Name, contract.Hash);
+                    ulong again = connection.Hello(contract.Name, contract.Hash, helloTimeout);
                     if (again != objectId)
                     {
                         throw new XCallException($"{parsed} serves {contract.Name} under another object id after the reconnect; open the service again.");
@@ -70,6 +71,10 @@ public static class Remote
             throw;
         }
     }
+
+    /// <summary>The shorter of two timeouts, either of which may be infinite.</summary>
+    private static TimeSpan Shorter(TimeSpan a, TimeSpan b) =>
+        a == Timeout.InfiniteTimeSpan ? b : b == Timeout.InfiniteTimeSpan ? a : a < b ? a : b;
 
     private static async Task<(FrameChannel Channel, string Transport)> ConnectChannel(XCallAddress parsed, RemoteOptions options, CancellationToken cancellationToken)
     {

@@ -21,6 +21,19 @@ public sealed class RemoteTests
     }
 
     [Fact]
+    public async Task Opening_a_service_whose_peer_never_answers_fails_within_the_connect_timeout()
+    {
+        // A TCP listener that completes the transport handshake but never takes the connection: nobody reads
+        // the Hello. With the default infinite CallTimeout, Remote.Open used to wait for ever.
+        using XCall.Transport.Tcp.TcpListenerChannel listener = XCall.Transport.Tcp.TcpTransport.Listen(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0));
+        var options = new RemoteOptions { PreferSharedMemory = false, Reconnect = false, Tcp = new XCall.Transport.Tcp.TcpOptions { ConnectTimeout = TimeSpan.FromSeconds(2) } };
+        var clock = Stopwatch.StartNew();
+        Task<RemoteService<IShapes>> open = Task.Run(() => Remote.Open<IShapes>($"tcp://127.0.0.1:{listener.LocalEndpoint.Port}/silent", options));
+        await Assert.ThrowsAsync<XCallTimeoutException>(() => open.WaitAsync(TimeSpan.FromSeconds(60)));
+        Assert.True(clock.Elapsed < TimeSpan.FromSeconds(30), $"ConnectTimeout 2 s: opening took {clock.Elapsed}");
+    }
+
+    [Fact]
     public void Domain_address_reaches_a_loaded_host()
     {
         string path = typeof(RemoteTests).Assembly.GetCustomAttributes<AssemblyMetadataAttribute>().Single(a => a.Key == "DomainServicePath").Value!;

@@ -20,7 +20,7 @@ namespace XCall.Runtime;
 /// <para>
 /// A synchronous caller also serves calls nested in its own call (a callback its call caused, see
 /// <see cref="OfferNested"/>): the receiving side hands such a call to the waiting caller instead of the
-/// thread pool, the waits end early with <see cref="WaitOver"/>, and <see cref="XCallConnection.SendAndWait"/>
+/// thread pool, the waits end early with <see cref="WaitOver"/>, and <see cref="XCallConnection.SendAndWait(PendingCall)"/>
 /// runs it on the caller's thread and waits again.
 /// </para>
 /// </remarks>

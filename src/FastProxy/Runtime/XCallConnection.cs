@@ -101,7 +101,14 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     }
 
     /// <summary>Sends a Hello for a contract and returns the object id the peer exposed it under.</summary>
-    internal ulong Hello(string contractName, ulong contractHash)
+    internal ulong Hello(string contractName, ulong contractHash) => Hello(contractName, contractHash, Options.CallTimeout);
+
+    /// <summary>
+    /// <see cref="Hello(string, ulong)"/> with a timeout of its own: opening a service bounds it by the
+    /// transport's connect timeout too, so a peer that accepted the connection and never answers cannot hold
+    /// <c>Remote.Open</c> for ever when calls have no timeout.
+    /// </summary>
+    internal ulong Hello(string contractName, ulong contractHash, TimeSpan timeout)
     {
         PendingCall call = RentCall(0, isAsync: false);
         try
@@ -118,7 +125,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
                 Channel.AbortFrame();
                 throw;
             }
-            SendAndWait(call);
+            SendAndWait(call, timeout);
             MarshalReader reply;
             try
             {
@@ -200,7 +207,9 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
 
     /// <summary>Publishes the call frame and waits for the reply (sync methods). Throws on timeout or disconnect.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
-    public void SendAndWait(PendingCall call)
+    public void SendAndWait(PendingCall call) => SendAndWait(call, Options.CallTimeout);
+
+    private void SendAndWait(PendingCall call, TimeSpan timeout)
     {
         if (call.CancelledBeforeSend)
         {
@@ -215,7 +224,6 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
             call.SentTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
         }
         SendOpenFrame();
-        TimeSpan timeout = Options.CallTimeout;
         long deadline = timeout == Timeout.InfiniteTimeSpan ? long.MaxValue : Environment.TickCount64 + (long)timeout.TotalMilliseconds;
         if (call.IsCompleted)
         {
