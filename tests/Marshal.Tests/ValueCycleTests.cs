@@ -55,6 +55,28 @@ public sealed class ValueCycleTests
     }
 
     [Fact]
+    public void Many_top_level_records_sharing_one_are_checked_in_linear_time()
+    {
+        // Each element is a top-level object checked when its graph ends; the check used to search every
+        // object read so far each time: 20,000 elements (260 KB) took 3 s and 2.6 GB.
+        var shared = new ValueNode { Name = "s" };
+        var nodes = new List<ValueNode?> { shared };
+        for (int i = 1; i < 20_000; i++)
+        {
+            nodes.Add(new ValueNode { Name = "n", Next = shared });
+        }
+        byte[] bytes = Wire.Encode((ref MarshalWriter w) => ListMarshaller<ValueNode?, ValueNodeMarshaller>.Write(ref w, nodes));
+
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        List<ValueNode?> read = Wire.Decode(bytes, (ref MarshalReader r) => ListMarshaller<ValueNode?, ValueNodeMarshaller>.Read(ref r))!;
+        long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+
+        Assert.Equal(20_000, read.Count);
+        Assert.Same(read[0], read[^1]!.Next);
+        Assert.True(allocated < 100L * bytes.Length, $"{allocated:N0} bytes allocated to read {bytes.Length:N0}");
+    }
+
+    [Fact]
     public void A_cycle_through_an_object_with_reference_equality_reads()
     {
         // record -> plain class -> the same record: the record's hash code stops at the plain object's.

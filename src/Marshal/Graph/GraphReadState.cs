@@ -27,6 +27,7 @@ internal sealed class GraphReadState
     private int _next; // the first entry whose body may still be pending
     private List<Action>? _deferred;
     private List<(int From, int To)>? _valueEdges; // references back between objects that compare by value
+    private int _checkedUpTo; // ids below this were searched for value cycles: complete, and no later object is reachable from them
 
     public bool HasDeferred => _deferred is { Count: > 0 };
 
@@ -55,6 +56,7 @@ internal sealed class GraphReadState
         state._next = 0;
         state._deferred?.Clear();
         state._valueEdges?.Clear();
+        state._checkedUpTo = 0;
         t_cached = state;
     }
 
@@ -83,54 +85,67 @@ internal sealed class GraphReadState
     /// reference back to an earlier object (the others create the object they name, which is read later), so
     /// without one there is nothing to check; with one, a depth-first search over those objects (the edges
     /// from each object to the objects its members created, and the references back) runs in linear time.
+    /// Each call searches only the objects read since the previous one (a message of many top-level objects
+    /// calls it once per object): the earlier ones are complete and reach no later object, so a new cycle
+    /// lies among the new objects alone.
     /// </summary>
     public void CheckValueCycles(bool firstComparesByValue)
     {
+        int n = _count + 1; // ids 0.._count
+        int first = _checkedUpTo;
+        _checkedUpTo = n;
         if (_valueEdges is not { Count: > 0 } backEdges)
         {
             return;
         }
-        int n = _count + 1; // ids 0.._count
         bool ByValue(int id) => id == 0 ? firstComparesByValue : _entries[id - 1].ComparesByValue;
 
-        // Adjacency in compressed rows: creation edges between objects that compare by value, then back edges.
-        int[] start = new int[n + 1];
-        for (int id = 1; id < n; id++)
+        // Adjacency in compressed rows over the new objects (local index = id - first): creation edges between
+        // objects that compare by value, then the back edges that stay among the new objects.
+        int m = n - first;
+        int[] start = new int[m + 1];
+        for (int id = Math.Max(first, 1); id < n; id++)
         {
             int parent = _entries[id - 1].Parent;
-            if (parent >= 0 && ByValue(parent) && ByValue(id))
+            if (parent >= first && ByValue(parent) && ByValue(id))
             {
-                start[parent + 1]++;
-            }
-        }
-        foreach ((int from, _) in backEdges)
-        {
-            start[from + 1]++;
-        }
-        for (int i = 0; i < n; i++)
-        {
-            start[i + 1] += start[i];
-        }
-        int[] targets = new int[start[n]];
-        int[] fill = (int[])start.Clone();
-        for (int id = 1; id < n; id++)
-        {
-            int parent = _entries[id - 1].Parent;
-            if (parent >= 0 && ByValue(parent) && ByValue(id))
-            {
-                targets[fill[parent]++] = id;
+                start[parent - first + 1]++;
             }
         }
         foreach ((int from, int to) in backEdges)
         {
-            targets[fill[from]++] = to;
+            if (from >= first && to >= first)
+            {
+                start[from - first + 1]++;
+            }
+        }
+        for (int i = 0; i < m; i++)
+        {
+            start[i + 1] += start[i];
+        }
+        int[] targets = new int[start[m]];
+        int[] fill = (int[])start.Clone();
+        for (int id = Math.Max(first, 1); id < n; id++)
+        {
+            int parent = _entries[id - 1].Parent;
+            if (parent >= first && ByValue(parent) && ByValue(id))
+            {
+                targets[fill[parent - first]++] = id - first;
+            }
+        }
+        foreach ((int from, int to) in backEdges)
+        {
+            if (from >= first && to >= first)
+            {
+                targets[fill[from - first]++] = to - first;
+            }
         }
 
         // Iterative depth-first search: 0 unvisited, 1 on the current path, 2 done.
-        byte[] state = new byte[n];
-        int[] next = new int[n]; // per object on the path: the index of its next edge to follow
+        byte[] state = new byte[m];
+        int[] next = new int[m]; // per object on the path: the index of its next edge to follow
         var path = new Stack<int>();
-        for (int root = 0; root < n; root++)
+        for (int root = 0; root < m; root++)
         {
             if (state[root] != 0 || start[root] == start[root + 1])
             {
@@ -152,7 +167,7 @@ internal sealed class GraphReadState
                 if (state[target] == 1)
                 {
                     throw new XCallProtocolException(
-                        $"The payload holds a cycle through objects that compare by value (object {target} and the objects it leads to, " +
+                        $"The payload holds a cycle through objects that compare by value (object {target + first} and the objects it leads to, " +
                         $"records or types that override Equals/GetHashCode): comparing, hashing or printing them would never end.");
                 }
                 if (state[target] == 0)
