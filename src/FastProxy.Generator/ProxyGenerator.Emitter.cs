@@ -389,7 +389,7 @@ public sealed partial class ProxyGenerator
         /// <summary>A reply that cannot be read is a malformed frame: it closes the connection (the filter returns false, so the exception goes on unchanged).</summary>
         private static void EmitMalformedReplyFilter(IndentedWriter w)
         {
-            w.Open("catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))");
+            w.Open("catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))");
             w.Line("throw;");
             w.Close();
         }

@@ -31,6 +31,7 @@ internal sealed class ReconnectingChannel : FrameChannel
     private TimeSpan _backoff;
     private long _nextAttempt;
     private bool _disposed;
+    private Exception? _dropReason; // why DropLink closed the current link, for the loss it reports
 
     public ReconnectingChannel(FrameChannel first, Func<FrameChannel> connect, RemoteOptions options)
         : this(first, _ => connect(), options)
@@ -193,9 +194,25 @@ internal sealed class ReconnectingChannel : FrameChannel
             _handler?.OnClosed(error);
             return;
         }
-        var lost = error ?? new XCallDisconnectedException(_endpoint, "the server closed the connection");
+        var lost = error ?? Interlocked.Exchange(ref _dropReason, null) ?? new XCallDisconnectedException(_endpoint, "the server closed the connection");
         StateChanged?.Invoke(ConnectionState.Disconnected, lost);
         _handler?.OnLinkLost(lost, generation);
+    }
+
+    /// <inheritdoc/>
+    public override bool DropLink(int linkGeneration, Exception error)
+    {
+        FrameChannel? inner;
+        lock (_lock)
+        {
+            inner = LinkGeneration == linkGeneration ? _inner : null; // a link already replaced is gone anyway
+            if (inner is not null)
+            {
+                _dropReason = error;
+            }
+        }
+        inner?.Dispose(); // its close reaches OnInnerClosed: the link is lost, calls fail, the next one reconnects
+        return true;
     }
 
     public override void Dispose()

@@ -187,6 +187,21 @@ public sealed class ConnectionFailureTests
         Assert.True(client.IsClosed);
     }
 
+    [Fact]
+    public void A_malformed_reply_closes_the_channel_even_when_a_Closed_handler_throws()
+    {
+        (InMemoryChannel c, InMemoryChannel s) = InMemoryChannel.CreatePair();
+        s.Start(new ReplyingHandler(s, [1, 2, 3, 4]));
+        using var client = new XCallConnection(c);
+        client.Closed += (_, _) => throw new InvalidOperationException("a subscriber's bug");
+        client.Start();
+
+        Assert.Throws<XCallProtocolException>(client.GetProxy<IShapes>().Ping);
+
+        Assert.True(client.IsClosed);
+        Assert.Throws<XCallDisconnectedException>(() => c.BeginFrame(new FrameHeader(FrameKind.OneWay, 0, 0, 1))); // the channel is closed too
+    }
+
     /// <summary>A client whose peer answers every call with a frame of <paramref name="kind"/> carrying <paramref name="payload"/>.</summary>
     private static XCallConnection Answered(FrameKind kind, byte[] payload)
     {

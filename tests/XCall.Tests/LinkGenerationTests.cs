@@ -93,6 +93,86 @@ public sealed class LinkGenerationTests
         Assert.Equal(1, second.Begins);
     }
 
+    [Fact]
+    public void A_reply_that_cannot_be_read_drops_its_link_and_the_next_call_reconnects()
+    {
+        XCallServer serverA = new XCallServer().Add<ICallbacks>(new Callbacks());
+        XCallServer serverB = new XCallServer().Add<ICallbacks>(new Callbacks());
+        (InMemoryChannel client0, InMemoryChannel server0) = InMemoryChannel.CreatePair("garbled");
+        serverA.Attach(server0);
+        int connects = 0;
+        var channel = new ReconnectingChannel(new GarblingLink(client0), () =>
+        {
+            Interlocked.Increment(ref connects);
+            (InMemoryChannel client1, InMemoryChannel server1) = InMemoryChannel.CreatePair("fine");
+            serverB.Attach(server1);
+            return client1;
+        }, s_options);
+        using var connection = new XCallConnection(channel);
+        connection.Start();
+        ICallbacks service = connection.GetService<ICallbacks>();
+        channel.AfterReconnect = () => connection.GetService<ICallbacks>();
+
+        Assert.Throws<XCallProtocolException>(() => service.CreateCounter(1)); // link 0 garbles every reply after the Hello
+
+        Assert.False(connection.IsClosed); // only the link went: the service reconnects, as after a malformed frame on the receiving side
+        var clock = System.Diagnostics.Stopwatch.StartNew();
+        while (true)
+        {
+            try
+            {
+                Assert.Equal(2, service.CreateCounter(1).Next());
+                break;
+            }
+            catch (XCallDisconnectedException) when (clock.Elapsed < TimeSpan.FromSeconds(30))
+            {
+                Thread.Yield(); // the link's loss is still being reported, or the backoff runs
+            }
+        }
+        Assert.Equal(1, connects);
+        Assert.Equal(1, channel.LinkGeneration);
+    }
+
+    /// <summary>Forwards to an in-memory link, and hands the connection a payload it cannot read for every reply after the first.</summary>
+    private sealed class GarblingLink(FrameChannel inner) : FrameChannel
+    {
+        public override string RemoteEndpoint => inner.RemoteEndpoint;
+
+        public override void Start(IFrameHandler handler) => inner.Start(new Garbler(handler));
+
+        public override IBufferWriter<byte> BeginFrame(in FrameHeader header) => inner.BeginFrame(header);
+
+        public override void CommitFrame() => inner.CommitFrame();
+
+        public override void AbortFrame() => inner.AbortFrame();
+
+        public override bool WaitForReply(PendingCall call, long deadline) => inner.WaitForReply(call, deadline);
+
+        public override void Dispose() => inner.Dispose();
+
+        private sealed class Garbler(IFrameHandler handler) : IFrameHandler
+        {
+            private int _replies;
+
+            public XCall.Marshal.MarshalLimits Limits => handler.Limits;
+
+            public void OnFrame(in FrameHeader header, ref XCall.Marshal.MarshalReader payload)
+            {
+                if (header.Kind == FrameKind.Reply && Interlocked.Increment(ref _replies) > 1)
+                {
+                    var garbled = new XCall.Marshal.MarshalReader(new byte[] { 0xFF }); // not a reference tag
+                    handler.OnFrame(header, ref garbled);
+                    return;
+                }
+                handler.OnFrame(header, ref payload);
+            }
+
+            public void OnClosed(Exception? error) => handler.OnClosed(error);
+
+            public void OnLinkLost(Exception error, int linkGeneration) => handler.OnLinkLost(error, linkGeneration);
+        }
+    }
+
     /// <summary>A connection over a reconnecting channel whose first link is hooked; reconnects go to server B.</summary>
     private sealed class Rig : IDisposable
     {

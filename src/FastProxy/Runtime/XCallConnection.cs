@@ -386,15 +386,33 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     }
 
     /// <summary>
-    /// A reply that could not be read (generated proxies call this from an exception filter): a malformed
-    /// frame ends its connection, as one the receiving side cannot read does. Returns false, so the filter lets
-    /// the <see cref="XCallProtocolException"/> reach the caller unchanged.
+    /// The reply of <paramref name="call"/> could not be read (generated proxies call this from an exception
+    /// filter): a malformed frame ends its link, as one the receiving side cannot read does: a reconnecting
+    /// channel drops that link and reconnects on the next call, any other channel closes with its
+    /// connection. Returns false, so the filter lets the <see cref="XCallProtocolException"/> reach the
+    /// caller unchanged; never throws (an exception in a filter would be lost, and with it the close).
     /// </summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
-    public bool CloseOnMalformedReply(XCallProtocolException error)
+    public bool CloseOnMalformedReply(PendingCall call, XCallProtocolException error)
     {
-        Close(error);
-        Channel.Dispose();
+        try
+        {
+            if (!Channel.DropLink(call.Link, error))
+            {
+                try
+                {
+                    Close(error);
+                }
+                finally
+                {
+                    Channel.Dispose();
+                }
+            }
+        }
+        catch (Exception)
+        {
+            // A Closed handler or the transport threw: the close itself has happened.
+        }
         return false;
     }
 

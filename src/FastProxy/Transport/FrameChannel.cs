@@ -27,6 +27,13 @@ public abstract class FrameChannel : IDisposable
 
     private int _linkGeneration;
 
+    /// <summary>
+    /// Closes link <paramref name="linkGeneration"/> over <paramref name="error"/> (a frame from it could not be
+    /// read) when this channel replaces lost links: the connection above stays open and its next call
+    /// reconnects. Returns false for a channel of one link, which its connection closes instead.
+    /// </summary>
+    public virtual bool DropLink(int linkGeneration, Exception error) => false;
+
     /// <summary>For a channel that replaces its link: counts <see cref="LinkGeneration"/> up, before the new link carries a frame; returns the new value.</summary>
     protected int NextLinkGeneration() => Interlocked.Increment(ref _linkGeneration);
 

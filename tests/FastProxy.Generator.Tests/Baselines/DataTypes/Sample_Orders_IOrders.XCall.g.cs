@@ -34,7 +34,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -79,7 +79,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
                 await __send.ConfigureAwait(false);
                 return __Read(__call);
             }
-            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
             {
                 throw;
             }
@@ -123,7 +123,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -157,7 +157,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -191,7 +191,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -222,7 +222,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
             __conn.SendAndWait(__call);
             __call.EndVoidReply();
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -256,7 +256,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -291,7 +291,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -325,7 +325,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }

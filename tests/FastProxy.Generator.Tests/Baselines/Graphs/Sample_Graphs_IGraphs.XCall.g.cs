@@ -34,7 +34,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -69,7 +69,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -104,7 +104,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -138,7 +138,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -173,7 +173,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -207,7 +207,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -245,7 +245,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -280,7 +280,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -315,7 +315,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -349,7 +349,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -384,7 +384,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }

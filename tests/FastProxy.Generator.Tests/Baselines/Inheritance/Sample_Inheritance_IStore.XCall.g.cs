@@ -32,7 +32,7 @@ internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runti
             __conn.SendAndWait(__call);
             __call.EndVoidReply();
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -77,7 +77,7 @@ internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runti
                 await __send.ConfigureAwait(false);
                 return __Read(__call);
             }
-            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
             {
                 throw;
             }
@@ -120,7 +120,7 @@ internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runti
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }

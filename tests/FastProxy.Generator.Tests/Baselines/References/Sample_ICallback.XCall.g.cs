@@ -34,7 +34,7 @@ internal sealed class Sample_ICallback_XCallProxy : global::XCall.Runtime.ProxyB
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }

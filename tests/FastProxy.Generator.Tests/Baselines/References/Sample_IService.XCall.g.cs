@@ -35,7 +35,7 @@ internal sealed class Sample_IService_XCallProxy : global::XCall.Runtime.ProxyBa
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -69,7 +69,7 @@ internal sealed class Sample_IService_XCallProxy : global::XCall.Runtime.ProxyBa
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -113,7 +113,7 @@ internal sealed class Sample_IService_XCallProxy : global::XCall.Runtime.ProxyBa
                 await __send.ConfigureAwait(false);
                 return __Read(__call);
             }
-            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
             {
                 throw;
             }
@@ -157,7 +157,7 @@ internal sealed class Sample_IService_XCallProxy : global::XCall.Runtime.ProxyBa
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -192,7 +192,7 @@ internal sealed class Sample_IService_XCallProxy : global::XCall.Runtime.ProxyBa
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }

@@ -35,7 +35,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -70,7 +70,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -100,7 +100,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             __conn.SendAndWait(__call);
             __call.EndVoidReply();
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -134,7 +134,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -168,7 +168,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -202,7 +202,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -237,7 +237,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -272,7 +272,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             b = __r.Read<int>();
             __r.EnsureFullyConsumed();
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -308,7 +308,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
@@ -353,7 +353,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
                 await __send.ConfigureAwait(false);
                 __Read(__call);
             }
-            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
             {
                 throw;
             }
@@ -405,7 +405,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
                 await __send.ConfigureAwait(false);
                 return __Read(__call);
             }
-            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
             {
                 throw;
             }
@@ -458,7 +458,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
                 await __send.ConfigureAwait(false);
                 __Read(__call);
             }
-            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
             {
                 throw;
             }
@@ -509,7 +509,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
                 await __send.ConfigureAwait(false);
                 return __Read(__call);
             }
-            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
             {
                 throw;
             }
@@ -570,7 +570,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__e))
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
         {
             throw;
         }
