@@ -73,9 +73,9 @@ public sealed record ShmOptions
         {
             throw new ArgumentOutOfRangeException(nameof(IdleStrategy), IdleStrategy, "Unknown idle strategy.");
         }
-        if (ConnectTimeout <= TimeSpan.Zero && ConnectTimeout != Timeout.InfiniteTimeSpan)
+        if ((ConnectTimeout <= TimeSpan.Zero || ConnectTimeout.TotalMilliseconds > int.MaxValue) && ConnectTimeout != Timeout.InfiniteTimeSpan)
         {
-            throw new ArgumentOutOfRangeException(nameof(ConnectTimeout), ConnectTimeout, "ConnectTimeout must be positive.");
+            throw new ArgumentOutOfRangeException(nameof(ConnectTimeout), ConnectTimeout, "ConnectTimeout must be positive and at most int.MaxValue milliseconds (about 24 days), or infinite.");
         }
         if (MaxFrameLength <= 0)
         {

@@ -248,6 +248,15 @@ public sealed class ChannelTests(ITestOutputHelper output) : IDisposable
     }
 
     [Fact]
+    public void A_connect_timeout_too_long_for_a_timer_is_refused_up_front()
+    {
+        // 60 days passed the check and then made every handshake's timer throw: the listener dropped every client.
+        ShmOptions options = _dir.Options() with { ConnectTimeout = TimeSpan.FromDays(60) };
+        Assert.Equal("ConnectTimeout", Assert.Throws<ArgumentOutOfRangeException>(() => ShmTransport.Listen("long", options)).ParamName);
+        Assert.Equal("ConnectTimeout", Assert.Throws<ArgumentOutOfRangeException>(() => ShmTransport.Connect("long", options)).ParamName);
+    }
+
+    [Fact]
     public async Task A_live_server_keeps_its_name()
     {
         ShmOptions options = _dir.Options();

@@ -199,6 +199,9 @@ internal static class Handshake
                 throw new XCallDisconnectedException(endpoint, $"cannot map the server's segment: {ex.Message}", ex);
             }
             memory.Dispose(); // the mapping stays
+            // From here the socket belongs to the channel: a cancellation must not dispose it under that.
+            registration.Dispose();
+            cancellationToken.ThrowIfCancellationRequested();
             SendAll(socket, [Acknowledged]);
             SetTimeouts(socket, 0);
             return new ShmChannel(segment, socket, isServer: false, options, endpoint, (flags & FlagPortableWake) != 0);
