@@ -19,6 +19,15 @@ public sealed class MarshalLimits
     /// <summary>Largest total byte size of one block-copied array. Default 2 GiB minus one.</summary>
     public long MaxBlockBytes { get; init; } = int.MaxValue;
 
+    /// <summary>
+    /// Most keys of one hash set or dictionary that may fall in one bucket of its table (strings are not
+    /// counted: their hash codes are randomized). Keys whose hash codes a peer can predict (integers, enums,
+    /// <see cref="Guid"/>, user types) could otherwise be chosen to collide and make reading quadratic.
+    /// Default 64: well-spread keys put a handful in a bucket; raise it only for key types whose own hash
+    /// codes collide.
+    /// </summary>
+    public int MaxKeysPerBucket { get; init; } = 64;
+
     /// <summary>Deepest nesting of objects inside objects. Default 256.</summary>
     public int MaxDepth { get; init; } = 256;
 }

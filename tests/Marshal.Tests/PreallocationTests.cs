@@ -65,3 +65,55 @@ public sealed class PreallocationTests
         Assert.Equal(dictionary, Wire.Decode(dictionaryBytes, (ref MarshalReader r) => IntStringDictionaryMarshaller.Read(ref r)));
     }
 }
+
+/// <summary>Keys a peer chose to collide in one hash bucket are refused before they are added (quadratic otherwise).</summary>
+public sealed class KeySpreadTests
+{
+    private const int Keys = 40_000;
+
+    [Fact]
+    public void Integer_keys_chosen_to_collide_are_a_protocol_error_before_they_are_added()
+    {
+        // Multiples of the table's prime all land in bucket 0: 40,000 of them took 3.2 s to read before.
+        int prime = new Dictionary<int, int>(Keys).EnsureCapacity(0);
+        var colliding = Enumerable.Range(0, Keys).ToDictionary(i => i * prime, i => i);
+        byte[] dictionaryBytes = Wire.Encode((ref MarshalWriter w) => DictionaryMarshaller<int, UnmanagedMarshaller<int>, int, UnmanagedMarshaller<int>>.Write(ref w, colliding));
+        byte[] setBytes = Wire.Encode((ref MarshalWriter w) => HashSetMarshaller<int, UnmanagedMarshaller<int>>.Write(ref w, [.. colliding.Keys]));
+
+        var clock = System.Diagnostics.Stopwatch.StartNew();
+        Assert.Contains("one hash bucket", Wire.AssertRejected(dictionaryBytes, (ref MarshalReader r) => DictionaryMarshaller<int, UnmanagedMarshaller<int>, int, UnmanagedMarshaller<int>>.Read(ref r)).Message);
+        Assert.Contains("one hash bucket", Wire.AssertRejected(setBytes, (ref MarshalReader r) => HashSetMarshaller<int, UnmanagedMarshaller<int>>.Read(ref r)).Message);
+        Assert.True(clock.Elapsed < TimeSpan.FromSeconds(20), $"refusing took {clock.Elapsed}"); // generous: the figure that matters is measured, not asserted
+    }
+
+    [Fact]
+    public void Colliding_keys_read_when_the_limit_allows_them()
+    {
+        // A key type whose own hash codes collide: raising MarshalLimits.MaxKeysPerBucket lets its sets through.
+        int prime = new HashSet<int>(200).EnsureCapacity(0);
+        byte[] bytes = Wire.Encode((ref MarshalWriter w) => HashSetMarshaller<int, UnmanagedMarshaller<int>>.Write(ref w, [.. Enumerable.Range(0, 200).Select(i => i * prime)]));
+        Wire.AssertRejected(bytes, (ref MarshalReader r) => HashSetMarshaller<int, UnmanagedMarshaller<int>>.Read(ref r));
+        var lenient = new MarshalLimits { MaxKeysPerBucket = 1000 };
+        Assert.Equal(200, Wire.Decode(bytes, (ref MarshalReader r) => HashSetMarshaller<int, UnmanagedMarshaller<int>>.Read(ref r), lenient)!.Count);
+    }
+
+    [Theory]
+    [InlineData(0)]
+    [InlineData(64)]
+    [InlineData(65)]
+    [InlineData(100_000)]
+    public void Well_spread_keys_of_any_count_read(int count)
+    {
+        var random = new Random(count);
+        var keys = new HashSet<long>();
+        while (keys.Count < count)
+        {
+            keys.Add(random.NextInt64());
+        }
+        var dictionary = keys.ToDictionary(k => k, k => k.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        byte[] bytes = Wire.Encode((ref MarshalWriter w) => DictionaryMarshaller<long, UnmanagedMarshaller<long>, string?, StringMarshaller>.Write(ref w, dictionary!));
+        Assert.Equal(dictionary, Wire.Decode(bytes, (ref MarshalReader r) => DictionaryMarshaller<long, UnmanagedMarshaller<long>, string?, StringMarshaller>.Read(ref r))!);
+        byte[] setBytes = Wire.Encode((ref MarshalWriter w) => HashSetMarshaller<long, UnmanagedMarshaller<long>>.Write(ref w, keys));
+        Assert.Equal(keys, Wire.Decode(setBytes, (ref MarshalReader r) => HashSetMarshaller<long, UnmanagedMarshaller<long>>.Read(ref r))!);
+    }
+}

@@ -37,38 +37,50 @@ public abstract class DictionaryMarshaller<TKey, TKeyMarshaller, TValue, TValueM
         {
             return null;
         }
-        var dictionary = new Dictionary<TKey, TValue>(WireCount.InitialCapacity(length));
-        if (GraphKeys.MayBeIncomplete<TKey>())
+        bool incompleteKeys = GraphKeys.MayBeIncomplete<TKey>();
+        if (!incompleteKeys && !KeySpread.Needed<TKey>(length, reader.Limits))
         {
-            // Keys may be objects whose members are not read yet (value equality would hash them empty):
-            // read every pair first, then add them now or once the graph is complete.
-            var pairs = new KeyValuePair<TKey, TValue>[WireCount.InitialCapacity(length)];
+            // Strings, or a few values: added as they are read.
+            var few = new Dictionary<TKey, TValue>(WireCount.InitialCapacity(length));
             for (int i = 0; i < length; i++)
             {
-                WireCount.EnsureRoom(ref pairs, i, length);
                 TKey key = TKeyMarshaller.Read(ref reader);
-                pairs[i] = new KeyValuePair<TKey, TValue>(key, TValueMarshaller.Read(ref reader));
+                Add(few, key, TValueMarshaller.Read(ref reader));
             }
-            if (reader.HasIncompleteObjects)
-            {
-                reader.WhenGraphComplete(() => AddAll(dictionary, pairs));
-            }
-            else
-            {
-                AddAll(dictionary, pairs);
-            }
-            return dictionary;
+            return few;
         }
+        // Every pair first: keys that may be objects are hashed only once the graph is complete (value
+        // equality would hash them empty), and many keys are counted per bucket before any is added.
+        var pairs = new KeyValuePair<TKey, TValue>[WireCount.InitialCapacity(length)];
         for (int i = 0; i < length; i++)
         {
+            WireCount.EnsureRoom(ref pairs, i, length);
             TKey key = TKeyMarshaller.Read(ref reader);
-            Add(dictionary, key, TValueMarshaller.Read(ref reader));
+            pairs[i] = new KeyValuePair<TKey, TValue>(key, TValueMarshaller.Read(ref reader));
+        }
+        var dictionary = new Dictionary<TKey, TValue>(length); // the bytes are read: the count is real
+        MarshalLimits limits = reader.Limits;
+        if (incompleteKeys && reader.HasIncompleteObjects)
+        {
+            reader.WhenGraphComplete(() => AddAll(dictionary, pairs, limits));
+        }
+        else
+        {
+            AddAll(dictionary, pairs, limits);
         }
         return dictionary;
     }
 
-    private static void AddAll(Dictionary<TKey, TValue> dictionary, KeyValuePair<TKey, TValue>[] pairs)
+    private static void AddAll(Dictionary<TKey, TValue> dictionary, KeyValuePair<TKey, TValue>[] pairs, MarshalLimits limits)
     {
+        if (KeySpread.Needed<TKey>(pairs.Length, limits))
+        {
+            KeySpread spread = KeySpread.For(dictionary.EnsureCapacity(0), limits);
+            foreach (KeyValuePair<TKey, TValue> pair in pairs)
+            {
+                spread.Add(pair.Key);
+            }
+        }
         foreach (KeyValuePair<TKey, TValue> pair in pairs)
         {
             Add(dictionary, pair.Key, pair.Value);

@@ -30,31 +30,43 @@ public abstract class HashSetMarshaller<T, TMarshaller> : IMarshaller<HashSet<T>
         {
             return null;
         }
-        var set = new HashSet<T>(WireCount.InitialCapacity(length));
-        if (GraphKeys.MayBeIncomplete<T>())
+        bool incomplete = GraphKeys.MayBeIncomplete<T>();
+        if (!incomplete && !KeySpread.Needed<T>(length, reader.Limits))
         {
-            // Elements may be objects whose members are not read yet (value equality would hash them
-            // empty): read them all first, then add them now or once the graph is complete.
-            T[] items = WireCount.ReadArray<T, TMarshaller>(ref reader, length);
-            if (reader.HasIncompleteObjects)
+            // Strings, or a few values: added as they are read.
+            var few = new HashSet<T>(WireCount.InitialCapacity(length));
+            for (int i = 0; i < length; i++)
             {
-                reader.WhenGraphComplete(() => AddAll(set, items));
+                Add(few, TMarshaller.Read(ref reader));
             }
-            else
-            {
-                AddAll(set, items);
-            }
-            return set;
+            return few;
         }
-        for (int i = 0; i < length; i++)
+        // Every element first: elements that may be objects are hashed only once the graph is complete (value
+        // equality would hash them empty), and many elements are counted per bucket before any is added.
+        T[] items = WireCount.ReadArray<T, TMarshaller>(ref reader, length);
+        var set = new HashSet<T>(length); // the bytes are read: the count is real
+        MarshalLimits limits = reader.Limits;
+        if (incomplete && reader.HasIncompleteObjects)
         {
-            Add(set, TMarshaller.Read(ref reader));
+            reader.WhenGraphComplete(() => AddAll(set, items, limits));
+        }
+        else
+        {
+            AddAll(set, items, limits);
         }
         return set;
     }
 
-    private static void AddAll(HashSet<T> set, T[] items)
+    private static void AddAll(HashSet<T> set, T[] items, MarshalLimits limits)
     {
+        if (KeySpread.Needed<T>(items.Length, limits))
+        {
+            KeySpread spread = KeySpread.For(set.EnsureCapacity(0), limits);
+            foreach (T item in items)
+            {
+                spread.Add(item);
+            }
+        }
         foreach (T item in items)
         {
             Add(set, item);
