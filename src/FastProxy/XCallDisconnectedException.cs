@@ -5,10 +5,18 @@ public sealed class XCallDisconnectedException : XCallException
 {
     /// <summary>Creates the exception for <paramref name="endpoint"/>.</summary>
     public XCallDisconnectedException(string endpoint, string reason, Exception? inner = null)
-        : base($"Connection to {endpoint} lost: {reason}", inner) => Endpoint = endpoint;
+        : base($"Connection to {endpoint} lost: {reason}", inner)
+    {
+        Endpoint = endpoint;
+        Reason = reason;
+    }
 
     private XCallDisconnectedException(XCallDisconnectedException original)
-        : base(original.Message, original.InnerException) => Endpoint = original.Endpoint;
+        : base(original.Message, original.InnerException)
+    {
+        Endpoint = original.Endpoint;
+        Reason = original.Reason;
+    }
 
     /// <summary>
     /// The same failure as a new instance: each caller that fails with it throws its own object (one instance
@@ -18,4 +26,7 @@ public sealed class XCallDisconnectedException : XCallException
 
     /// <summary>The address of the peer that is gone.</summary>
     public string Endpoint { get; }
+
+    /// <summary>Why, without the "Connection to ... lost" that <see cref="Exception.Message"/> starts with.</summary>
+    public string Reason { get; }
 }

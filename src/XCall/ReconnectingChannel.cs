@@ -154,7 +154,9 @@ internal sealed class ReconnectingChannel : FrameChannel
             {
                 _nextAttempt = Environment.TickCount64 + (long)_backoff.TotalMilliseconds;
                 _backoff = TimeSpan.FromTicks(Math.Min(_backoff.Ticks * 2, _options.MaxReconnectBackoff.Ticks));
-                throw new XCallDisconnectedException(_endpoint, $"reconnect failed: {ex.Message}", ex);
+                // The attempt's own disconnect already names the endpoint: keep only its reason.
+                string reason = ex is XCallDisconnectedException lost ? lost.Reason : ex.Message;
+                throw new XCallDisconnectedException(_endpoint, $"reconnect failed: {reason}", ex);
             }
             _backoff = _options.ReconnectBackoff;
             _nextAttempt = 0;

@@ -38,6 +38,7 @@ public sealed class ReconnectTests
         Assert.Equal(ConnectionState.Disconnected, service.State);
         var down = Assert.Throws<XCallDisconnectedException>(() => service.Proxy.Add(1, 2));
         Assert.Contains(transport + "://", down.Endpoint);
+        Assert.Single(System.Text.RegularExpressions.Regex.Matches(down.Message, "lost:")); // a failed reconnect names the endpoint once
 
         using HostProcess second = HostProcess.Start(address, "--no-shm");
         int result = RetryUntilConnected(() => service.Proxy.Add(2, 3));
