@@ -100,45 +100,39 @@ internal sealed class GraphReadState
         }
         bool ByValue(int id) => id == 0 ? firstComparesByValue : _entries[id - 1].ComparesByValue;
 
-        // Adjacency in compressed rows over the new objects (local index = id - first): creation edges between
-        // objects that compare by value, then the back edges that stay among the new objects.
+        // The edges among the new objects (local index = id - first): from each object that compares by value
+        // to the ones its members created that do too, then the back edges; in compressed rows.
         int m = n - first;
-        int[] start = new int[m + 1];
+        var edges = new List<(int From, int To)>();
         for (int id = Math.Max(first, 1); id < n; id++)
         {
             int parent = _entries[id - 1].Parent;
             if (parent >= first && ByValue(parent) && ByValue(id))
             {
-                start[parent - first + 1]++;
+                edges.Add((parent - first, id - first));
             }
         }
         foreach ((int from, int to) in backEdges)
         {
             if (from >= first && to >= first)
             {
-                start[from - first + 1]++;
+                edges.Add((from - first, to - first));
             }
+        }
+        int[] start = new int[m + 1];
+        foreach ((int from, _) in edges)
+        {
+            start[from + 1]++;
         }
         for (int i = 0; i < m; i++)
         {
             start[i + 1] += start[i];
         }
-        int[] targets = new int[start[m]];
+        int[] targets = new int[edges.Count];
         int[] fill = (int[])start.Clone();
-        for (int id = Math.Max(first, 1); id < n; id++)
+        foreach ((int from, int to) in edges)
         {
-            int parent = _entries[id - 1].Parent;
-            if (parent >= first && ByValue(parent) && ByValue(id))
-            {
-                targets[fill[parent - first]++] = id - first;
-            }
-        }
-        foreach ((int from, int to) in backEdges)
-        {
-            if (from >= first && to >= first)
-            {
-                targets[fill[from - first]++] = to - first;
-            }
+            targets[fill[from]++] = to;
         }
 
         // Iterative depth-first search: 0 unvisited, 1 on the current path, 2 done.
