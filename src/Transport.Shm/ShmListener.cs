@@ -7,7 +7,9 @@ namespace XCall.Transport.Shm;
 /// A server's rendezvous socket for one name. Each accepted connection gets its own segment and channel;
 /// peers of a user id that is not allowed are refused before anything is created for them. Handshakes run
 /// in the background, several at once, each bounded by <see cref="ShmOptions.ConnectTimeout"/>, so a client
-/// that connects and stays silent delays no one else.
+/// that connects and stays silent delays no one else; and when all 64 handshake slots are taken, a newcomer
+/// takes the slot of a client that has sent nothing, or that has not finished within
+/// <see cref="ShmOptions.HandshakeGrace"/>, rather than wait behind it.
 /// </summary>
 public sealed class ShmListener : IDisposable
 {
@@ -21,9 +23,27 @@ public sealed class ShmListener : IDisposable
         _queue = new HandshakeQueue<ShmChannel>(
             socket,
             (client, deadline) => Handshake.Accept(client, name, options, deadline),
-            options.ConnectTimeout,
-            $"xcall shm://{name}");
+            new HandshakePolicy(
+                options.ConnectTimeout,
+                "ShmOptions.ConnectTimeout",
+                options.HandshakeGrace,
+                "ShmOptions.HandshakeGrace",
+                $"xcall shm://{name}",
+                client => PeerCredentials.Get(client) is { } peer ? $"shm://{name} (pid {peer.Pid}, uid {peer.Uid})" : $"shm://{name}"));
+        _queue.HandshakeFailed += (peer, error) => HandshakeFailed?.Invoke(peer, error);
     }
+
+    /// <summary>
+    /// Raised, on the thread that ran its handshake, when a client fails its handshake: a fault, its
+    /// <see cref="ShmOptions.ConnectTimeout"/>, or its slot given to a newcomer (see
+    /// <see cref="ShmOptions.HandshakeGrace"/>), the last two with a <see cref="TimeoutException"/>. The
+    /// argument names the client (<c>shm://name (pid P, uid U)</c>). Clients refused for their user id or
+    /// their handshake version are told why and not reported. Exceptions thrown by handlers are ignored.
+    /// </summary>
+    public event Action<string, Exception>? HandshakeFailed;
+
+    /// <summary>Slots taken: handshakes running and channels not yet accepted (tests).</summary>
+    internal int PendingHandshakes => _queue.SlotsTaken;
 
     /// <summary>The name served: clients connect to <c>shm://Name</c>.</summary>
     public string Name { get; }

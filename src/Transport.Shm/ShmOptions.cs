@@ -43,6 +43,18 @@ public sealed record ShmOptions
     public TimeSpan ConnectTimeout { get; init; } = TimeSpan.FromSeconds(5);
 
     /// <summary>
+    /// Listening side: how long a client's handshake may run before a newcomer may take its slot. A listener
+    /// runs at most 64 handshakes at once (counting connections that finished theirs and wait for
+    /// <see cref="ShmListener.AcceptAsync"/>). When all are taken, a newly accepted connection takes the slot
+    /// of the client that has sent nothing for the longest time, if that is over 100 ms (a client sends its
+    /// hello at once); failing that, of the oldest handshake, if it has run for longer than this; otherwise it
+    /// waits for a slot. The client that loses its slot is closed (its segment released) and reported through
+    /// <see cref="ShmListener.HandshakeFailed"/>. <see cref="Timeout.InfiniteTimeSpan"/> keeps a client that
+    /// has spoken in its slot until <see cref="ConnectTimeout"/>. Default 1 s.
+    /// </summary>
+    public TimeSpan HandshakeGrace { get; init; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>
     /// Largest frame accepted from the peer. Frames that fit in the ring are read in place; larger ones are
     /// gathered on the receiving side, so this bounds what a peer can make us buffer. Default
     /// <see cref="Array.MaxLength"/>.
@@ -76,6 +88,10 @@ public sealed record ShmOptions
         if ((ConnectTimeout <= TimeSpan.Zero || ConnectTimeout.TotalMilliseconds > int.MaxValue) && ConnectTimeout != Timeout.InfiniteTimeSpan)
         {
             throw new ArgumentOutOfRangeException(nameof(ConnectTimeout), ConnectTimeout, "ConnectTimeout must be positive and at most int.MaxValue milliseconds (about 24 days), or infinite.");
+        }
+        if (HandshakeGrace < TimeSpan.Zero && HandshakeGrace != Timeout.InfiniteTimeSpan)
+        {
+            throw new ArgumentOutOfRangeException(nameof(HandshakeGrace), HandshakeGrace, "HandshakeGrace must be zero or more, or infinite.");
         }
         if (MaxFrameLength <= 0)
         {

@@ -3,7 +3,10 @@ using XCall.Transport.Shm.Tests.Support;
 
 namespace XCall.Transport.Shm.Tests;
 
-/// <summary>The listener runs handshakes in the background: one slow or silent client holds up no one else.</summary>
+/// <summary>
+/// The listener runs handshakes in the background: one slow or silent client holds up no one else; and clients
+/// that hold all 64 handshake slots without finishing give them up to newcomers.
+/// </summary>
 public sealed class ListenerTests : IDisposable
 {
     private static readonly TimeSpan s_generous = TimeSpan.FromSeconds(60);
@@ -79,5 +82,92 @@ public sealed class ListenerTests : IDisposable
         Assert.Equal(0, SegmentMemory.HoldersOf("release"));
         Assert.True(await stalled.DroppedAsync().WaitAsync(s_generous));
         await Assert.ThrowsAsync<ObjectDisposedException>(() => accepting.WaitAsync(s_generous));
+    }
+
+    [Fact]
+    public async Task Silent_clients_holding_every_handshake_slot_do_not_lock_others_out()
+    {
+        using ShmListener listener = ShmTransport.Listen("full", _dir.Options() with { ConnectTimeout = Timeout.InfiniteTimeSpan });
+        var failures = System.Threading.Channels.Channel.CreateUnbounded<(string Peer, Exception Error)>();
+        listener.HandshakeFailed += (peer, error) => failures.Writer.TryWrite((peer, error));
+        List<RawClient> silent = await FillSlotsAsync(listener, client => { });
+        try
+        {
+            await AssertNewcomerIsServedAsync(listener);
+            (string peer, Exception error) = await failures.Reader.ReadAsync().AsTask().WaitAsync(s_generous);
+            Assert.IsType<TimeoutException>(error);
+            Assert.Contains("sent nothing", error.Message);
+            Assert.Equal($"shm://full (pid {Environment.ProcessId}, uid {Interop.Libc.EffectiveUid})", peer);
+            Assert.True(await silent[0].DroppedAsync().WaitAsync(s_generous), "the oldest silent client gave up its slot");
+        }
+        finally
+        {
+            silent.ForEach(client => client.Dispose());
+        }
+    }
+
+    [Fact]
+    public async Task Clients_stalled_before_their_acknowledgement_give_their_slots_up_after_the_grace()
+    {
+        // Each stalled client holds a segment the server made for it: 64 of them must not keep newcomers out
+        // for the whole connect timeout.
+        ShmOptions options = _dir.Options() with { ConnectTimeout = Timeout.InfiniteTimeSpan, HandshakeGrace = TimeSpan.FromMilliseconds(200) };
+        using ShmListener listener = ShmTransport.Listen("stalled", options);
+        var failures = System.Threading.Channels.Channel.CreateUnbounded<(string Peer, Exception Error)>();
+        listener.HandshakeFailed += (peer, error) => failures.Writer.TryWrite((peer, error));
+        List<RawClient> stalled = await FillSlotsAsync(listener, client =>
+        {
+            client.SendHello();
+            (byte status, _, Microsoft.Win32.SafeHandles.SafeFileHandle? memory) = client.ReceiveReply();
+            Assert.Equal(Rendezvous.Handshake.Accepted, status);
+            memory!.Dispose(); // never acknowledged
+        });
+        try
+        {
+            await AssertNewcomerIsServedAsync(listener);
+            (_, Exception error) = await failures.Reader.ReadAsync().AsTask().WaitAsync(s_generous);
+            Assert.IsType<TimeoutException>(error);
+            Assert.Contains("ShmOptions.HandshakeGrace", error.Message);
+            Assert.True(await stalled[0].DroppedAsync().WaitAsync(s_generous), "the oldest stalled client gave up its slot");
+        }
+        finally
+        {
+            stalled.ForEach(client => client.Dispose());
+        }
+    }
+
+    /// <summary>Connects a real client to <paramref name="listener"/> and round-trips a frame through it.</summary>
+    private async Task AssertNewcomerIsServedAsync(ShmListener listener)
+    {
+        Task<FrameChannel> accepting = Task.Run(() => listener.AcceptAsync().AsTask());
+        using FrameChannel client = await ShmTransport.ConnectAsync(listener.Name, _dir.Options() with { ConnectTimeout = TimeSpan.FromSeconds(30) });
+        using FrameChannel server = await accepting.WaitAsync(s_generous);
+        server.Start(new EchoHandler(server));
+        using var echo = new EchoClient(client);
+        Assert.Equal([6, 4], echo.RoundTrip([6, 4]));
+    }
+
+    /// <summary>Takes every handshake slot of <paramref name="listener"/> with a raw client, oldest first, each
+    /// brought as far as <paramref name="prepare"/> takes it; returns once the listener has accepted them all.</summary>
+    private static async Task<List<RawClient>> FillSlotsAsync(ShmListener listener, Action<RawClient> prepare)
+    {
+        var clients = new List<RawClient>();
+        try
+        {
+            for (int i = 0; i < 64; i++)
+            {
+                RawClient client = RawClient.Connect(listener.SocketPath);
+                clients.Add(client);
+                prepare(client);
+            }
+            bool full = await Task.Run(() => SpinWait.SpinUntil(() => listener.PendingHandshakes == 64, s_generous));
+            Assert.True(full, $"{listener.PendingHandshakes} slots taken, not 64");
+            return clients;
+        }
+        catch
+        {
+            clients.ForEach(client => client.Dispose());
+            throw;
+        }
     }
 }
