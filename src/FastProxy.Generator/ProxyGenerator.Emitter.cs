@@ -489,6 +489,23 @@ public sealed partial class ProxyGenerator
                 int i = 0;
                 foreach (ParameterSpec p in m.Parameters)
                 {
+                    if (IsReadInPlace(m, p))
+                    {
+                        string rent = $"__rent{i}";
+                        w.Line($"{p.Type!.ElementName}[]? {rent} = null;");
+                        rents.Add((rent, p.Type.ElementName!));
+                    }
+                    i++;
+                }
+                if (rents.Count > 0)
+                {
+                    // A span copied to a rented array (split or misaligned values) goes back to the pool whatever
+                    // happens: the target throws, a later argument is malformed, the reply cannot be written.
+                    w.Open("try");
+                }
+                i = 0;
+                foreach (ParameterSpec p in m.Parameters)
+                {
                     string local = $"__a{i++}";
                     switch (p.Mode)
                     {
@@ -503,13 +520,10 @@ public sealed partial class ProxyGenerator
                             w.Line($"{p.Type!.FullName} {local} = {Read(p.Type!)};");
                             args.Add("ref " + local);
                             continue;
-                        case ParameterMode.In or ParameterMode.ReadOnlyRef when p.Type!.Kind == WireKind.ReadOnlySpan && !SpanMayEscape(m):
+                        case ParameterMode.In or ParameterMode.ReadOnlyRef when IsReadInPlace(m, p):
                             // Read in place (no array): the span cannot outlive the call, and the frame's memory
                             // stays until the dispatch returns. A copy only when the values are split or misaligned.
-                            string rent = $"__rent{i - 1}";
-                            w.Line($"{p.Type.ElementName}[]? {rent} = null;");
-                            w.Line($"var {local} = __r.ReadSpanInPlace<{p.Type.ElementName}>(ref {rent});");
-                            rents.Add((rent, p.Type.ElementName!));
+                            w.Line($"var {local} = __r.ReadSpanInPlace<{p.Type!.ElementName}>(ref __rent{i - 1});");
                             args.Add(p.Mode == ParameterMode.ReadOnlyRef ? "in " + local : local);
                             continue;
                         case ParameterMode.ReadOnlyRef:
@@ -537,10 +551,6 @@ public sealed partial class ProxyGenerator
                         break;
                     default:
                         w.Line(m.Result is null ? invoke + ";" : $"var __ret = {invoke};");
-                        foreach ((string rent, string element) in rents)
-                        {
-                            w.Line($"if ({rent} is not null) global::System.Buffers.ArrayPool<{element}>.Shared.Return({rent});");
-                        }
                         var returned = Returned(m).ToList();
                         if (m.OneWay)
                         {
@@ -573,6 +583,16 @@ public sealed partial class ProxyGenerator
                         w.Line("return default;");
                         break;
                 }
+                if (rents.Count > 0)
+                {
+                    w.Close();
+                    w.Open("finally");
+                    foreach ((string rent, string element) in rents)
+                    {
+                        w.Line($"if ({rent} is not null) global::System.Buffers.ArrayPool<{element}>.Shared.Return({rent});");
+                    }
+                    w.Close();
+                }
                 w.Close();
             }
             w.Line();
@@ -585,6 +605,10 @@ public sealed partial class ProxyGenerator
             w.Close(";");
             w.Close();
         }
+
+        /// <summary>True when <paramref name="p"/> is a read-only span the dispatcher reads in place.</summary>
+        private static bool IsReadInPlace(MethodSpec m, ParameterSpec p) =>
+            p.Mode is ParameterMode.In or ParameterMode.ReadOnlyRef && p.Type?.Kind == WireKind.ReadOnlySpan && !SpanMayEscape(m);
 
         private static string DispatchMethodName(MethodSpec m) => $"__Dispatch_{m.Name}_{m.Id:x8}";
 

@@ -60,6 +60,30 @@ public sealed class SpanEscapeTests : IDisposable
         }
     }
 
+    [Fact]
+    public void A_span_copied_to_a_rented_array_goes_back_to_the_pool_when_the_target_throws()
+    {
+        ISpanEscape proxy = _client.GetProxy<ISpanEscape>();
+        long[] values = [.. Enumerable.Range(1, 100_000).Select(v => (long)v)];
+
+        // Some padding lengths put the 8-byte values off their alignment, which makes the dispatcher copy them
+        // to an array from the pool (800 KB); the others are read in place.
+        for (int pad = 0; pad < 8; pad++)
+        {
+            _target.AllocatedAtEntry.Clear();
+            for (int i = 0; i < 4; i++)
+            {
+                var error = Assert.Throws<RemoteInvocationException>(() => proxy.Refuse(new byte[pad], values));
+                Assert.Contains("refused 100000 values", error.Message);
+            }
+            for (int i = 1; i < _target.AllocatedAtEntry.Count; i++)
+            {
+                long between = _target.AllocatedAtEntry[i] - _target.AllocatedAtEntry[i - 1];
+                Assert.True(between < 100_000, $"{between} bytes allocated between Refuse calls {i - 1} and {i} (pad {pad}): the copy was not returned to the pool");
+            }
+        }
+    }
+
     public void Dispose()
     {
         _client.Dispose();
@@ -79,6 +103,8 @@ public interface ISpanEscape
     long SumIn(in ReadOnlySpan<int> values);
 
     ReadOnlySpan<int> EchoIn(in ReadOnlySpan<int> values);
+
+    void Refuse(ReadOnlySpan<byte> pad, ReadOnlySpan<long> values);
 }
 
 public sealed class SpanEscape : ISpanEscape
@@ -108,4 +134,10 @@ public sealed class SpanEscape : ISpanEscape
     }
 
     public ReadOnlySpan<int> EchoIn(in ReadOnlySpan<int> values) => values;
+
+    public void Refuse(ReadOnlySpan<byte> pad, ReadOnlySpan<long> values)
+    {
+        AllocatedAtEntry.Add(GC.GetAllocatedBytesForCurrentThread());
+        throw new InvalidOperationException($"refused {values.Length} values");
+    }
 }

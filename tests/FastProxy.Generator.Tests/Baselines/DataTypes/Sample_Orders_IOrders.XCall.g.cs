@@ -424,31 +424,43 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
     private static global::System.Threading.Tasks.ValueTask __Dispatch_Sum_7629c0f6(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
     {
         int[]? __rent0 = null;
-        var __a0 = __r.ReadSpanInPlace<int>(ref __rent0);
-        __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
-        var __ret = __t.Sum(__a0);
-        if (__rent0 is not null) global::System.Buffers.ArrayPool<int>.Shared.Return(__rent0);
-
+        try
         {
-            var __w = call.BeginReply();
-            __w.Write<int>(__ret);
-            call.EndReply(ref __w);
+            var __a0 = __r.ReadSpanInPlace<int>(ref __rent0);
+            __r.EnsureFullyConsumed();
+            call.ArgumentsRead();
+            var __ret = __t.Sum(__a0);
+
+            {
+                var __w = call.BeginReply();
+                __w.Write<int>(__ret);
+                call.EndReply(ref __w);
+            }
+            return default;
         }
-        return default;
+        finally
+        {
+            if (__rent0 is not null) global::System.Buffers.ArrayPool<int>.Shared.Return(__rent0);
+        }
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
     private static global::System.Threading.Tasks.ValueTask __Dispatch_Fill_afbf04c4(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
     {
         byte[]? __rent0 = null;
-        var __a0 = __r.ReadSpanInPlace<byte>(ref __rent0);
-        __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
-        __t.Fill(__a0);
-        if (__rent0 is not null) global::System.Buffers.ArrayPool<byte>.Shared.Return(__rent0);
-        call.ReplyVoid();
-        return default;
+        try
+        {
+            var __a0 = __r.ReadSpanInPlace<byte>(ref __rent0);
+            __r.EnsureFullyConsumed();
+            call.ArgumentsRead();
+            __t.Fill(__a0);
+            call.ReplyVoid();
+            return default;
+        }
+        finally
+        {
+            if (__rent0 is not null) global::System.Buffers.ArrayPool<byte>.Shared.Return(__rent0);
+        }
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
