@@ -25,7 +25,7 @@ internal sealed partial class ShmChannel
             }
             if (_writer.IsFrameOpen)
             {
-                throw new InvalidOperationException("BeginFrame was called again on this thread before CommitFrame or AbortFrame.");
+                throw FrameAlreadyOpen(_endpoint);
             }
             _writer.Deadline = deadline;
             _writer.BeginFrame(header);

@@ -185,7 +185,7 @@ internal sealed partial class TcpFrameChannel
         {
             // Only this thread can hold the lock with a frame open: the lock is re-entrant.
             Monitor.Exit(_sendLock);
-            throw new InvalidOperationException("A frame is already begun on this thread; commit or abort it first.");
+            throw FrameAlreadyOpen(_endpoint);
         }
         while (true)
         {

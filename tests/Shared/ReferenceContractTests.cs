@@ -409,6 +409,25 @@ public abstract class ReferenceContractTests
     }
 
     [Fact]
+    public void A_call_made_while_another_calls_arguments_are_written_is_refused_and_the_connection_goes_on()
+    {
+        // The getter runs while the outer call's frame is open on this thread; the inner call cannot be sent
+        // inside it. Both calls fail on this thread alone, nothing reaches the server, and the next call works.
+        Weighed.Ask = () => Callbacks.Weigh(new Weighed { Grams = 1 });
+        try
+        {
+            var ex = Assert.Throws<InvalidOperationException>(() => Callbacks.Weigh(new Weighed { Grams = 5 }));
+            Assert.Contains("while the arguments of another call on the same connection were being written", ex.Message);
+        }
+        finally
+        {
+            Weighed.Ask = null;
+        }
+        Assert.Equal(5, Callbacks.Weigh(new Weighed { Grams = 5 }));
+        Assert.Equal(150, Callbacks.CallBack(new Recorder(), 5));
+    }
+
+    [Fact]
     public void Unknown_exception_type_is_not_recreated()
     {
         var ex = Assert.Throws<RemoteInvocationException>(() => Callbacks.Throw("FormatException"));

@@ -135,6 +135,8 @@ public sealed class Callbacks : ICallbacks
     /// <inheritdoc/>
     public void ThrowReporting(ICallback callback) => throw new ReportingException(callback);
 
+    public int Weigh(Weighed value) => value.Grams;
+
     /// <summary>An exception whose message asks the caller (a call on the connection the error goes back on).</summary>
     public sealed class ReportingException(ICallback callback) : Exception
     {

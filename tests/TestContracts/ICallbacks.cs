@@ -36,6 +36,23 @@ public sealed class CallbackHolder
     public ICallback? Callback { get; set; }
 }
 
+/// <summary>A data type whose getter can be made to run code while the argument is being written.</summary>
+public sealed class Weighed
+{
+    private int _grams;
+
+    /// <summary>When set, the getter of <see cref="Grams"/> returns what this returns (per thread: the writing thread's).</summary>
+    [ThreadStatic]
+    public static Func<int>? Ask;
+
+    /// <summary>The weight.</summary>
+    public int Grams
+    {
+        get => Ask is { } ask ? ask() : _grams;
+        set => _grams = value;
+    }
+}
+
 /// <summary>A struct with an object reference among its fields.</summary>
 public struct CallbackSlot
 {
@@ -85,6 +102,9 @@ public interface ICallbacks
 
     /// <summary>Keeps the callback inside <paramref name="holder"/>, as <see cref="Hold"/> does.</summary>
     bool HoldFromHolder(CallbackHolder holder);
+
+    /// <summary>Returns <c>value.Grams</c>.</summary>
+    int Weigh(Weighed value);
 
     /// <summary>Keeps the first callback of <paramref name="callbacks"/>, as <see cref="Hold"/> does; returns how many arrived.</summary>
     int HoldFirst(List<ICallback> callbacks);

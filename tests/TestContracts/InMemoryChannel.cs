@@ -24,6 +24,7 @@ public sealed class InMemoryChannel : FrameChannel
     private InMemoryChannel _peer = null!;
     private IFrameHandler? _handler;
     private volatile bool _closed;
+    private bool _frameOpen; // under _sendLock
 
     private InMemoryChannel(string remoteEndpoint) => RemoteEndpoint = remoteEndpoint;
 
@@ -55,11 +56,18 @@ public sealed class InMemoryChannel : FrameChannel
     public override IBufferWriter<byte> BeginFrame(in FrameHeader header)
     {
         Monitor.Enter(_sendLock);
+        if (_frameOpen)
+        {
+            // Re-entered on the thread that holds the lock: refused as the real transports refuse it.
+            Monitor.Exit(_sendLock);
+            throw FrameAlreadyOpen(RemoteEndpoint);
+        }
         if (_closed)
         {
             Monitor.Exit(_sendLock);
             throw new XCallDisconnectedException(RemoteEndpoint, "closed");
         }
+        _frameOpen = true;
         _frame.ResetWrittenCount();
         FrameHeader copy = header;
         _frame.Write(MemoryMarshal.AsBytes(new ReadOnlySpan<FrameHeader>(in copy)));
@@ -78,6 +86,7 @@ public sealed class InMemoryChannel : FrameChannel
         }
         finally
         {
+            _frameOpen = false;
             Monitor.Exit(_sendLock);
         }
     }
@@ -93,7 +102,11 @@ public sealed class InMemoryChannel : FrameChannel
     }
 
     /// <inheritdoc />
-    public override void AbortFrame() => Monitor.Exit(_sendLock);
+    public override void AbortFrame()
+    {
+        _frameOpen = false;
+        Monitor.Exit(_sendLock);
+    }
 
     /// <summary>Delivers raw bytes to the peer as if they were a frame (for malformed-input tests).</summary>
     public void InjectRaw(byte[] frame) => _peer._inbox.Add(frame);

@@ -65,6 +65,14 @@ public abstract class FrameChannel : IDisposable
     /// <exception cref="XCallDisconnectedException">The channel is closed.</exception>
     public abstract IBufferWriter<byte> BeginFrame(in FrameHeader header);
 
+    /// <summary>
+    /// What <see cref="BeginFrame"/> throws when this thread has a frame open on the channel already: a call made
+    /// while another call's arguments are being written (by a property getter or a marshaller of an argument).
+    /// </summary>
+    protected static InvalidOperationException FrameAlreadyOpen(string endpoint) =>
+        new($"A call to {endpoint} was made while the arguments of another call on the same connection were being written on this thread " +
+            "(by a property getter or a marshaller of an argument): a connection writes one frame at a time. Make that call before the outer one, or on another connection.");
+
     /// <summary>Publishes the frame begun by <see cref="BeginFrame"/> and releases the send side.</summary>
     public abstract void CommitFrame();
 
