@@ -352,7 +352,20 @@ public sealed partial class ProxyGenerator
                 w.Line($"{Escape(p.Name)} = default!;");
             }
             w.Line("var __conn = Connection;");
-            w.Line($"var __out = __conn.BeginCall(this, 0x{m.Id:x8}u, {(isAsync ? "true" : "false")}, out var __call);");
+            if (isAsync)
+            {
+                // Null: the link is down. The call is made again once the reconnect is done, in the task the
+                // caller gets at once, so the caller's thread never waits for a connect.
+                w.Line($"var __out = __conn.BeginAsyncCall(this, 0x{m.Id:x8}u, out var __call);");
+                w.Open("if (__out is null)");
+                string arguments = string.Join(", ", m.Parameters.Select(p => Escape(p.Name)));
+                w.Line($"return __Reconnect(__conn, this{(arguments.Length == 0 ? "" : ", " + arguments)});");
+                w.Close();
+            }
+            else
+            {
+                w.Line($"var __out = __conn.BeginCall(this, 0x{m.Id:x8}u, false, out var __call);");
+            }
             w.Open("try");
             EmitWriteArguments(w, m);
             w.Line("__call.RequestBytes = __w.BytesWritten;");
@@ -438,6 +451,14 @@ public sealed partial class ProxyGenerator
                 ReturnKind.TaskOfT => $"global::System.Threading.Tasks.Task<{resultType}>",
                 _ => $"global::System.Threading.Tasks.ValueTask<{resultType}>",
             };
+            // Arguments by value: an async method has no ref, out or span parameters (XCALL005, XCALL009).
+            string parameters = string.Concat(m.Parameters.Select(p => $", {p.DeclaredType} {Escape(p.Name)}"));
+            w.Open($"static async {asyncReturn} __Reconnect({Runtime}.XCallConnection __conn, {m.DeclaringInterface} __proxy{parameters})");
+            w.Line($"await __conn.ReconnectAsync({token}).ConfigureAwait(false);");
+            string again = $"__proxy.{Escape(m.Name)}({string.Join(", ", m.Parameters.Select(p => Escape(p.Name)))})";
+            w.Line(m.Result is null ? $"await {again}.ConfigureAwait(false);" : $"return await {again}.ConfigureAwait(false);");
+            w.Close();
+            w.Line();
             w.Open($"static async {asyncReturn} __Await({Runtime}.XCallConnection __conn, {Runtime}.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)");
             w.Open("try");
             w.Line("await __send.ConfigureAwait(false);");

@@ -1,4 +1,6 @@
 using System.Buffers;
+using System.Runtime.CompilerServices;
+using System.Runtime.ExceptionServices;
 using XCall.Marshal;
 using XCall.Runtime;
 using XCall.Transport;
@@ -9,15 +11,29 @@ namespace XCall;
 /// A channel that survives the loss of its link: when the underlying channel closes, calls in flight fail
 /// with <see cref="XCallDisconnectedException"/> and the connection above stays open; the next call
 /// reconnects, no sooner than the backoff (doubling from <see cref="RemoteOptions.ReconnectBackoff"/> up to
-/// <see cref="RemoteOptions.MaxReconnectBackoff"/>) after a failed attempt.
+/// <see cref="RemoteOptions.MaxReconnectBackoff"/>) after a failed attempt. A synchronous call reconnects on
+/// its own thread; an asynchronous one (<see cref="TryBeginFrame"/>, <see cref="ConnectAsync"/>) on the pool.
 /// </summary>
+/// <remarks>
+/// Design: one attempt at a time, whoever makes it. <see cref="_attempt"/> (under <see cref="_lock"/>) is the
+/// attempt under way: the caller that finds none and the link down creates it and makes the attempt (a
+/// synchronous caller on its thread, bounded by its call's deadline; an asynchronous caller hands it to the
+/// pool, bounded by the transport's connect timeout alone, since other callers may be waiting for it); every
+/// other caller waits for its task, each until its own deadline or token. The new link is published
+/// (<see cref="_inner"/>) and the attempt cleared under the lock before the link starts (a loss during the
+/// re-check below starts a new attempt: the re-check's own Hello must not wait for the attempt it is part
+/// of); the task completes after <see cref="AfterReconnect"/>, so a waiter's call follows the contract's
+/// re-check, as the call of the caller that reconnected does. The task completes with null when its
+/// synchronous maker ran out of time (the waiters try again, with their own time), and fails when the
+/// connect failed (the backoff starts) or the channel was disposed.
+/// </remarks>
 internal sealed class ReconnectingChannel : FrameChannel
 {
-    private readonly Func<CancellationToken, FrameChannel> _connect;
+    private readonly Func<CancellationToken, Task<FrameChannel>> _connect;
     private readonly RemoteOptions _options;
     private readonly object _lock = new();
-    private readonly object _reconnectLock = new();
     private readonly string _endpoint;
+    private readonly CancellationTokenSource _closing = new(); // ends an attempt on the pool when the channel is disposed
     private FrameChannel? _inner;
     private FrameChannel? _sending;
 
@@ -28,21 +44,22 @@ internal sealed class ReconnectingChannel : FrameChannel
     [ThreadStatic]
     private static FrameChannel? t_sendingInner;
     private IFrameHandler? _handler;
+    private TaskCompletionSource<FrameChannel?>? _attempt;
     private TimeSpan _backoff;
     private long _nextAttempt;
     private bool _disposed;
     private Exception? _dropReason; // why DropLink closed the current link, for the loss it reports
 
     public ReconnectingChannel(FrameChannel first, Func<FrameChannel> connect, RemoteOptions options)
-        : this(first, _ => connect(), options)
+        : this(first, _ => Task.FromResult(connect()), options)
     {
     }
 
     /// <summary>
     /// Starts over <paramref name="first"/>; <paramref name="connect"/> makes each later link, and must give up
-    /// when its token fires (the call that reconnects ran out of its timeout).
+    /// when its token fires (the call that reconnects ran out of its timeout, or the channel was disposed).
     /// </summary>
-    public ReconnectingChannel(FrameChannel first, Func<CancellationToken, FrameChannel> connect, RemoteOptions options)
+    public ReconnectingChannel(FrameChannel first, Func<CancellationToken, Task<FrameChannel>> connect, RemoteOptions options)
     {
         _inner = first;
         _connect = connect;
@@ -56,7 +73,7 @@ internal sealed class ReconnectingChannel : FrameChannel
     /// <summary>Raised on every change of the link, with the error that caused a loss.</summary>
     public event Action<ConnectionState, Exception?>? StateChanged;
 
-    /// <summary>Runs after a reconnect, before the call that triggered it proceeds (re-checks the contract).</summary>
+    /// <summary>Runs after a reconnect, before the calls waiting for it proceed (re-checks the contract).</summary>
     public Action? AfterReconnect { get; set; }
 
     public override void Start(IFrameHandler handler)
@@ -66,9 +83,16 @@ internal sealed class ReconnectingChannel : FrameChannel
         inner.Start(new Link(this, inner, 0));
     }
 
-    public override IBufferWriter<byte> BeginFrame(in FrameHeader header)
+    public override IBufferWriter<byte> BeginFrame(in FrameHeader header) =>
+        BeginOn(Volatile.Read(ref _inner) ?? Reconnect(), header);
+
+    /// <inheritdoc/>
+    public override IBufferWriter<byte>? TryBeginFrame(in FrameHeader header) =>
+        Volatile.Read(ref _inner) is { } inner ? BeginOn(inner, header) : null;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private IBufferWriter<byte> BeginOn(FrameChannel inner, in FrameHeader header)
     {
-        FrameChannel inner = Current();
         IBufferWriter<byte> output = inner.BeginFrame(header);
         _sending = inner; // the inner channel's send lock is held until Commit / Abort
         t_sendingOwner = this;
@@ -110,72 +134,259 @@ internal sealed class ReconnectingChannel : FrameChannel
         return inner is null ? call.IsCompleted : inner.TryPollForReply(call);
     }
 
-    private FrameChannel Current()
-    {
-        FrameChannel? inner = Volatile.Read(ref _inner);
-        return inner ?? Reconnect();
-    }
-
+    /// <summary>A synchronous call's reconnect, on its thread.</summary>
     private FrameChannel Reconnect()
     {
-        FrameChannel connected;
         // The call that reconnects keeps its timeout (SendDeadline, set around BeginFrame): for the wait
-        // behind another thread's reconnect and for its own attempt.
+        // behind another call's attempt and for its own.
         long deadline = SendDeadline;
-        if (!Monitor.TryEnter(_reconnectLock, RemainingMs(deadline)))
+        while (true)
         {
-            throw new XCallTimeoutException(_endpoint, "another call was reconnecting for longer than this call's timeout");
-        }
-        try
-        {
-            if (Volatile.Read(ref _inner) is { } already)
+            TaskCompletionSource<FrameChannel?>? attempt = JoinAttempt(out FrameChannel? current, out bool mine);
+            if (attempt is null)
             {
-                return already;
+                return current!;
+            }
+            if (mine)
+            {
+                return ConnectHere(attempt, deadline);
+            }
+            bool ended;
+            try
+            {
+                ended = attempt.Task.Wait(RemainingMs(deadline));
+            }
+            catch (AggregateException)
+            {
+                ended = true; // failed: thrown unwrapped below
+            }
+            if (!ended)
+            {
+                throw new XCallTimeoutException(_endpoint, "another call was reconnecting for longer than this call's timeout");
+            }
+            if (Outcome(attempt.Task) is { } connected)
+            {
+                return connected;
+            }
+            // Its maker ran out of time: try again, with this call's own.
+        }
+    }
+
+    /// <inheritdoc/>
+    public override async ValueTask ConnectAsync(long deadline, CancellationToken cancellationToken)
+    {
+        while (true)
+        {
+            TaskCompletionSource<FrameChannel?>? attempt = JoinAttempt(out _, out bool mine);
+            if (attempt is null)
+            {
+                return;
+            }
+            if (mine)
+            {
+                // On the pool: not even the synchronous start of a connect (address checks, a socket) runs on the caller's thread.
+                _ = Task.Run(() => ConnectInBackground(attempt));
+            }
+            try
+            {
+                await attempt.Task.WaitAsync(deadline == 0 ? Timeout.InfiniteTimeSpan : TimeSpan.FromMilliseconds(RemainingMs(deadline)), cancellationToken)
+                    .ConfigureAwait(false);
+            }
+            catch (TimeoutException)
+            {
+                // Only the wait times out: an attempt's own failures are XCallExceptions (see EndFailed).
+                throw new XCallTimeoutException(_endpoint, "reconnecting took longer than the call's timeout");
+            }
+            catch (Exception) when (attempt.Task.IsCompleted && !attempt.Task.IsCompletedSuccessfully)
+            {
+                Outcome(attempt.Task); // throws the attempt's failure, as this caller's own exception
+            }
+            if (attempt.Task.Result is not null)
+            {
+                return;
+            }
+        }
+    }
+
+    /// <summary>
+    /// The attempt to wait for: the one under way, or a new one that this caller makes (<paramref name="mine"/>);
+    /// null with the link in <paramref name="current"/> when it is up.
+    /// </summary>
+    private TaskCompletionSource<FrameChannel?>? JoinAttempt(out FrameChannel? current, out bool mine)
+    {
+        lock (_lock)
+        {
+            mine = false;
+            current = _inner;
+            if (current is not null)
+            {
+                return null;
             }
             if (_disposed)
             {
                 throw new XCallDisconnectedException(_endpoint, "the connection is closed");
+            }
+            if (_attempt is { } running)
+            {
+                return running;
             }
             long wait = _nextAttempt - Environment.TickCount64;
             if (wait > 0)
             {
                 throw new XCallDisconnectedException(_endpoint, $"reconnecting: the next attempt is in {wait} ms");
             }
-            using CancellationTokenSource? timeout = deadline == 0 ? null : new CancellationTokenSource(RemainingMs(deadline));
-            try
+            mine = true;
+            return _attempt = new TaskCompletionSource<FrameChannel?>(TaskCreationOptions.RunContinuationsAsynchronously);
+        }
+    }
+
+    /// <summary>The link an ended attempt made (null: its maker ran out of time), or its failure thrown as the caller's own exception.</summary>
+    private FrameChannel? Outcome(Task<FrameChannel?> attempt)
+    {
+        if (attempt.IsCompletedSuccessfully)
+        {
+            return attempt.Result;
+        }
+        Exception failure = attempt.Exception!.InnerException!;
+        if (failure is XCallDisconnectedException lost)
+        {
+            // One instance thrown on many threads at once gets its stack trace overwritten by each of them.
+            throw new XCallDisconnectedException(_endpoint, lost.Reason, lost.InnerException);
+        }
+        ExceptionDispatchInfo.Throw(failure);
+        return null;
+    }
+
+    /// <summary>A synchronous caller's attempt, on its thread, bounded by its call's deadline.</summary>
+    private FrameChannel ConnectHere(TaskCompletionSource<FrameChannel?> attempt, long deadline)
+    {
+        FrameChannel connected;
+        using CancellationTokenSource? timeout = deadline == 0 ? null : new CancellationTokenSource(RemainingMs(deadline));
+        try
+        {
+            connected = _connect(timeout?.Token ?? CancellationToken.None).GetAwaiter().GetResult();
+        }
+        catch (OperationCanceledException) when (timeout is { IsCancellationRequested: true })
+        {
+            EndAttempt(attempt);
+            attempt.TrySetResult(null); // the waiters try again, with their own time
+            throw new XCallTimeoutException(_endpoint, "reconnecting took longer than the call's timeout");
+        }
+        catch (Exception ex)
+        {
+            Exception failure = EndFailed(attempt, ex);
+            if (ReferenceEquals(failure, ex))
             {
-                connected = _connect(timeout?.Token ?? CancellationToken.None);
+                throw;
             }
-            catch (OperationCanceledException) when (timeout is { IsCancellationRequested: true })
+            throw failure;
+        }
+        return Install(attempt, connected);
+    }
+
+    /// <summary>An asynchronous caller's attempt, on the pool, bounded by the transport's connect timeout (and ended by <see cref="Dispose"/>).</summary>
+    private async Task ConnectInBackground(TaskCompletionSource<FrameChannel?> attempt)
+    {
+        FrameChannel connected;
+        try
+        {
+            connected = await _connect(_closing.Token).ConfigureAwait(false);
+        }
+        catch (Exception ex)
+        {
+            EndFailed(attempt, ex);
+            return;
+        }
+        try
+        {
+            Install(attempt, connected);
+        }
+        catch (Exception)
+        {
+            // The attempt's task carries it to the callers waiting for it.
+        }
+    }
+
+    /// <summary>Clears the attempt under way if it is <paramref name="attempt"/>.</summary>
+    private void EndAttempt(TaskCompletionSource<FrameChannel?> attempt)
+    {
+        lock (_lock)
+        {
+            if (_attempt == attempt)
             {
-                throw new XCallTimeoutException(_endpoint, "reconnecting took longer than the call's timeout");
+                _attempt = null;
             }
-            catch (Exception ex) when (ex is XCallException or System.Net.Sockets.SocketException or TimeoutException or IOException)
+        }
+    }
+
+    /// <summary>Ends a failed attempt (a transport's failure starts the backoff) and returns what its callers throw.</summary>
+    private Exception EndFailed(TaskCompletionSource<FrameChannel?> attempt, Exception ex)
+    {
+        Exception failure = ex;
+        lock (_lock)
+        {
+            if (_attempt == attempt)
+            {
+                _attempt = null;
+            }
+            if (_disposed)
+            {
+                failure = new XCallDisconnectedException(_endpoint, "the connection is closed");
+            }
+            else if (ex is XCallException or System.Net.Sockets.SocketException or TimeoutException or IOException)
             {
                 _nextAttempt = Environment.TickCount64 + (long)_backoff.TotalMilliseconds;
                 _backoff = TimeSpan.FromTicks(Math.Min(_backoff.Ticks * 2, _options.MaxReconnectBackoff.Ticks));
                 // The attempt's own disconnect already names the endpoint: keep only its reason.
                 string reason = ex is XCallDisconnectedException lost ? lost.Reason : ex.Message;
-                throw new XCallDisconnectedException(_endpoint, $"reconnect failed: {reason}", ex);
+                failure = new XCallDisconnectedException(_endpoint, $"reconnect failed: {reason}", ex);
             }
-            _backoff = _options.ReconnectBackoff;
-            _nextAttempt = 0;
-            int generation;
-            lock (_lock)
+        }
+        attempt.TrySetException(failure);
+        return failure;
+    }
+
+    /// <summary>Makes <paramref name="connected"/> the link, re-checks the contract, and lets the attempt's waiters go.</summary>
+    private FrameChannel Install(TaskCompletionSource<FrameChannel?> attempt, FrameChannel connected)
+    {
+        int generation = 0;
+        bool disposed;
+        lock (_lock)
+        {
+            if (_attempt == attempt)
             {
+                _attempt = null;
+            }
+            disposed = _disposed;
+            if (!disposed)
+            {
+                _backoff = _options.ReconnectBackoff;
+                _nextAttempt = 0;
                 // The generation counts up before any frame can go out on the new link (BeginFrame reads
                 // _inner), so a sender that finds the new link also finds the new generation.
                 generation = NextLinkGeneration();
                 Volatile.Write(ref _inner, connected);
             }
-            connected.Start(new Link(this, connected, generation));
         }
-        finally
+        if (disposed)
         {
-            Monitor.Exit(_reconnectLock);
+            connected.Dispose(); // made after the channel closed: nobody will use it
+            var closed = new XCallDisconnectedException(_endpoint, "the connection is closed");
+            attempt.TrySetException(closed);
+            throw closed;
         }
-        StateChanged?.Invoke(ConnectionState.Connected, null);
-        AfterReconnect?.Invoke();
+        try
+        {
+            connected.Start(new Link(this, connected, generation));
+            StateChanged?.Invoke(ConnectionState.Connected, null);
+            AfterReconnect?.Invoke();
+        }
+        catch (Exception ex)
+        {
+            attempt.TrySetException(ex); // the waiters fail as the caller that made the attempt does
+            throw;
+        }
+        attempt.TrySetResult(connected);
         return connected;
     }
 
@@ -220,6 +431,7 @@ internal sealed class ReconnectingChannel : FrameChannel
     public override void Dispose()
     {
         FrameChannel? inner;
+        TaskCompletionSource<FrameChannel?>? attempt;
         lock (_lock)
         {
             if (_disposed)
@@ -228,7 +440,12 @@ internal sealed class ReconnectingChannel : FrameChannel
             }
             _disposed = true;
             inner = _inner;
+            attempt = _attempt;
+            _attempt = null;
         }
+        // Callers waiting for an attempt fail now, not when it ends; an attempt on the pool gives up.
+        attempt?.TrySetException(new XCallDisconnectedException(_endpoint, "the connection is closed"));
+        _closing.Cancel();
         if (inner is null)
         {
             _handler?.OnClosed(null);

@@ -40,7 +40,7 @@ public static class Remote
         ReconnectingChannel? reconnecting = null;
         if (options.Reconnect)
         {
-            reconnecting = new ReconnectingChannel(channel, token => ConnectChannel(parsed, options, token).GetAwaiter().GetResult().Channel, options);
+            reconnecting = new ReconnectingChannel(channel, async token => (await ConnectChannel(parsed, options, token).ConfigureAwait(false)).Channel, options);
             channel = reconnecting;
         }
         var connection = new XCallConnection(channel, options.Connection);

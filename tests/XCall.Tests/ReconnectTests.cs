@@ -8,7 +8,10 @@ namespace XCall.Tests;
 /// <summary>A service whose server dies and comes back: calls fail clearly, then reconnect, and the state changes are observable.</summary>
 public sealed class ReconnectTests
 {
-    private static readonly RemoteOptions s_options = new() { ReconnectBackoff = TimeSpan.FromMilliseconds(20), MaxReconnectBackoff = TimeSpan.FromMilliseconds(200) };
+    internal static readonly RemoteOptions s_options = new() { ReconnectBackoff = TimeSpan.FromMilliseconds(20), MaxReconnectBackoff = TimeSpan.FromMilliseconds(200) };
+
+    // A failure bound only: what it guards takes microseconds to milliseconds.
+    internal static readonly TimeSpan s_bound = TimeSpan.FromSeconds(30);
 
     [Theory]
     [InlineData("shm")]
@@ -94,55 +97,83 @@ public sealed class ReconnectTests
     [InlineData("tcp")]
     public async Task The_call_timeout_bounds_a_reconnect_to_a_server_that_does_not_answer(string transport)
     {
-        (string address, HostProcess first) = StartFirst(transport, "stalled");
         TimeSpan connectTimeout = TimeSpan.FromSeconds(20);
-        var options = s_options with
+        using Stalled stalled = await Stalled.Start(transport, "stalled", s_options with
         {
             Connection = new ConnectionOptions { CallTimeout = TimeSpan.FromSeconds(1) },
             Shm = s_options.Shm with { ConnectTimeout = connectTimeout },
             Tcp = s_options.Tcp with { ConnectTimeout = connectTimeout },
-        };
-        using RemoteService<IShapes> service = Remote.Open<IShapes>(address, options);
-        Assert.Equal(3, service.Proxy.Add(1, 2));
-        var lost = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        service.StateChanged += (_, state, _) =>
+        });
+        RemoteService<IShapes> service = stalled.Service;
+        // The reconnect inside the call used to wait out the whole ConnectTimeout (20 s here, 5 s by default).
+        var clock = System.Diagnostics.Stopwatch.StartNew();
+        while (true)
         {
-            if (state == ConnectionState.Disconnected)
+            try
             {
-                lost.TrySetResult();
+                service.Proxy.Add(1, 2);
+                Assert.Fail("a stopped server answered");
             }
-        };
-        first.Kill();
-        first.Dispose();
-        await lost.Task.WaitAsync(TimeSpan.FromSeconds(30));
-        using HostProcess second = HostProcess.Start(address, "--no-shm");
-        second.Signal("STOP"); // its socket takes the connection; nobody answers the handshake
-        try
-        {
-            // The reconnect inside the call used to wait out the whole ConnectTimeout (20 s here, 5 s by default).
-            var clock = System.Diagnostics.Stopwatch.StartNew();
-            while (true)
+            catch (XCallDisconnectedException) when (clock.Elapsed < TimeSpan.FromSeconds(30))
             {
-                try
-                {
-                    service.Proxy.Add(1, 2);
-                    Assert.Fail("a stopped server answered");
-                }
-                catch (XCallDisconnectedException) when (clock.Elapsed < TimeSpan.FromSeconds(30))
-                {
-                    // the backoff after the loss: the next attempt is the one this test is about
-                }
-                catch (XCallTimeoutException)
-                {
-                    break;
-                }
+                // the backoff after the loss: the next attempt is the one this test is about
             }
-            Assert.True(clock.Elapsed < TimeSpan.FromSeconds(15), $"CallTimeout 1 s, ConnectTimeout 20 s: the call took {clock.Elapsed}");
+            catch (XCallTimeoutException)
+            {
+                break;
+            }
         }
-        finally
+        Assert.True(clock.Elapsed < TimeSpan.FromSeconds(15), $"CallTimeout 1 s, ConnectTimeout 20 s: the call took {clock.Elapsed}");
+    }
+
+    [Theory]
+    [InlineData("shm")]
+    [InlineData("tcp")]
+    public async Task An_async_call_does_not_wait_for_its_reconnect_and_its_token_ends_the_wait(string transport)
+    {
+        // A connect timeout far beyond every bound below: a call that waited for the connect cannot pass them.
+        using Stalled stalled = await Stalled.Start(transport, "asyncrecon", s_options with
         {
-            second.Signal("CONT");
-        }
+            Shm = s_options.Shm with { ConnectTimeout = TimeSpan.FromMinutes(5) },
+            Tcp = s_options.Tcp with { ConnectTimeout = TimeSpan.FromMinutes(5) },
+        });
+        IShapes proxy = stalled.Service.Proxy;
+        using var cts = new CancellationTokenSource();
+
+        Task cancelled = await Returned(() => proxy.DelayAsync(0, cts.Token));
+        Assert.False(cancelled.IsCompleted); // the reconnect waits for a server that does not run
+        Task<int> shared = proxy.AddAsync(2, 3); // joins the attempt under way
+        Assert.False(shared.IsCompleted);
+
+        cts.Cancel();
+        var ended = await Assert.ThrowsAnyAsync<OperationCanceledException>(() => cancelled.WaitAsync(s_bound));
+        Assert.Equal(cts.Token, ended.CancellationToken);
+        Assert.False(shared.IsCompleted); // the attempt goes on for the caller still waiting
+
+        stalled.Resume();
+        Assert.Equal(5, await shared.WaitAsync(s_bound));
+        Assert.Equal(7, await proxy.AddAsync(3, 4));
+        Assert.Equal(ConnectionState.Connected, stalled.Service.State);
+    }
+
+    [Theory]
+    [InlineData("shm")]
+    [InlineData("tcp")]
+    public async Task The_call_timeout_ends_an_async_calls_wait_for_its_reconnect(string transport)
+    {
+        using Stalled stalled = await Stalled.Start(transport, "asynctimeout", s_options with
+        {
+            Connection = new ConnectionOptions { CallTimeout = TimeSpan.FromSeconds(1) },
+            Shm = s_options.Shm with { ConnectTimeout = TimeSpan.FromMinutes(5) },
+            Tcp = s_options.Tcp with { ConnectTimeout = TimeSpan.FromMinutes(5) },
+        });
+
+        Task<int> call = await Returned(() => stalled.Service.Proxy.AddAsync(1, 2));
+        var timedOut = await Assert.ThrowsAsync<XCallTimeoutException>(() => call.WaitAsync(s_bound));
+        Assert.Contains("reconnect", timedOut.Message);
+
+        stalled.Resume(); // the attempt the call gave up on still brings the link back
+        Assert.Equal(5, await RetryUntilConnectedAsync(() => stalled.Service.Proxy.AddAsync(2, 3)));
     }
 
     [Theory]
@@ -175,6 +206,84 @@ public sealed class ReconnectTests
             {
                 Thread.Yield();
             }
+        }
+    }
+
+    /// <summary>
+    /// What <paramref name="call"/> returns, made on a pool thread: a call that blocked its caller (a reconnect on
+    /// the caller's thread) fails the bound instead of hanging the test.
+    /// </summary>
+    internal static Task<T> Returned<T>(Func<T> call) =>
+        Task.Factory.StartNew(call, CancellationToken.None, TaskCreationOptions.DenyChildAttach, TaskScheduler.Default).WaitAsync(s_bound);
+
+    private static async Task<T> RetryUntilConnectedAsync<T>(Func<Task<T>> call)
+    {
+        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
+        while (true)
+        {
+            try
+            {
+                return await call();
+            }
+            catch (Exception ex) when (ex is XCallDisconnectedException or XCallTimeoutException && DateTime.UtcNow < deadline)
+            {
+                // The backoff after a failed attempt, or a call that gave up while the attempt was finishing.
+            }
+        }
+    }
+
+    /// <summary>
+    /// A service whose server was killed, with a second server at its address that is stopped (SIGSTOP): its
+    /// socket takes a reconnect's connection and nobody answers the handshake until <see cref="Resume"/>.
+    /// </summary>
+    private sealed class Stalled : IDisposable
+    {
+        private readonly HostProcess _second;
+        private bool _resumed;
+
+        private Stalled(RemoteService<IShapes> service, HostProcess second)
+        {
+            Service = service;
+            _second = second;
+        }
+
+        public RemoteService<IShapes> Service { get; }
+
+        public static async Task<Stalled> Start(string transport, string prefix, RemoteOptions options)
+        {
+            (string address, HostProcess first) = StartFirst(transport, prefix);
+            RemoteService<IShapes> service = Remote.Open<IShapes>(address, options);
+            Assert.Equal(3, service.Proxy.Add(1, 2));
+            var lost = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            service.StateChanged += (_, state, _) =>
+            {
+                if (state == ConnectionState.Disconnected)
+                {
+                    lost.TrySetResult();
+                }
+            };
+            first.Kill();
+            first.Dispose();
+            await lost.Task.WaitAsync(s_bound);
+            HostProcess second = HostProcess.Start(address, "--no-shm");
+            second.Signal("STOP");
+            return new Stalled(service, second);
+        }
+
+        public void Resume()
+        {
+            if (!_resumed)
+            {
+                _resumed = true;
+                _second.Signal("CONT");
+            }
+        }
+
+        public void Dispose()
+        {
+            Resume();
+            Service.Dispose();
+            _second.Dispose();
         }
     }
 

@@ -157,11 +157,44 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     /// <summary>Begins a call frame and registers the pending call; the payload goes into the returned output.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
     public IBufferWriter<byte> BeginCall(ProxyBase proxy, uint methodId, bool isAsync, out PendingCall call) =>
-        BeginCall(proxy.ObjectId, methodId, isAsync, out call, proxy);
+        BeginCallFrame(proxy.ObjectId, methodId, isAsync, mayDefer: false, out call, proxy)!;
 
     /// <summary>Begins a call frame to object <paramref name="objectId"/> without a proxy.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
-    public IBufferWriter<byte> BeginCall(ulong objectId, uint methodId, bool isAsync, out PendingCall call, ProxyBase? proxy = null)
+    public IBufferWriter<byte> BeginCall(ulong objectId, uint methodId, bool isAsync, out PendingCall call, ProxyBase? proxy = null) =>
+        BeginCallFrame(objectId, methodId, isAsync, mayDefer: false, out call, proxy)!;
+
+    /// <summary>
+    /// Begins an async call's frame as <see cref="BeginCall(ProxyBase, uint, bool, out PendingCall)"/> does, unless
+    /// the channel lost its link and would make a new one first (a reconnecting channel): then null, with nothing
+    /// rented or begun. The proxy then returns a task that awaits <see cref="ReconnectAsync"/> and makes the call
+    /// again, so the caller's thread never waits for a connect.
+    /// </summary>
+    [EditorBrowsable(EditorBrowsableState.Never)]
+    public IBufferWriter<byte>? BeginAsyncCall(ProxyBase proxy, uint methodId, out PendingCall call) =>
+        BeginCallFrame(proxy.ObjectId, methodId, isAsync: true, mayDefer: true, out call, proxy);
+
+    /// <summary>
+    /// For an async call that <see cref="BeginAsyncCall"/> found without a link: completes once the channel has one
+    /// again (it joins the reconnect under way or starts one, off the caller's thread), then the proxy makes the
+    /// call. The call's token and its timeout (<see cref="ConnectionOptions.CallTimeout"/>, from now) end the wait,
+    /// as they end a synchronous call's reconnect.
+    /// </summary>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled first.</exception>
+    /// <exception cref="XCallTimeoutException">The call timeout passed first.</exception>
+    /// <exception cref="XCallDisconnectedException">The reconnect failed or waits out its backoff, or the connection is closed.</exception>
+    [EditorBrowsable(EditorBrowsableState.Never)]
+    public ValueTask ReconnectAsync(CancellationToken cancellationToken)
+    {
+        if (IsClosed)
+        {
+            ThrowClosed();
+        }
+        cancellationToken.ThrowIfCancellationRequested(); // a call cancelled before it is made starts no reconnect
+        return Channel.ConnectAsync(_sendTimeoutMs == 0 ? 0 : Environment.TickCount64 + _sendTimeoutMs, cancellationToken);
+    }
+
+    private IBufferWriter<byte>? BeginCallFrame(ulong objectId, uint methodId, bool isAsync, bool mayDefer, out PendingCall call, ProxyBase? proxy)
     {
         ThrowIfUnusableReference(proxy);
         call = RentCall(methodId, isAsync);
@@ -171,7 +204,13 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         {
             ulong parentCallId = isAsync ? 0 : NestingCallId();
             ushort flags = parentCallId == 0 ? (ushort)0 : FrameFlags.Nested;
-            IBufferWriter<byte> output = BeginBoundedFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId, flags));
+            IBufferWriter<byte>? output = BeginBoundedFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId, flags), mayDefer);
+            if (output is null)
+            {
+                ReturnCall(call);
+                call = null!;
+                return null;
+            }
             call.Link = Channel.LinkGeneration;
             if (proxy?.Reference is not null)
             {
@@ -458,7 +497,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     public IBufferWriter<byte> BeginOneWay(ProxyBase proxy, uint methodId)
     {
         ThrowIfUnusableReference(proxy);
-        IBufferWriter<byte> output = BeginBoundedFrame(new FrameHeader(FrameKind.OneWay, 0, proxy.ObjectId, methodId));
+        IBufferWriter<byte> output = BeginBoundedFrame(new FrameHeader(FrameKind.OneWay, 0, proxy.ObjectId, methodId))!;
         if (proxy.Reference is not null)
         {
             CheckLinkOrAbort(proxy);
@@ -469,19 +508,22 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     /// <summary>Begins a one-way call frame to object <paramref name="objectId"/> without a proxy.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
     public IBufferWriter<byte> BeginOneWay(ulong objectId, uint methodId) =>
-        BeginBoundedFrame(new FrameHeader(FrameKind.OneWay, 0, objectId, methodId));
+        BeginBoundedFrame(new FrameHeader(FrameKind.OneWay, 0, objectId, methodId))!;
 
-    /// <summary>Begins a call's frame with the call timeout as the transport's send deadline (<see cref="FrameChannel.SendDeadline"/>).</summary>
-    private IBufferWriter<byte> BeginBoundedFrame(in FrameHeader header)
+    /// <summary>
+    /// Begins a call's frame with the call timeout as the transport's send deadline (<see cref="FrameChannel.SendDeadline"/>);
+    /// <paramref name="mayDefer"/>: through <see cref="FrameChannel.TryBeginFrame"/>, null when the link is down.
+    /// </summary>
+    private IBufferWriter<byte>? BeginBoundedFrame(in FrameHeader header, bool mayDefer = false)
     {
         if (_sendTimeoutMs == 0)
         {
-            return Channel.BeginFrame(header);
+            return mayDefer ? Channel.TryBeginFrame(header) : Channel.BeginFrame(header);
         }
         FrameChannel.SendDeadline = Environment.TickCount64 + _sendTimeoutMs;
         try
         {
-            return Channel.BeginFrame(header);
+            return mayDefer ? Channel.TryBeginFrame(header) : Channel.BeginFrame(header);
         }
         finally
         {

@@ -73,6 +73,26 @@ public abstract class FrameChannel : IDisposable
         new($"A call to {endpoint} was made while the arguments of another call on the same connection were being written on this thread " +
             "(by a property getter or a marshaller of an argument): a connection writes one frame at a time. Make that call before the outer one, or on another connection.");
 
+    /// <summary>
+    /// Begins a frame as <see cref="BeginFrame"/> does, for an asynchronous call, unless the channel would first
+    /// have to make its link (a channel that replaces lost links, between a loss and the next link): then it
+    /// returns null with nothing begun, and the caller awaits <see cref="ConnectAsync"/> and begins again, so no
+    /// connect runs on the caller's thread. The default always begins the frame.
+    /// </summary>
+    /// <exception cref="XCallDisconnectedException">The channel is closed.</exception>
+    public virtual IBufferWriter<byte>? TryBeginFrame(in FrameHeader header) => BeginFrame(header);
+
+    /// <summary>
+    /// Makes the link <see cref="TryBeginFrame"/> found missing without blocking the caller: joins the attempt
+    /// under way (also one a synchronous caller makes on its own thread) or starts one. Completes when the link
+    /// is up. The wait, not the attempt, ends at <paramref name="deadline"/> (an <see cref="Environment.TickCount64"/>
+    /// value, 0 for none) with <see cref="XCallTimeoutException"/> and when <paramref name="cancellationToken"/>
+    /// fires with <see cref="OperationCanceledException"/>: the attempt goes on for the other callers. The default
+    /// has no link to make.
+    /// </summary>
+    /// <exception cref="XCallDisconnectedException">The attempt failed, the backoff after a failed one runs, or the channel is closed.</exception>
+    public virtual ValueTask ConnectAsync(long deadline, CancellationToken cancellationToken) => default;
+
     /// <summary>Publishes the frame begun by <see cref="BeginFrame"/> and releases the send side.</summary>
     public abstract void CommitFrame();
 

@@ -47,7 +47,11 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
     global::System.Threading.Tasks.Task<global::Sample.Orders.Order?> global::Sample.Orders.IOrders.FindAsync(global::System.Guid key)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0xdec93c1cu, true, out var __call);
+        var __out = __conn.BeginAsyncCall(this, 0xdec93c1cu, out var __call);
+        if (__out is null)
+        {
+            return __Reconnect(__conn, this, key);
+        }
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
@@ -71,6 +75,12 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
             throw;
         }
         return __Await(__conn, __call, __send);
+
+        static async global::System.Threading.Tasks.Task<global::Sample.Orders.Order?> __Reconnect(global::XCall.Runtime.XCallConnection __conn, global::Sample.Orders.IOrders __proxy, global::System.Guid key)
+        {
+            await __conn.ReconnectAsync(default).ConfigureAwait(false);
+            return await __proxy.FindAsync(key).ConfigureAwait(false);
+        }
 
         static async global::System.Threading.Tasks.Task<global::Sample.Orders.Order?> __Await(global::XCall.Runtime.XCallConnection __conn, global::XCall.Runtime.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
         {

@@ -45,7 +45,11 @@ internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runti
     global::System.Threading.Tasks.Task<string> global::Sample.Inheritance.IStore.DescribeAsync(global::Sample.Inheritance.Item @event)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0xfb8616c6u, true, out var __call);
+        var __out = __conn.BeginAsyncCall(this, 0xfb8616c6u, out var __call);
+        if (__out is null)
+        {
+            return __Reconnect(__conn, this, @event);
+        }
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
@@ -69,6 +73,12 @@ internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runti
             throw;
         }
         return __Await(__conn, __call, __send);
+
+        static async global::System.Threading.Tasks.Task<string> __Reconnect(global::XCall.Runtime.XCallConnection __conn, global::Sample.Inheritance.IStore __proxy, global::Sample.Inheritance.Item @event)
+        {
+            await __conn.ReconnectAsync(default).ConfigureAwait(false);
+            return await __proxy.DescribeAsync(@event).ConfigureAwait(false);
+        }
 
         static async global::System.Threading.Tasks.Task<string> __Await(global::XCall.Runtime.XCallConnection __conn, global::XCall.Runtime.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
         {

@@ -82,7 +82,11 @@ internal sealed class Sample_IService_XCallProxy : global::XCall.Runtime.ProxyBa
     global::System.Threading.Tasks.Task<global::Sample.ICallback> global::Sample.IService.CreateAsync()
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x977d21c1u, true, out var __call);
+        var __out = __conn.BeginAsyncCall(this, 0x977d21c1u, out var __call);
+        if (__out is null)
+        {
+            return __Reconnect(__conn, this);
+        }
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
@@ -105,6 +109,12 @@ internal sealed class Sample_IService_XCallProxy : global::XCall.Runtime.ProxyBa
             throw;
         }
         return __Await(__conn, __call, __send);
+
+        static async global::System.Threading.Tasks.Task<global::Sample.ICallback> __Reconnect(global::XCall.Runtime.XCallConnection __conn, global::Sample.IService __proxy)
+        {
+            await __conn.ReconnectAsync(default).ConfigureAwait(false);
+            return await __proxy.CreateAsync().ConfigureAwait(false);
+        }
 
         static async global::System.Threading.Tasks.Task<global::Sample.ICallback> __Await(global::XCall.Runtime.XCallConnection __conn, global::XCall.Runtime.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
         {

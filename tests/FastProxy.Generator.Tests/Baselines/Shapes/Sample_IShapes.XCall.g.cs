@@ -321,7 +321,11 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
     global::System.Threading.Tasks.Task global::Sample.IShapes.DelayAsync(int milliseconds, global::System.Threading.CancellationToken cancellationToken)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x7c85e636u, true, out var __call);
+        var __out = __conn.BeginAsyncCall(this, 0x7c85e636u, out var __call);
+        if (__out is null)
+        {
+            return __Reconnect(__conn, this, milliseconds, cancellationToken);
+        }
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
@@ -345,6 +349,12 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             throw;
         }
         return __Await(__conn, __call, __send);
+
+        static async global::System.Threading.Tasks.Task __Reconnect(global::XCall.Runtime.XCallConnection __conn, global::Sample.IShapes __proxy, int milliseconds, global::System.Threading.CancellationToken cancellationToken)
+        {
+            await __conn.ReconnectAsync(cancellationToken).ConfigureAwait(false);
+            await __proxy.DelayAsync(milliseconds, cancellationToken).ConfigureAwait(false);
+        }
 
         static async global::System.Threading.Tasks.Task __Await(global::XCall.Runtime.XCallConnection __conn, global::XCall.Runtime.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
         {
@@ -372,7 +382,11 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
     global::System.Threading.Tasks.Task<int> global::Sample.IShapes.AddAsync(int a, int b)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0xdb7bcaf4u, true, out var __call);
+        var __out = __conn.BeginAsyncCall(this, 0xdb7bcaf4u, out var __call);
+        if (__out is null)
+        {
+            return __Reconnect(__conn, this, a, b);
+        }
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
@@ -397,6 +411,12 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             throw;
         }
         return __Await(__conn, __call, __send);
+
+        static async global::System.Threading.Tasks.Task<int> __Reconnect(global::XCall.Runtime.XCallConnection __conn, global::Sample.IShapes __proxy, int a, int b)
+        {
+            await __conn.ReconnectAsync(default).ConfigureAwait(false);
+            return await __proxy.AddAsync(a, b).ConfigureAwait(false);
+        }
 
         static async global::System.Threading.Tasks.Task<int> __Await(global::XCall.Runtime.XCallConnection __conn, global::XCall.Runtime.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
         {
@@ -427,7 +447,11 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
     global::System.Threading.Tasks.ValueTask global::Sample.IShapes.PingAsync()
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0xf133752du, true, out var __call);
+        var __out = __conn.BeginAsyncCall(this, 0xf133752du, out var __call);
+        if (__out is null)
+        {
+            return __Reconnect(__conn, this);
+        }
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
@@ -450,6 +474,12 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             throw;
         }
         return __Await(__conn, __call, __send);
+
+        static async global::System.Threading.Tasks.ValueTask __Reconnect(global::XCall.Runtime.XCallConnection __conn, global::Sample.IShapes __proxy)
+        {
+            await __conn.ReconnectAsync(default).ConfigureAwait(false);
+            await __proxy.PingAsync().ConfigureAwait(false);
+        }
 
         static async global::System.Threading.Tasks.ValueTask __Await(global::XCall.Runtime.XCallConnection __conn, global::XCall.Runtime.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
         {
@@ -477,7 +507,11 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
     global::System.Threading.Tasks.ValueTask<global::Sample.Point> global::Sample.IShapes.MoveAsync(global::Sample.Point point, global::System.Threading.CancellationToken cancellationToken)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x067f058cu, true, out var __call);
+        var __out = __conn.BeginAsyncCall(this, 0x067f058cu, out var __call);
+        if (__out is null)
+        {
+            return __Reconnect(__conn, this, point, cancellationToken);
+        }
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
@@ -501,6 +535,12 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
             throw;
         }
         return __Await(__conn, __call, __send);
+
+        static async global::System.Threading.Tasks.ValueTask<global::Sample.Point> __Reconnect(global::XCall.Runtime.XCallConnection __conn, global::Sample.IShapes __proxy, global::Sample.Point point, global::System.Threading.CancellationToken cancellationToken)
+        {
+            await __conn.ReconnectAsync(cancellationToken).ConfigureAwait(false);
+            return await __proxy.MoveAsync(point, cancellationToken).ConfigureAwait(false);
+        }
 
         static async global::System.Threading.Tasks.ValueTask<global::Sample.Point> __Await(global::XCall.Runtime.XCallConnection __conn, global::XCall.Runtime.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
         {
