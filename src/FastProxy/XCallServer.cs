@@ -15,7 +15,12 @@ public sealed class XCallServer : IDisposable
     private bool _disposed;
 
     /// <summary>Creates a server whose connections use <paramref name="options"/>.</summary>
-    public XCallServer(ConnectionOptions? options = null) => Options = options ?? ConnectionOptions.Default;
+    /// <exception cref="ArgumentOutOfRangeException">A bound of <paramref name="options"/> is out of its range.</exception>
+    public XCallServer(ConnectionOptions? options = null)
+    {
+        Options = options ?? ConnectionOptions.Default;
+        Options.Validate(); // here, not at the first connection a client opens
+    }
 
     /// <summary>Settings of every connection.</summary>
     public ConnectionOptions Options { get; }

@@ -28,6 +28,7 @@ public static class Remote
     public static async Task<RemoteService<T>> OpenAsync<T>(string address, RemoteOptions? options = null, CancellationToken cancellationToken = default) where T : class
     {
         options ??= RemoteOptions.Default;
+        options.Connection.Validate(); // before a channel is opened that the connection would then have to close
         XCallAddress parsed = XCallAddress.Parse(address);
         if (parsed.Scheme == "domain")
         {

@@ -5,7 +5,10 @@ public enum DispatchMode
 {
     /// <summary>
     /// Default. Each call's arguments are copied out of transport memory and the call runs on the thread
-    /// pool, so a slow or blocked method never stalls the other calls of the connection.
+    /// pool, so a slow or blocked method never stalls the other calls of the connection. At most
+    /// <see cref="ConnectionOptions.MaxConcurrentCalls"/> calls (and <see cref="ConnectionOptions.MaxConcurrentArgumentBytes"/>
+    /// of arguments) are queued or running per connection; past that a call is refused with
+    /// <see cref="XCallServerBusyException"/>, and a one-way call runs on the receiving thread, as with <see cref="Inline"/>.
     /// </summary>
     Concurrent,
 

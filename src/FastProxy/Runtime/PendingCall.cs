@@ -35,6 +35,7 @@ public sealed class PendingCall : IValueTaskSource
     private byte[] _reply = new byte[256];
     private int _replyLength;
     private FrameKind _replyKind;
+    private bool _notRun; // an error frame marked RemoteError.NotRun: the peer refused the call before running it
     private Exception? _failure;
     private ulong _claimId;
     private int _state;
@@ -156,6 +157,7 @@ public sealed class PendingCall : IValueTaskSource
         _async = isAsync;
         _failure = null;
         _replyKind = FrameKind.Reply;
+        _notRun = false;
         _replyLength = 0;
         RequestBytes = 0;
         ReplyTimestamp = 0;
@@ -172,9 +174,9 @@ public sealed class PendingCall : IValueTaskSource
     }
 
     /// <summary>Stores a reply payload (copied) and wakes the caller. Returns false if the call was already completed.</summary>
-    internal bool CompleteWithReply(ulong callId, FrameKind kind, ref MarshalReader payload)
+    internal bool CompleteWithReply(in FrameHeader header, ref MarshalReader payload)
     {
-        if (!TryClaim(callId))
+        if (!TryClaim(header.CallId))
         {
             return false;
         }
@@ -189,7 +191,8 @@ public sealed class PendingCall : IValueTaskSource
         {
             ReplyTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
         }
-        _replyKind = kind;
+        _replyKind = header.Kind;
+        _notRun = header.Kind == FrameKind.Error && header.ObjectId == RemoteError.NotRun;
         return Finish();
     }
 
@@ -315,8 +318,9 @@ public sealed class PendingCall : IValueTaskSource
     }
 
     /// <summary>
-    /// The reply's reader. Raises <see cref="RemoteInvocationException"/> if the remote side threw, or the
-    /// failure the call completed with.
+    /// The reply's reader. Raises <see cref="RemoteInvocationException"/> if the remote side threw,
+    /// <see cref="XCallServerBusyException"/> if it refused the call without running it, or the failure the
+    /// call completed with.
     /// </summary>
     public MarshalReader GetReplyReader()
     {
@@ -329,6 +333,11 @@ public sealed class PendingCall : IValueTaskSource
         {
             RemoteInvocationException remote = RemoteError.Read(ref reader);
             reader.EnsureFullyConsumed(); // bytes after the record: a malformed frame, not the remote exception
+            if (_notRun && remote.RemoteTypeName == XCallServerBusyException.WireTypeName)
+            {
+                // The runtime's refusal (the header's mark), one fixed name: no type is made from a name on the wire.
+                throw new XCallServerBusyException(_connection.RemoteEndpoint, XCallConnection.MethodName(this), remote.RemoteMessage);
+            }
             throw remote;
         }
         return reader;

@@ -19,6 +19,13 @@ internal static class RemoteError
     /// <summary>At most this many data entries and inner exceptions are sent per exception.</summary>
     public const int MaxItems = 64;
 
+    /// <summary>
+    /// The object id of an error frame by which the runtime refused a call before running any of it (its record
+    /// names <see cref="XCallServerBusyException"/>); every other error frame has 0. The mark is in the header,
+    /// where no method's exception can put it: a method that let a refusal of another server escape did run.
+    /// </summary>
+    public const ulong NotRun = 1;
+
     public static void Write(ref MarshalWriter writer, Exception exception)
     {
         writer.Write(FormatVersion);

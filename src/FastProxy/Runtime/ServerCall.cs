@@ -36,6 +36,12 @@ public sealed class ServerCall
     /// <summary>True while the call is in the connection's in-flight table (it outlived its dispatch).</summary>
     internal bool InFlight { get; set; }
 
+    /// <summary>
+    /// What the call holds of the connection's bound on concurrent calls (see <see cref="XCallConnection.TryAdmit"/>):
+    /// 0 when it holds nothing (inline dispatch, a call run on its waiting caller's thread) or gave it back.
+    /// </summary>
+    internal long Admitted { get; set; }
+
     internal Dispatcher? Dispatcher { get; set; }
 
     internal long StartTimestamp { get; set; }
@@ -91,6 +97,7 @@ public sealed class ServerCall
         _replyTimestamp = 0;
         _replyBytes = 0;
         StartTimestamp = 0;
+        Admitted = 0;
         _cancelRequested = false;
         if (_cts is not null && !_cts.TryReset())
         {
@@ -201,6 +208,9 @@ public sealed class ServerCall
     {
         _frameOpen = false;
         Replied = true;
+        // Before the reply leaves: a caller that has its reply may send the next call at once, and must find
+        // the room this call held free again.
+        Connection.ReleaseAdmission(this);
         if (_discarding)
         {
             EndDiscard(); // it exported nothing (written with ObjectReferenceMarshaller.Nowhere as context)

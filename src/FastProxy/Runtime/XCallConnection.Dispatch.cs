@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Runtime.CompilerServices;
 using XCall.Marshal;
 using XCall.Transport;
 
@@ -20,6 +21,28 @@ public sealed partial class XCallConnection
     [ThreadStatic]
     private static ulong t_dispatchingCallId;
 
+    // t_dispatchingCallId while this thread receives the connection's frames and runs a one-way call it could not
+    // queue (past the bound): no call has this id (its low half would be slot 2^32 - 1; slots are ints).
+    private const ulong OnReceivingThread = ulong.MaxValue;
+
+    // Design: _admitted counts the calls received under Concurrent dispatch that are queued or running (their
+    // reply not sent yet), and the bytes of their arguments, in one word: the count in the low
+    // AdmittedCountBits bits, the bytes above. A call adds its weight (1 + bytes << AdmittedCountBits) when it is
+    // admitted and subtracts it once, when its reply is published or it ends without one (ServerCall.Admitted,
+    // cleared then): one interlocked add each way for both bounds. Only the thread that receives the frames
+    // admits (a transport hands its frames over one at a time), after reading the word: other threads can
+    // only lower it meanwhile, so a call admitted never takes either figure past its bound by more than itself.
+    // The bounds (ConnectionOptions) keep the count under 2^24 and the bytes under 2^39: the word stays positive.
+    private const int AdmittedCountBits = 24;
+    private const long AdmittedCountMask = (1L << AdmittedCountBits) - 1;
+    private long _admitted;
+
+    /// <summary>Calls received under Concurrent dispatch that are queued or running (tests).</summary>
+    internal int AdmittedCalls => (int)(Volatile.Read(ref _admitted) & AdmittedCountMask);
+
+    /// <summary>The bytes of those calls' arguments (tests).</summary>
+    internal long AdmittedArgumentBytes => Volatile.Read(ref _admitted) >> AdmittedCountBits;
+
     /// <summary>Whether this thread runs a call this connection dispatched (a call it makes now is a callback's).</summary>
     internal bool IsDispatchingOnThisThread => ReferenceEquals(t_dispatching, this);
 
@@ -40,18 +63,40 @@ public sealed partial class XCallConnection
             return;
         }
 
-        // Concurrent: copy the arguments out of transport memory so the receiver moves on at once.
+        // Concurrent: copy the arguments out of transport memory so the receiver moves on at once, as long as the
+        // connection is within its bounds (ConnectionOptions.MaxConcurrentCalls, MaxConcurrentArgumentBytes).
         int length = checked((int)payload.Remaining);
+        long weight = 1 + ((long)length << AdmittedCountBits);
+        ServerCall concurrentCall = RentServerCall(header.CallId, header.MethodId, oneWay);
+        // A callback our caller's call caused is offered to that caller's thread first, and takes no room there:
+        // that thread waits for its reply anyway, and runs it (re-entrant, as a local callback would run); no pool
+        // thread, no lock the caller holds is waited for. Refusing it could fail a chain of callbacks that needs
+        // no thread it does not already have.
+        PendingCall? parent = parentCallId != 0 && !oneWay ? FindCall(parentCallId) : null;
+        if (parent is null && !TryAdmit(concurrentCall, weight, out long held))
+        {
+            OnCallPastBound(header, target, ref payload, concurrentCall, held);
+            return;
+        }
         byte[] buffer = ArrayPool<byte>.Shared.Rent(Math.Max(length, 1));
         payload.ReadBlock(buffer.AsSpan(0, length));
-        ServerCall concurrentCall = RentServerCall(header.CallId, header.MethodId, oneWay);
         bool alone = !oneWay && Register(concurrentCall);
         var queued = new QueuedCall(this, target, buffer, length, concurrentCall, Channel.LinkGeneration);
-        if (parentCallId != 0 && !oneWay && FindCall(parentCallId) is { } parent && parent.OfferNested(parentCallId, queued))
+        if (parent is not null)
         {
-            // A callback our caller's call caused: that caller's thread waits for its reply and runs it (re-entrant,
-            // as a local callback would run); no pool thread, no lock the caller holds is waited for.
-            return;
+            if (parent.OfferNested(parentCallId, queued))
+            {
+                return;
+            }
+            if (!TryAdmit(concurrentCall, weight, out held))
+            {
+                // Nobody waits for it on a thread (an async call's callback, a call that ended, or a peer naming
+                // any call of ours): it needs the pool like any other call, and is refused like one.
+                ReturnServerCall(concurrentCall);
+                ArrayPool<byte>.Shared.Return(buffer);
+                Refuse(header, held);
+                return;
+            }
         }
         ThreadPool.UnsafeQueueUserWorkItem(queued, preferLocal: false);
         if (alone)
@@ -62,6 +107,91 @@ public sealed partial class XCallConnection
             // on 2 cores, against ~5-10 us with the yield. Many callers at once keep the cores busy with other
             // calls anyway, and there the yield costs throughput, so they do not yield; nor do one-way calls.
             Thread.Yield();
+        }
+    }
+
+    /// <summary>
+    /// Takes room for <paramref name="call"/> within the connection's bounds; false when there is none, with what
+    /// the calls admitted before it hold in <paramref name="held"/> (for the refusal's message).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool TryAdmit(ServerCall call, long weight, out long held)
+    {
+        held = Volatile.Read(ref _admitted);
+        if ((held & AdmittedCountMask) >= Options.MaxConcurrentCalls || (held >> AdmittedCountBits) >= Options.MaxConcurrentArgumentBytes)
+        {
+            return false;
+        }
+        Interlocked.Add(ref _admitted, weight);
+        call.Admitted = weight;
+        return true;
+    }
+
+    /// <summary>Gives back the room <paramref name="call"/> holds, if any: when its reply is published, or it ends without one.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal void ReleaseAdmission(ServerCall call)
+    {
+        long weight = call.Admitted;
+        if (weight != 0)
+        {
+            call.Admitted = 0;
+            Interlocked.Add(ref _admitted, -weight);
+        }
+    }
+
+    /// <summary>
+    /// A call past the connection's bounds: a one-way call runs here, on the receiving thread, as with
+    /// <see cref="DispatchMode.Inline"/>: it is not lost, and while it runs no frame is read, so the transport
+    /// fills and holds the sender back. Any other call is refused; its caller gets <see cref="XCallServerBusyException"/>.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void OnCallPastBound(in FrameHeader header, ExposedObject target, ref MarshalReader payload, ServerCall call, long held)
+    {
+        if (!call.IsOneWay)
+        {
+            ReturnServerCall(call);
+            Refuse(header, held);
+            return;
+        }
+        // Marked as running on the receiving thread: a synchronous call it makes on this connection would wait
+        // for a reply that only this thread could read, so it fails at once instead (see BeginCall).
+        XCallConnection? outer = t_dispatching;
+        ulong outerCallId = t_dispatchingCallId;
+        t_dispatching = this;
+        t_dispatchingCallId = OnReceivingThread;
+        try
+        {
+            payload.Context = this; // read here, on the receive thread of the frame's link: the current one
+            Invoke(target, header.MethodId, ref payload, call);
+        }
+        finally
+        {
+            t_dispatching = outer;
+            t_dispatchingCallId = outerCallId;
+        }
+    }
+
+    /// <summary>Refuses a call past the connection's bounds with an error frame marked <see cref="RemoteError.NotRun"/>.</summary>
+    private void Refuse(in FrameHeader header, long held)
+    {
+        if (IsClosed)
+        {
+            return;
+        }
+        long calls = held & AdmittedCountMask;
+        string reason = calls >= Options.MaxConcurrentCalls
+            ? $"the connection already had {calls} calls queued or running there, its limit (ConnectionOptions.MaxConcurrentCalls = {Options.MaxConcurrentCalls})"
+            : $"the calls queued or running on the connection there already held {held >> AdmittedCountBits} bytes of arguments, its limit (ConnectionOptions.MaxConcurrentArgumentBytes = {Options.MaxConcurrentArgumentBytes})";
+        try
+        {
+            var writer = new MarshalWriter(Channel.BeginFrame(new FrameHeader(FrameKind.Error, header.CallId, RemoteError.NotRun, header.MethodId)));
+            RemoteError.Write(ref writer, XCallServerBusyException.WireTypeName, reason);
+            writer.Flush();
+            Channel.CommitFrame();
+        }
+        catch (XCallDisconnectedException)
+        {
+            // The caller is gone; nobody is waiting for the refusal.
         }
     }
 
@@ -134,7 +264,9 @@ public sealed partial class XCallConnection
         }
         catch (XCallProtocolException)
         {
+            // The connection closes over it; the call is not returned, but gives its room back all the same.
             call.AbortOpenFrame();
+            ReleaseAdmission(call);
             throw;
         }
         catch (Exception ex)
@@ -198,6 +330,7 @@ public sealed partial class XCallConnection
             var writer = new MarshalWriter(output);
             RemoteError.Write(ref writer, record);
             writer.Flush();
+            ReleaseAdmission(call); // before the caller can have the error and send again, as for a reply
             Channel.CommitFrame();
         }
         catch (XCallDisconnectedException)
@@ -239,6 +372,7 @@ public sealed partial class XCallConnection
 
     private void ReturnServerCall(ServerCall call)
     {
+        ReleaseAdmission(call); // a one-way call, or one whose reply or error was never published
         if (call.InFlight)
         {
             lock (_serverLock)

@@ -36,10 +36,12 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     private int _closed;
 
     /// <summary>Creates the runtime over <paramref name="channel"/>; call <see cref="Start"/> to begin receiving.</summary>
+    /// <exception cref="ArgumentOutOfRangeException">A bound of <paramref name="options"/> is out of its range.</exception>
     public XCallConnection(FrameChannel channel, ConnectionOptions? options = null)
     {
         Channel = channel;
         Options = options ?? ConnectionOptions.Default;
+        Options.Validate();
         // The call timeout bounds the sending of a call's frame too (0: no bound, the default).
         TimeSpan timeout = Options.CallTimeout;
         _sendTimeoutMs = timeout == Timeout.InfiniteTimeSpan ? 0 : Math.Max(1, (long)timeout.TotalMilliseconds);
@@ -110,6 +112,10 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     /// </summary>
     internal ulong Hello(string contractName, ulong contractHash, TimeSpan timeout)
     {
+        if (NestingCallId() == OnReceivingThread)
+        {
+            ThrowWaitOnReceivingThread();
+        }
         PendingCall call = RentCall(0, isAsync: false);
         try
         {
@@ -197,12 +203,16 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     private IBufferWriter<byte>? BeginCallFrame(ulong objectId, uint methodId, bool isAsync, bool mayDefer, out PendingCall call, ProxyBase? proxy)
     {
         ThrowIfUnusableReference(proxy);
+        ulong parentCallId = isAsync ? 0 : NestingCallId();
+        if (parentCallId == OnReceivingThread)
+        {
+            ThrowWaitOnReceivingThread();
+        }
         call = RentCall(methodId, isAsync);
         call.Proxy = proxy;
         call.StartTimestamp = Diagnostics.CallTelemetry.Start();
         try
         {
-            ulong parentCallId = isAsync ? 0 : NestingCallId();
             ushort flags = parentCallId == 0 ? (ushort)0 : FrameFlags.Nested;
             IBufferWriter<byte>? output = BeginBoundedFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId, flags), mayDefer);
             if (output is null)
@@ -389,7 +399,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     }
 
     /// <summary>The call's method as a user reads it (<c>ICalc.Add</c>), or its id without a proxy.</summary>
-    private static string MethodName(PendingCall call) =>
+    internal static string MethodName(PendingCall call) =>
         call.Proxy is { } proxy ? $"{proxy.Contract.ContractName}.{proxy.Contract.GetMethodName(call.MethodId)}" : $"0x{call.MethodId:x8}";
 
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -659,6 +669,17 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         throw ReferenceLost(proxy);
     }
 
+    /// <summary>
+    /// A synchronous call on this connection from a one-way call that runs on the thread receiving its frames
+    /// (the connection was past its bounds): that thread would wait for a reply only it could read.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowWaitOnReceivingThread() =>
+        throw new XCallException(
+            $"A one-way call running on the thread that receives the frames of the connection to {RemoteEndpoint} (it was past " +
+            $"ConnectionOptions.MaxConcurrentCalls = {Options.MaxConcurrentCalls} or MaxConcurrentArgumentBytes = {Options.MaxConcurrentArgumentBytes}) " +
+            "cannot make a synchronous call on that connection: its reply could only be read by this thread. Make the call asynchronous, or raise the limits.");
+
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ThrowClosed() =>
         throw new XCallDisconnectedException(RemoteEndpoint, _closeReason?.Message ?? "the connection is closed", _closeReason);
@@ -716,7 +737,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         {
             case FrameKind.Reply:
             case FrameKind.Error:
-                FindCall(header.CallId)?.CompleteWithReply(header.CallId, header.Kind, ref payload);
+                FindCall(header.CallId)?.CompleteWithReply(header, ref payload);
                 break;
             case FrameKind.Call:
             case FrameKind.OneWay:
