@@ -168,7 +168,7 @@ public sealed class ConcurrentCallBoundTests
         Assert.Equal(50, Assert.IsType<int>(await pair.Service.NextOutcomeAsync()));
 
         // A synchronous one would wait for a reply that only this thread could read: it fails at once, and the
-        // callback is not sent. (DispatchMode.Inline has the same limit, but there the call waits for its timeout.)
+        // callback is not sent. (DispatchMode.Inline has the same limit: see the next test.)
         var callback = new Callback(); // another object: an object keeps the contract it was first sent as
         proxy.CallBack(callback, 6);
         var failure = Assert.IsType<XCallException>(await pair.Service.NextOutcomeAsync());
@@ -180,6 +180,27 @@ public sealed class ConcurrentCallBoundTests
         proxy.CallBack(callback, 7); // within the bound again: on the pool, where it may wait
         Assert.Equal(70, Assert.IsType<int>(await pair.Service.NextOutcomeAsync()));
         Assert.Equal(3, proxy.Add(1, 2));
+    }
+
+    [Fact]
+    public async Task A_call_dispatched_inline_calls_back_asynchronously_and_fails_at_once_when_it_would_wait_on_its_own_receiving_thread()
+    {
+        // Before, the synchronous callback waited for a reply that only its own thread could read: the whole
+        // connection hung until the callback's timeout (none by default).
+        using var pair = new Pair("inline-callback", new ConnectionOptions { DispatchMode = DispatchMode.Inline, CallTimeout = TimeSpan.FromSeconds(30) });
+        IBoundedService proxy = pair.Proxy;
+
+        var asyncCallback = new Callback();
+        proxy.CallBackAsync(asyncCallback, 5);
+        Assert.Equal(50, Assert.IsType<int>(await pair.Service.NextOutcomeAsync()));
+
+        var callback = new Callback();
+        proxy.CallBack(callback, 6);
+        var failure = Assert.IsType<XCallException>(await pair.Service.NextOutcomeAsync());
+        Assert.Contains("dispatched inline", failure.Message);
+        Assert.Contains("DispatchMode.Concurrent", failure.Message);
+        Assert.Empty(callback.Reports);
+        Assert.Equal(3, proxy.Add(1, 2)); // the connection goes on
     }
 
     [Fact]

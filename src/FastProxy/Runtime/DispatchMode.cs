@@ -14,8 +14,9 @@ public enum DispatchMode
 
     /// <summary>
     /// Calls run on the thread that receives them, reading arguments in place: the lowest latency, but a
-    /// method that blocks holds up every later call of that connection. For latency-critical services whose
-    /// methods are short.
+    /// method that blocks holds up every later call of that connection, and a synchronous call back on that
+    /// connection fails with <see cref="XCallException"/> (its reply could only be read by the thread that waits
+    /// for it). For latency-critical services whose methods are short.
     /// </summary>
     Inline,
 }

@@ -57,9 +57,7 @@ public sealed partial class XCallConnection
         bool oneWay = header.Kind == FrameKind.OneWay;
         if (Options.DispatchMode == DispatchMode.Inline)
         {
-            ServerCall call = RentServerCall(header.CallId, header.MethodId, oneWay);
-            payload.Context = this; // read here, on the receive thread of the frame's link: the current one
-            Invoke(target, header.MethodId, ref payload, call);
+            InvokeOnReceivingThread(target, header.MethodId, ref payload, RentServerCall(header.CallId, header.MethodId, oneWay));
             return;
         }
 
@@ -153,6 +151,16 @@ public sealed partial class XCallConnection
             Refuse(header, held);
             return;
         }
+        InvokeOnReceivingThread(target, header.MethodId, ref payload, call);
+    }
+
+    /// <summary>
+    /// Runs <paramref name="call"/> on this thread, the one that receives the connection's frames
+    /// (<see cref="DispatchMode.Inline"/>, or a one-way call past the bounds), reading its arguments in place.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void InvokeOnReceivingThread(ExposedObject target, uint methodId, ref MarshalReader payload, ServerCall call)
+    {
         // Marked as running on the receiving thread: a synchronous call it makes on this connection would wait
         // for a reply that only this thread could read, so it fails at once instead (see BeginCall).
         XCallConnection? outer = t_dispatching;
@@ -162,7 +170,7 @@ public sealed partial class XCallConnection
         try
         {
             payload.Context = this; // read here, on the receive thread of the frame's link: the current one
-            Invoke(target, header.MethodId, ref payload, call);
+            Invoke(target, methodId, ref payload, call);
         }
         finally
         {

@@ -675,10 +675,13 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     /// </summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ThrowWaitOnReceivingThread() =>
-        throw new XCallException(
-            $"A one-way call running on the thread that receives the frames of the connection to {RemoteEndpoint} (it was past " +
-            $"ConnectionOptions.MaxConcurrentCalls = {Options.MaxConcurrentCalls} or MaxConcurrentArgumentBytes = {Options.MaxConcurrentArgumentBytes}) " +
-            "cannot make a synchronous call on that connection: its reply could only be read by this thread. Make the call asynchronous, or raise the limits.");
+        throw new XCallException(Options.DispatchMode == DispatchMode.Inline
+            ? $"A call dispatched inline (ConnectionOptions.DispatchMode = Inline) runs on the thread that receives the frames of the connection to {RemoteEndpoint}, " +
+              "and cannot make a synchronous call on that connection: its reply could only be read by this thread. Make the call asynchronous, " +
+              "or serve the contract with DispatchMode.Concurrent."
+            : $"A one-way call running on the thread that receives the frames of the connection to {RemoteEndpoint} (it was past " +
+              $"ConnectionOptions.MaxConcurrentCalls = {Options.MaxConcurrentCalls} or MaxConcurrentArgumentBytes = {Options.MaxConcurrentArgumentBytes}) " +
+              "cannot make a synchronous call on that connection: its reply could only be read by this thread. Make the call asynchronous, or raise the limits.");
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ThrowClosed() =>
