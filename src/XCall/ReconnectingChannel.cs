@@ -342,8 +342,19 @@ internal sealed class ReconnectingChannel : FrameChannel
                 failure = new XCallDisconnectedException(_endpoint, $"reconnect failed: {reason}", ex);
             }
         }
-        attempt.TrySetException(failure);
+        Fault(attempt, failure);
         return failure;
+    }
+
+    /// <summary>
+    /// Fails an attempt for the callers waiting for it, and marks the failure observed: the caller that made the
+    /// attempt throws it itself, and one that stopped waiting (its token, its timeout) does not look again, so a
+    /// failure nobody else waited for would otherwise reach TaskScheduler.UnobservedTaskException.
+    /// </summary>
+    private static void Fault(TaskCompletionSource<FrameChannel?> attempt, Exception failure)
+    {
+        attempt.TrySetException(failure);
+        _ = attempt.Task.Exception;
     }
 
     /// <summary>Makes <paramref name="connected"/> the link, re-checks the contract, and lets the attempt's waiters go.</summary>
@@ -372,7 +383,7 @@ internal sealed class ReconnectingChannel : FrameChannel
         {
             connected.Dispose(); // made after the channel closed: nobody will use it
             var closed = new XCallDisconnectedException(_endpoint, "the connection is closed");
-            attempt.TrySetException(closed);
+            Fault(attempt, closed);
             throw closed;
         }
         try
@@ -383,7 +394,7 @@ internal sealed class ReconnectingChannel : FrameChannel
         }
         catch (Exception ex)
         {
-            attempt.TrySetException(ex); // the waiters fail as the caller that made the attempt does
+            Fault(attempt, ex); // the waiters fail as the caller that made the attempt does
             throw;
         }
         attempt.TrySetResult(connected);
@@ -444,7 +455,10 @@ internal sealed class ReconnectingChannel : FrameChannel
             _attempt = null;
         }
         // Callers waiting for an attempt fail now, not when it ends; an attempt on the pool gives up.
-        attempt?.TrySetException(new XCallDisconnectedException(_endpoint, "the connection is closed"));
+        if (attempt is not null)
+        {
+            Fault(attempt, new XCallDisconnectedException(_endpoint, "the connection is closed"));
+        }
         _closing.Cancel();
         if (inner is null)
         {

@@ -90,9 +90,10 @@ public sealed partial class XCallConnection
             {
                 // Nobody waits for it on a thread (an async call's callback, a call that ended, or a peer naming
                 // any call of ours): it needs the pool like any other call, and is refused like one.
+                int link = concurrentCall.Link;
                 ReturnServerCall(concurrentCall);
                 ArrayPool<byte>.Shared.Return(buffer);
-                Refuse(header, held);
+                Refuse(header, held, link);
                 return;
             }
         }
@@ -147,8 +148,9 @@ public sealed partial class XCallConnection
     {
         if (!call.IsOneWay)
         {
+            int link = call.Link;
             ReturnServerCall(call);
-            Refuse(header, held);
+            Refuse(header, held, link);
             return;
         }
         InvokeOnReceivingThread(target, header.MethodId, ref payload, call);
@@ -179,8 +181,13 @@ public sealed partial class XCallConnection
         }
     }
 
-    /// <summary>Refuses a call past the connection's bounds with an error frame marked <see cref="RemoteError.NotRun"/>.</summary>
-    private void Refuse(in FrameHeader header, long held)
+    /// <summary>
+    /// Refuses a call past the connection's bounds with an error frame marked <see cref="RemoteError.NotRun"/>, on
+    /// <paramref name="link"/> (the one the call came over) or nowhere: a reconnecting channel that lost that link
+    /// must neither reconnect on the receiving thread for it nor send the refusal to the peer of a new link, whose
+    /// own calls may have this id.
+    /// </summary>
+    private void Refuse(in FrameHeader header, long held, int link)
     {
         if (IsClosed)
         {
@@ -192,7 +199,11 @@ public sealed partial class XCallConnection
             : $"the calls queued or running on the connection there already held {held >> AdmittedCountBits} bytes of arguments, its limit (ConnectionOptions.MaxConcurrentArgumentBytes = {Options.MaxConcurrentArgumentBytes})";
         try
         {
-            var writer = new MarshalWriter(Channel.BeginFrame(new FrameHeader(FrameKind.Error, header.CallId, RemoteError.NotRun, header.MethodId)));
+            if (BeginFrameOnLink(new FrameHeader(FrameKind.Error, header.CallId, RemoteError.NotRun, header.MethodId), link) is not { } output)
+            {
+                return; // the call came over a link that is gone: its caller is not on the current one
+            }
+            var writer = new MarshalWriter(output);
             RemoteError.Write(ref writer, XCallServerBusyException.WireTypeName, reason);
             writer.Flush();
             Channel.CommitFrame();
