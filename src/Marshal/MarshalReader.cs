@@ -219,8 +219,8 @@ public ref partial struct MarshalReader
             }
         }
         T[] array = System.Buffers.ArrayPool<T>.Shared.Rent(length);
+        rented = array; // handed out before the read, so a malformed rest still gets it back to the pool
         ReadBlock(MemoryMarshal.AsBytes(array.AsSpan(0, length)));
-        rented = array;
         return array.AsSpan(0, length);
     }
 

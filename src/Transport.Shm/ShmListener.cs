@@ -38,7 +38,8 @@ public sealed class ShmListener : IDisposable
     /// <see cref="ShmOptions.ConnectTimeout"/>, or its slot given to a newcomer (see
     /// <see cref="ShmOptions.HandshakeGrace"/>), the last two with a <see cref="TimeoutException"/>. The
     /// argument names the client (<c>shm://name (pid P, uid U)</c>). Clients refused for their user id or
-    /// their handshake version are told why and not reported. Exceptions thrown by handlers are ignored.
+    /// their handshake version are told why and not reported, nor are clients that close their end during
+    /// the handshake. Exceptions thrown by handlers are ignored.
     /// </summary>
     public event Action<string, Exception>? HandshakeFailed;
 

@@ -755,7 +755,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
                 target?.RequestCancel();
                 break;
             case FrameKind.Ping:
-                TrySendControl(FrameKind.Pong, header.CallId, 0, 0);
+                TrySendControl(FrameKind.Pong, header.CallId, 0, 0, Channel.LinkGeneration); // on this link or none: never a reconnect
                 break;
             case FrameKind.Hello:
                 OnHello(header, ref payload);

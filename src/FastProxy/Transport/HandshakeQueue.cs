@@ -52,6 +52,9 @@ internal sealed class HandshakeQueue<TChannel> : IDisposable
 
     private static readonly TimeSpan s_disposeWait = TimeSpan.FromSeconds(5);
 
+    /// <summary>The pause after an accept that failed for want of resources.</summary>
+    private const int AcceptRetryMs = 20;
+
     /// <summary>The queue whose handshake this thread runs, if any.</summary>
     [ThreadStatic]
     private static HandshakeQueue<TChannel>? t_establishing;
@@ -161,9 +164,14 @@ internal sealed class HandshakeQueue<TChannel> : IDisposable
             {
                 return;
             }
-            catch (SocketException)
+            catch (SocketException ex)
             {
-                // The peer reset before we took it, or a transient shortage (file descriptors): keep listening.
+                // The peer reset before we took it: keep listening. A shortage (file descriptors, memory) would
+                // fail every accept at once: pause a little rather than spin a core until it passes.
+                if (ex.SocketErrorCode is not (SocketError.ConnectionReset or SocketError.ConnectionAborted))
+                {
+                    stop.WaitHandle.WaitOne(AcceptRetryMs);
+                }
                 continue;
             }
             var handshake = new PendingHandshake(socket, Describe(socket));
@@ -172,7 +180,20 @@ internal sealed class HandshakeQueue<TChannel> : IDisposable
                 socket.Dispose();
                 return;
             }
-            new Thread(() => Establish(handshake)) { IsBackground = true, Name = _policy.ThreadName + " handshake" }.UnsafeStart();
+            try
+            {
+                new Thread(() => Establish(handshake)) { IsBackground = true, Name = _policy.ThreadName + " handshake" }.UnsafeStart();
+            }
+            catch (OutOfMemoryException)
+            {
+                // No thread for this peer: turn it away and keep serving the others (the slot and count go back).
+                socket.Dispose();
+                if (EndHandshake(handshake))
+                {
+                    ReleaseSlot();
+                }
+                _running.Signal();
+            }
         }
     }
 
