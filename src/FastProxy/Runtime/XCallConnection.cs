@@ -392,9 +392,11 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     {
         ulong id = call.CallId;
         uint methodId = call.MethodId;
+        int link = call.Link;
         if (call.CompleteWithFailure(id, reason))
         {
-            TrySendControl(FrameKind.Cancel, id, 0, methodId);
+            // To the link the call went out on, or nowhere: a cancel never reconnects on the cancelling thread.
+            TrySendControl(FrameKind.Cancel, id, 0, methodId, link);
         }
     }
 
