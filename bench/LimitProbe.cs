@@ -29,6 +29,14 @@ internal static class LimitProbe
         return limits;
     }
 
+    /// <summary>
+    /// The floors of a large one-way transfer between two processes, C probe only (null without a C compiler, or
+    /// where the kernel refuses <c>process_vm_readv</c>): <c>copy</c> copies into shared memory and out again,
+    /// as a large argument over a ring is; <c>cma</c> copies once, across the processes, as Open MPI does.
+    /// </summary>
+    public static Limit? MeasureBulk(string mode, int bytes, long rounds) =>
+        CompileNative() is { } native ? RunNative(native, mode, bytes, rounds) : null;
+
     private static string? CompileNative()
     {
         string source = Path.Combine(AppContext.BaseDirectory, "Probes", "limit_probe.c");

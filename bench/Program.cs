@@ -134,6 +134,20 @@ foreach ((string transport, string mode, long rounds) in new[] { ("shm", "spin",
     }
 }
 
+// The floors of a 1 MiB one-way transfer next to the span[1MiB] row: two copies through shared memory (what a
+// ring does), and one copy across the processes (process_vm_readv, what Open MPI does). C probe only.
+if (options.Transports.Contains("shm") && options.Includes("span[1MiB]"))
+{
+    Console.WriteLine("// measuring the 1 MiB copy floors (two processes, copy through shared memory, process_vm_readv)...");
+    foreach (string mode in new[] { "copy", "cma" })
+    {
+        if (LimitProbe.MeasureBulk(mode, 1 << 20, 200) is { } floor)
+        {
+            results.Add(new CallResult("span[1MiB]", $"limit-{mode}", floor.MedianNs, null));
+        }
+    }
+}
+
 // The int call paired with the limit probe in alternating bursts (the same load for both), the byte call
 // with the probe at 1000 B in the same rounds, and the bytes both processes allocate per call.
 foreach (string transport in new[] { "shm", "tcp" }.Where(options.Transports.Contains))

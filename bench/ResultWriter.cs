@@ -52,7 +52,7 @@ internal static class ResultWriter
         foreach (CallResult r in results.Where(r => s_extraSignatures.Contains(r.Signature)))
         {
             sb.AppendLine(r.Signature.EndsWith("[1MiB]", StringComparison.Ordinal)
-                ? $"- {r.Transport} {r.Signature}: {(1 << 20) / r.NsPerCall:0.00} GB/s ({r.NsPerCall / 1000:0.0} µs per call)"
+                ? $"- {r.Transport} {r.Signature}: {(1 << 20) / r.NsPerCall:0.00} GB/s ({r.NsPerCall / 1000:0.0} µs per call){FloorNote(r.Transport)}"
                 : $"- {r.Transport} {r.Signature}: {1e9 / r.NsPerCall:N0} calls/s");
         }
         CallResult[] serializers = [.. results.Where(r => r.Signature == GraphSerializerBenchmarks.Signature)];
@@ -81,6 +81,14 @@ internal static class ResultWriter
         sb.AppendLine($"Machine: {machine}");
         return sb.ToString();
     }
+
+    /// <summary>What a 1 MiB floor row measured (C probe, median of 5 batches).</summary>
+    private static string FloorNote(string transport) => transport switch
+    {
+        "limit-copy" => " (C probe: copied into shared memory and out into the other process's buffer, a flag back: the floor of two copies)",
+        "limit-cma" => " (C probe: one process_vm_readv from the caller's buffer into the other's, a flag back: the one-copy floor Open MPI uses)",
+        _ => "",
+    };
 
     private static string Cell(CallResult r)
     {

@@ -4,8 +4,14 @@
  *
  *   limit_probe spin BYTES ROUNDS   two processes poll a shared page (no kernel call on the path)
  *   limit_probe tcp  BYTES ROUNDS   loopback TCP, TCP_NODELAY, blocking reads
+ *   limit_probe copy BYTES ROUNDS   one way, two copies: the caller copies its buffer into shared memory,
+ *                                   the other process copies it out into a buffer of its own (a large
+ *                                   argument over a ring); the answer is a flag
+ *   limit_probe cma  BYTES ROUNDS   one way, one copy: the other process reads the caller's buffer into
+ *                                   its own with process_vm_readv (what Open MPI's vader/sm does for
+ *                                   large messages); exits 3 where the kernel refuses it
  *
- * Each round trip copies BYTES into the shared buffer (or the socket) and back. Prints one line:
+ * Each spin/tcp round trip copies BYTES into the shared buffer (or the socket) and back. Prints one line:
  *   limit <mode> <bytes> <best-of-5 ns per round trip> <median-of-5 ns per round trip>
  */
 #define _GNU_SOURCE
@@ -18,11 +24,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define MAX_BYTES 65536
+#define MAX_BULK_BYTES (16 << 20)
 #define BATCHES 5
 
 struct page {
@@ -144,14 +152,64 @@ static int tcp(int bytes, long rounds)
     return 0;
 }
 
+/* copy and cma: BYTES from the caller's buffer into the other process's buffer, a flag back. */
+static int bulk(int cma, int bytes, long rounds)
+{
+    struct flags { _Alignas(128) atomic_long ask; _Alignas(128) atomic_long answer; _Alignas(128) atomic_int failed; };
+    struct flags *f = mmap(NULL, sizeof *f, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    unsigned char *shared = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    unsigned char *local = malloc((size_t)bytes);
+    if (f == MAP_FAILED || shared == MAP_FAILED || local == NULL) return 1;
+    memset(local, 0x5a, (size_t)bytes);
+    memset(shared, 0, (size_t)bytes);
+    pid_t parent = getpid();
+    long total = rounds * BATCHES + 1; /* one warm-up round */
+    pid_t child = fork();
+    if (child == 0) {
+        unsigned char *own = malloc((size_t)bytes);
+        if (own == NULL) _exit(1);
+        memset(own, 0, (size_t)bytes);
+        for (long seq = 1; seq <= total; seq++) {
+            while (atomic_load_explicit(&f->ask, memory_order_acquire) != seq) relax();
+            if (cma) {
+                struct iovec to = { own, (size_t)bytes }, from = { local, (size_t)bytes };
+                if (process_vm_readv(parent, &to, 1, &from, 1, 0) != bytes) atomic_store(&f->failed, 1);
+            } else {
+                memcpy(own, shared, (size_t)bytes);
+            }
+            atomic_store_explicit(&f->answer, seq, memory_order_release);
+        }
+        _exit(0);
+    }
+    double ns[BATCHES];
+    long seq = 0;
+    for (int b = -1; b < BATCHES; b++) {
+        long n = b < 0 ? 1 : rounds;
+        double start = clock_ns();
+        for (long i = 0; i < n; i++) {
+            seq++;
+            if (!cma) memcpy(shared, local, (size_t)bytes);
+            atomic_store_explicit(&f->ask, seq, memory_order_release);
+            while (atomic_load_explicit(&f->answer, memory_order_acquire) != seq) relax();
+        }
+        if (b >= 0) ns[b] = (clock_ns() - start) / (double)rounds;
+    }
+    waitpid(child, NULL, 0);
+    if (atomic_load(&f->failed)) return 3;
+    report(cma ? "cma" : "copy", bytes, ns);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr, "usage: limit_probe spin|tcp BYTES ROUNDS\n");
+        fprintf(stderr, "usage: limit_probe spin|tcp|copy|cma BYTES ROUNDS\n");
         return 2;
     }
     int bytes = atoi(argv[2]);
     long rounds = atol(argv[3]);
-    if (bytes < 1 || bytes > MAX_BYTES || rounds < 1) return 2;
+    int isBulk = strcmp(argv[1], "copy") == 0 || strcmp(argv[1], "cma") == 0;
+    if (bytes < 1 || bytes > (isBulk ? MAX_BULK_BYTES : MAX_BYTES) || rounds < 1) return 2;
+    if (isBulk) return bulk(strcmp(argv[1], "cma") == 0, bytes, rounds);
     return strcmp(argv[1], "spin") == 0 ? spin(bytes, rounds) : strcmp(argv[1], "tcp") == 0 ? tcp(bytes, rounds) : 2;
 }
