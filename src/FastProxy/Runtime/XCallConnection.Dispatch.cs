@@ -21,8 +21,9 @@ public sealed partial class XCallConnection
     [ThreadStatic]
     private static ulong t_dispatchingCallId;
 
-    // t_dispatchingCallId while this thread receives the connection's frames and runs a one-way call it could not
-    // queue (past the bound): no call has this id (its low half would be slot 2^32 - 1; slots are ints).
+    // t_dispatchingCallId while this thread receives the connection's frames and runs a call there (inline
+    // dispatch, or a one-way call past the bound): no call has this id (its low half would be slot 2^32 - 1;
+    // slots are ints).
     private const ulong OnReceivingThread = ulong.MaxValue;
 
     // Design: _admitted counts the calls received under Concurrent dispatch that are queued or running (their
@@ -197,21 +198,11 @@ public sealed partial class XCallConnection
         string reason = calls >= Options.MaxConcurrentCalls
             ? $"the connection already had {calls} calls queued or running there, its limit (ConnectionOptions.MaxConcurrentCalls = {Options.MaxConcurrentCalls})"
             : $"the calls queued or running on the connection there already held {held >> AdmittedCountBits} bytes of arguments, its limit (ConnectionOptions.MaxConcurrentArgumentBytes = {Options.MaxConcurrentArgumentBytes})";
-        try
-        {
-            if (BeginFrameOnLink(new FrameHeader(FrameKind.Error, header.CallId, RemoteError.NotRun, header.MethodId), link) is not { } output)
-            {
-                return; // the call came over a link that is gone: its caller is not on the current one
-            }
-            var writer = new MarshalWriter(output);
-            RemoteError.Write(ref writer, XCallServerBusyException.WireTypeName, reason);
-            writer.Flush();
-            Channel.CommitFrame();
-        }
-        catch (XCallDisconnectedException)
-        {
-            // The caller is gone; nobody is waiting for the refusal.
-        }
+        SendErrorFrame(
+            new FrameHeader(FrameKind.Error, header.CallId, RemoteError.NotRun, header.MethodId),
+            link,
+            new RemoteInvocationException(XCallServerBusyException.WireTypeName, reason, null),
+            admitted: null);
     }
 
     private void OnHello(in FrameHeader header, ref MarshalReader payload)
@@ -339,17 +330,28 @@ public sealed partial class XCallConnection
         // Everything the frame carries is read off the exception first: its members are user code (a Message
         // override may throw, or call the peer), which must not run while this thread holds a frame open.
         RemoteInvocationException record = RemoteError.Snapshot(error);
-        var header = new FrameHeader(FrameKind.Error, call.CallId, 0, call.MethodId);
+        SendErrorFrame(new FrameHeader(FrameKind.Error, call.CallId, 0, call.MethodId), call.Link, record, admitted: call);
+    }
+
+    /// <summary>
+    /// Sends an error frame for a call that came over link <paramref name="link"/>, on that link or nowhere (its
+    /// caller is not on a newer one), first giving back the room <paramref name="admitted"/> holds, as a reply does.
+    /// </summary>
+    private void SendErrorFrame(in FrameHeader header, int link, RemoteInvocationException record, ServerCall? admitted)
+    {
         try
         {
-            if (BeginFrameOnLink(header, call.Link) is not { } output)
+            if (BeginFrameOnLink(header, link) is not { } output)
             {
-                return; // the call came over a link that is gone: its caller is not on the current one
+                return;
             }
             var writer = new MarshalWriter(output);
             RemoteError.Write(ref writer, record);
             writer.Flush();
-            ReleaseAdmission(call); // before the caller can have the error and send again, as for a reply
+            if (admitted is not null)
+            {
+                ReleaseAdmission(admitted); // before the caller can have the error and send again
+            }
             Channel.CommitFrame();
         }
         catch (XCallDisconnectedException)

@@ -672,18 +672,20 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     }
 
     /// <summary>
-    /// A synchronous call on this connection from a one-way call that runs on the thread receiving its frames
-    /// (the connection was past its bounds): that thread would wait for a reply only it could read.
+    /// A synchronous call on this connection from a call that runs on the thread receiving its frames (inline
+    /// dispatch, or a one-way call past the connection's bounds): that thread would wait for a reply only it could read.
     /// </summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private void ThrowWaitOnReceivingThread() =>
-        throw new XCallException(Options.DispatchMode == DispatchMode.Inline
-            ? $"A call dispatched inline (ConnectionOptions.DispatchMode = Inline) runs on the thread that receives the frames of the connection to {RemoteEndpoint}, " +
-              "and cannot make a synchronous call on that connection: its reply could only be read by this thread. Make the call asynchronous, " +
-              "or serve the contract with DispatchMode.Concurrent."
-            : $"A one-way call running on the thread that receives the frames of the connection to {RemoteEndpoint} (it was past " +
-              $"ConnectionOptions.MaxConcurrentCalls = {Options.MaxConcurrentCalls} or MaxConcurrentArgumentBytes = {Options.MaxConcurrentArgumentBytes}) " +
-              "cannot make a synchronous call on that connection: its reply could only be read by this thread. Make the call asynchronous, or raise the limits.");
+    private void ThrowWaitOnReceivingThread()
+    {
+        (string call, string fix) = Options.DispatchMode == DispatchMode.Inline
+            ? ("A call dispatched inline (ConnectionOptions.DispatchMode = Inline) runs", "or serve the contract with DispatchMode.Concurrent")
+            : ("A one-way call past ConnectionOptions.MaxConcurrentCalls = " + Options.MaxConcurrentCalls + " or MaxConcurrentArgumentBytes = " + Options.MaxConcurrentArgumentBytes + " runs",
+               "or raise the limits");
+        throw new XCallException(
+            $"{call} on the thread that receives the frames of the connection to {RemoteEndpoint}, and cannot make a synchronous call on " +
+            $"that connection: its reply could only be read by this thread. Make the call asynchronous, {fix}.");
+    }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ThrowClosed() =>
