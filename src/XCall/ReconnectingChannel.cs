@@ -224,7 +224,7 @@ internal sealed class ReconnectingChannel : FrameChannel
             }
             if (_disposed)
             {
-                throw new XCallDisconnectedException(_endpoint, "the connection is closed");
+                throw ClosedError();
             }
             if (_attempt is { } running)
             {
@@ -307,15 +307,24 @@ internal sealed class ReconnectingChannel : FrameChannel
         }
     }
 
+    /// <summary>What calls get once the channel is disposed.</summary>
+    private XCallDisconnectedException ClosedError() => new(_endpoint, "the connection is closed");
+
     /// <summary>Clears the attempt under way if it is <paramref name="attempt"/>.</summary>
     private void EndAttempt(TaskCompletionSource<FrameChannel?> attempt)
     {
         lock (_lock)
         {
-            if (_attempt == attempt)
-            {
-                _attempt = null;
-            }
+            ForgetAttemptUnsynchronized(attempt);
+        }
+    }
+
+    /// <summary><see cref="EndAttempt"/> for a caller that holds <see cref="_lock"/>.</summary>
+    private void ForgetAttemptUnsynchronized(TaskCompletionSource<FrameChannel?> attempt)
+    {
+        if (_attempt == attempt)
+        {
+            _attempt = null;
         }
     }
 
@@ -325,13 +334,10 @@ internal sealed class ReconnectingChannel : FrameChannel
         Exception failure = ex;
         lock (_lock)
         {
-            if (_attempt == attempt)
-            {
-                _attempt = null;
-            }
+            ForgetAttemptUnsynchronized(attempt);
             if (_disposed)
             {
-                failure = new XCallDisconnectedException(_endpoint, "the connection is closed");
+                failure = ClosedError();
             }
             else if (ex is XCallException or System.Net.Sockets.SocketException or TimeoutException or IOException)
             {
@@ -364,10 +370,7 @@ internal sealed class ReconnectingChannel : FrameChannel
         bool disposed;
         lock (_lock)
         {
-            if (_attempt == attempt)
-            {
-                _attempt = null;
-            }
+            ForgetAttemptUnsynchronized(attempt);
             disposed = _disposed;
             if (!disposed)
             {
@@ -382,7 +385,7 @@ internal sealed class ReconnectingChannel : FrameChannel
         if (disposed)
         {
             connected.Dispose(); // made after the channel closed: nobody will use it
-            var closed = new XCallDisconnectedException(_endpoint, "the connection is closed");
+            var closed = ClosedError();
             Fault(attempt, closed);
             throw closed;
         }
@@ -457,7 +460,7 @@ internal sealed class ReconnectingChannel : FrameChannel
         // Callers waiting for an attempt fail now, not when it ends; an attempt on the pool gives up.
         if (attempt is not null)
         {
-            Fault(attempt, new XCallDisconnectedException(_endpoint, "the connection is closed"));
+            Fault(attempt, ClosedError());
         }
         _closing.Cancel();
         if (inner is null)
