@@ -174,7 +174,12 @@ public ref partial struct MarshalReader
     /// <summary>Reads an array of unmanaged values written by <see cref="MarshalWriter.WriteArray{T}"/>.</summary>
     public T[]? ReadArray<T>() where T : unmanaged
     {
-        int length = ReadBlockLength<T>();
+        int length = Read<int>();
+        if (length == WireFormat.LentLength)
+        {
+            return ReadLentArray<T>();
+        }
+        length = CheckBlockLength<T>(length);
         if (length == WireFormat.NullLength)
         {
             return null;
@@ -189,6 +194,43 @@ public ref partial struct MarshalReader
     }
 
     /// <summary>
+    /// The peer's memory, for arrays it lent instead of copying into the message (see <see cref="IBlockLender"/>);
+    /// set by a transport that lends. Null: a lent block is malformed input.
+    /// </summary>
+    public IPeerMemory? PeerMemory { readonly get; set; }
+
+    /// <summary>Reads the count and address of a lent array and copies it out of the peer's memory.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private T[] ReadLentArray<T>() where T : unmanaged
+    {
+        int length = ReadLentLength<T>(out ulong address);
+        T[] array = GC.AllocateUninitializedArray<T>(length);
+        PeerMemory!.Read(address, MemoryMarshal.AsBytes(array.AsSpan()));
+        return array;
+    }
+
+    /// <summary>The count of a lent array (its address in <paramref name="address"/>), checked against the limits
+    /// and against a reader with no <see cref="PeerMemory"/>.</summary>
+    private int ReadLentLength<T>(out ulong address) where T : unmanaged
+    {
+        int length = Read<int>();
+        address = Read<ulong>();
+        long bytes = (long)length * Unsafe.SizeOf<T>();
+        if (PeerMemory is not { } peer)
+        {
+            throw new XCallProtocolException($"The message holds a lent array (length {WireFormat.LentLength}), but its transport lends nothing.");
+        }
+        // The bytes are not in the message: the limits and the transport's bound on a lent block bound them (and a
+        // lent block is never empty).
+        long maxBytes = Math.Min(Math.Min(_limits.MaxBlockBytes, peer.MaxBlockBytes), int.MaxValue);
+        if (length <= 0 || length > _limits.MaxCollectionCount || bytes > maxBytes)
+        {
+            ThrowHelper.BadLength("lent array", length, Math.Min(_limits.MaxCollectionCount, maxBytes / Unsafe.SizeOf<T>()));
+        }
+        return length;
+    }
+
+    /// <summary>
     /// Reads values written by <see cref="MarshalWriter.WriteSpan{T}"/> (or <see cref="MarshalWriter.WriteArray{T}"/>;
     /// null reads as empty) without allocating: the span points into the message's own memory when the values
     /// lie there contiguous and aligned for <typeparamref name="T"/>; otherwise they are copied into an array
@@ -199,7 +241,15 @@ public ref partial struct MarshalReader
     /// </summary>
     public ReadOnlySpan<T> ReadSpanInPlace<T>(ref T[]? rented) where T : unmanaged
     {
-        int length = ReadBlockLength<T>();
+        int length = Read<int>();
+        if (length == WireFormat.LentLength)
+        {
+            length = ReadLentLength<T>(out ulong address);
+            rented = System.Buffers.ArrayPool<T>.Shared.Rent(length);
+            PeerMemory!.Read(address, MemoryMarshal.AsBytes(rented.AsSpan(0, length)));
+            return rented.AsSpan(0, length);
+        }
+        length = CheckBlockLength<T>(length);
         if (length <= 0)
         {
             return default; // empty, or null (a span has no null)
@@ -297,9 +347,10 @@ public ref partial struct MarshalReader
         return copy;
     }
 
-    private int ReadBlockLength<T>() where T : unmanaged
+    private int ReadBlockLength<T>() where T : unmanaged => CheckBlockLength<T>(Read<int>());
+
+    private int CheckBlockLength<T>(int length) where T : unmanaged
     {
-        int length = Read<int>();
         if (length == WireFormat.NullLength)
         {
             return length;

@@ -198,7 +198,29 @@ public ref partial struct MarshalWriter
             Write(WireFormat.NullLength);
             return;
         }
+        if ((long)values.Length * Unsafe.SizeOf<T>() >= LendFloor && TryLend(values))
+        {
+            return;
+        }
         WriteSpan<T>(values);
+    }
+
+    // No transport lends a block smaller than this: below it the writer does not even ask.
+    private const int LendFloor = 4096;
+
+    /// <summary>Writes a large array as a lent block when the buffer writer lends (see <see cref="IBlockLender"/>).</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool TryLend<T>(T[] values) where T : unmanaged
+    {
+        long bytes = (long)values.Length * Unsafe.SizeOf<T>();
+        if (_output is not IBlockLender lender || bytes < lender.MinimumLendBytes || !lender.TryLend(values, bytes, out ulong address))
+        {
+            return false;
+        }
+        Write(WireFormat.LentLength);
+        Write(values.Length);
+        Write(address);
+        return true;
     }
 
     /// <summary>Writes a list of unmanaged values in the array format.</summary>

@@ -6,6 +6,12 @@ public static class WireFormat
     /// <summary>The length written for a null string, array or collection.</summary>
     public const int NullLength = -1;
 
+    /// <summary>
+    /// The length written for an array of unmanaged values that the sender lends instead of copying (see
+    /// <see cref="IBlockLender"/>): an element count and the address of the first element in the sender follow.
+    /// </summary>
+    public const int LentLength = -2;
+
     /// <summary>Presence tag of a null nullable value or reference.</summary>
     public const byte Null = 0;
 

@@ -1,4 +1,5 @@
 using System.Net.Sockets;
+using XCall.Transport.Shm.Lending;
 using XCall.Transport.Shm.Ring;
 
 namespace XCall.Transport.Shm;
@@ -42,7 +43,7 @@ internal sealed partial class ShmChannel : FrameChannel
     private int _releaseOnExit;
     private int _released;
 
-    internal ShmChannel(ShmSegment segment, Socket socket, bool isServer, ShmOptions options, string endpoint, bool portableWake)
+    internal ShmChannel(ShmSegment segment, Socket socket, bool isServer, ShmOptions options, string endpoint, bool portableWake, LendTerms lending = default)
     {
         _segment = segment;
         _socket = socket;
@@ -53,8 +54,13 @@ internal sealed partial class ShmChannel : FrameChannel
         Action<byte>? poke = portableWake ? SendPoke : null;
         _inSignal = new RingSignal(incoming, options.IdleStrategy, endpoint, portableWake, poke);
         _outSignal = new RingSignal(outgoing, options.IdleStrategy, endpoint, portableWake, poke);
-        _reader = new RingReader(incoming, _inSignal, options.MaxFrameLength);
-        _writer = new RingWriter(outgoing, _outSignal) { Endpoint = endpoint };
+        LoanBook? loans = lending.PeerReadsUs && lending.PeerPid > 0 ? new LoanBook(outgoing, lending.PeerPid, options.LendThreshold, endpoint) : null;
+        _writer = new RingWriter(outgoing, _outSignal) { Endpoint = endpoint, Loans = loans };
+        _reader = new RingReader(incoming, _inSignal, options.MaxFrameLength)
+        {
+            PeerMemory = lending.WeReadPeer && lending.PeerPid > 0 ? new PeerReader(segment, incoming, lending.PeerPid, endpoint, options.MaxFrameLength) : null,
+            Loans = loans,
+        };
         _outgoing = outgoing;
         _monitorThread = new Thread(MonitorLoop) { IsBackground = true, Name = $"xcall {endpoint} monitor" };
         _monitorThread.Start();
@@ -74,6 +80,18 @@ internal sealed partial class ShmChannel : FrameChannel
 
     /// <summary>True when wake-ups go through futexes (false: portable socket bytes).</summary>
     internal bool UsesFutex => _inSignal.UsesFutex;
+
+    /// <summary>True when this side lends the peer its large arrays (the peer can read our memory).</summary>
+    internal bool LendsToPeer => _writer.Loans is not null;
+
+    /// <summary>True when the peer may lend us its large arrays (we can read its memory).</summary>
+    internal bool ReadsPeerMemory => _reader.PeerMemory is not null;
+
+    /// <summary>True while arrays this side lent wait for their call's reply.</summary>
+    internal bool HoldsLoans => _writer.Loans?.HasSealed ?? false;
+
+    /// <summary>Bytes of arrays this side lent the peer instead of copying them into the ring.</summary>
+    internal long LentBytes => _writer.Loans?.LentBytes ?? 0;
 
     /// <summary>Tests: the ring this side writes into, its signal, and the end of what was published.</summary>
     internal (ShmRing Ring, RingSignal Signal, long Tail) Outgoing => (_outgoing, _outSignal, _writer.Tail);
@@ -247,6 +265,7 @@ internal sealed partial class ShmChannel : FrameChannel
         {
             try
             {
+                _writer.Loans?.RevokeAll(); // before the words it uses go, and before the arrays are unpinned
                 _segment.Dispose();
             }
             finally

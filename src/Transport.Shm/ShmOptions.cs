@@ -19,6 +19,20 @@ public sealed record ShmOptions
     /// </summary>
     public int RingSize { get; init; } = 1 << 20;
 
+    /// <summary>
+    /// Whether large arrays cross by cross-memory attach (Linux <c>process_vm_readv</c>): in a synchronous call,
+    /// an argument array of unmanaged values of at least <see cref="LendThreshold"/> bytes is not copied into the
+    /// ring; the peer copies it straight out of the caller's memory into its own new array, one copy instead of two.
+    /// The caller's array stays pinned until the call's reply arrives (even after a timeout), or the connection
+    /// ends. Used only where the handshake proved that each side can read the other (same user, no ptrace
+    /// restriction such as Yama in the way); otherwise, and in async and one-way calls and in replies, arrays
+    /// go through the ring. Either side turning it off turns it off for the connection. Default true.
+    /// </summary>
+    public bool CrossMemoryAttach { get; init; } = true;
+
+    /// <summary>The smallest array, in bytes, lent by <see cref="CrossMemoryAttach"/>. Default 32 KiB.</summary>
+    public int LendThreshold { get; init; } = 32 << 10;
+
     /// <summary>How waiting threads spend their time. Default <see cref="ShmIdleStrategy.Adaptive"/>.</summary>
     public ShmIdleStrategy IdleStrategy { get; init; } = ShmIdleStrategy.Adaptive;
 
@@ -92,6 +106,10 @@ public sealed record ShmOptions
         if (HandshakeGrace < TimeSpan.Zero && HandshakeGrace != Timeout.InfiniteTimeSpan)
         {
             throw new ArgumentOutOfRangeException(nameof(HandshakeGrace), HandshakeGrace, "HandshakeGrace must be zero or more, or infinite.");
+        }
+        if (LendThreshold < 1)
+        {
+            throw new ArgumentOutOfRangeException(nameof(LendThreshold), LendThreshold, "LendThreshold must be positive (turn lending off with CrossMemoryAttach = false).");
         }
         if (MaxFrameLength <= 0)
         {

@@ -164,6 +164,24 @@ internal sealed unsafe class ShmSegment : IDisposable
         }
     }
 
+    /// <summary>Keeps the mapping while a reader outside the channel's threads uses it; false once disposed.</summary>
+    public bool TryAddRef()
+    {
+        bool added = false;
+        try
+        {
+            _view.SafeMemoryMappedViewHandle.DangerousAddRef(ref added);
+        }
+        catch (ObjectDisposedException)
+        {
+            return false;
+        }
+        return added;
+    }
+
+    /// <summary>Ends a <see cref="TryAddRef"/>: the mapping goes once disposed and released by every user.</summary>
+    public void ReleaseRef() => _view.SafeMemoryMappedViewHandle.DangerousRelease();
+
     public void Dispose()
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0)

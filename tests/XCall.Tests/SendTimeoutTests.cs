@@ -50,7 +50,11 @@ public sealed class SendTimeoutTests
     {
         string address = $"shm://{HostProcess.UniqueName("sendtimeout")}";
         using HostProcess host = HostProcess.Start(address);
-        var options = new RemoteOptions { Connection = new ConnectionOptions { CallTimeout = TimeSpan.FromSeconds(2) } };
+        var options = new RemoteOptions
+        {
+            Connection = new ConnectionOptions { CallTimeout = TimeSpan.FromSeconds(2) },
+            Shm = new Transport.Shm.ShmOptions { CrossMemoryAttach = false }, // the array goes through the ring, not lent
+        };
         using RemoteService<IShapes> service = Remote.Open<IShapes>(host.Address, options);
         Assert.Equal(3, service.Proxy.Add(1, 2));
 

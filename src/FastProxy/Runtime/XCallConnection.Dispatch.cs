@@ -53,7 +53,7 @@ public sealed partial class XCallConnection
     private void OnCall(in FrameHeader header, ref MarshalReader payload)
     {
         // A nested call names the call of ours it was made for (see BeginCall).
-        ulong parentCallId = header.Flags != 0 ? payload.Read<ulong>() : 0;
+        ulong parentCallId = (header.Flags & FrameFlags.Nested) != 0 ? payload.Read<ulong>() : 0;
         ExposedObject target = FindObject(header.ObjectId);
         bool oneWay = header.Kind == FrameKind.OneWay;
         if (Options.DispatchMode == DispatchMode.Inline)
@@ -80,7 +80,7 @@ public sealed partial class XCallConnection
         byte[] buffer = ArrayPool<byte>.Shared.Rent(Math.Max(length, 1));
         payload.ReadBlock(buffer.AsSpan(0, length));
         bool alone = !oneWay && Register(concurrentCall);
-        var queued = new QueuedCall(this, target, buffer, length, concurrentCall, Channel.LinkGeneration);
+        var queued = new QueuedCall(this, target, buffer, length, concurrentCall, Channel.LinkGeneration, payload.PeerMemory);
         if (parent is not null)
         {
             if (parent.OfferNested(parentCallId, queued))
@@ -418,7 +418,7 @@ public sealed partial class XCallConnection
         }
     }
 
-    private sealed class QueuedCall(XCallConnection connection, ExposedObject target, byte[] buffer, int length, ServerCall call, int link) : IThreadPoolWorkItem
+    private sealed class QueuedCall(XCallConnection connection, ExposedObject target, byte[] buffer, int length, ServerCall call, int link, IPeerMemory? peerMemory) : IThreadPoolWorkItem
     {
         public void Execute()
         {
@@ -428,7 +428,7 @@ public sealed partial class XCallConnection
             t_dispatchingCallId = call.CallId;
             try
             {
-                var reader = new MarshalReader(buffer.AsSpan(0, length), connection.Options.Limits) { Context = connection.ReadContextOf(link) };
+                var reader = new MarshalReader(buffer.AsSpan(0, length), connection.Options.Limits) { Context = connection.ReadContextOf(link), PeerMemory = peerMemory };
                 connection.Invoke(target, call.MethodId, ref reader, call);
             }
             catch (Exception ex)

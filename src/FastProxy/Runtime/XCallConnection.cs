@@ -213,7 +213,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         call.StartTimestamp = Diagnostics.CallTelemetry.Start();
         try
         {
-            ushort flags = parentCallId == 0 ? (ushort)0 : FrameFlags.Nested;
+            ushort flags = (ushort)((parentCallId == 0 ? 0 : FrameFlags.Nested) | (isAsync ? 0 : FrameFlags.CallerWaits));
             IBufferWriter<byte>? output = BeginBoundedFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId, flags), mayDefer);
             if (output is null)
             {
@@ -736,7 +736,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         {
             throw new XCallProtocolException($"Frame version {header.Version} is not supported (this build speaks {FrameHeader.CurrentVersion}).");
         }
-        if (header.Flags != 0 && (header.Kind != FrameKind.Call || (header.Flags & ~FrameFlags.Nested) != 0))
+        if (header.Flags != 0 && (header.Kind != FrameKind.Call || (header.Flags & ~(FrameFlags.Nested | FrameFlags.CallerWaits)) != 0))
         {
             throw new XCallProtocolException($"Frame flags 0x{header.Flags:x4} are not valid on a {header.Kind} frame.");
         }

@@ -8,4 +8,11 @@ public static class FrameFlags
     /// call, a callback). The payload begins with that call's id (8 bytes, little-endian), before the arguments.
     /// </summary>
     public const ushort Nested = 1;
+
+    /// <summary>
+    /// On a call frame: the caller waits for the reply (a synchronous call), so it cannot touch its arguments
+    /// before the peer has read them. A transport may then lend the peer large arrays instead of copying them
+    /// (<see cref="XCall.Marshal.IBlockLender"/>). No payload change.
+    /// </summary>
+    public const ushort CallerWaits = 2;
 }

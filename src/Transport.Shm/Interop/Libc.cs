@@ -95,6 +95,36 @@ internal static unsafe partial class Libc
         return true;
     }
 
+    [LibraryImport(LibraryName, EntryPoint = "process_vm_readv", SetLastError = true)]
+    private static partial nint ProcessVmReadv(int pid, IoVector* local, nuint localCount, IoVector* remote, nuint remoteCount, nuint flags);
+
+    [LibraryImport(LibraryName, EntryPoint = "kill", SetLastError = true)]
+    private static partial int Kill(int pid, int signal);
+
+    private const int ESrch = 3;
+
+    /// <summary>Copies <c>destination.Length</c> bytes at <paramref name="address"/> in process <paramref name="pid"/>
+    /// into <paramref name="destination"/>; the count read, or -1 with errno set.</summary>
+    public static long ReadProcessMemory(int pid, ulong address, Span<byte> destination)
+    {
+        fixed (byte* target = destination)
+        {
+            var local = new IoVector { Base = target, Length = (nuint)destination.Length };
+            var remote = new IoVector { Base = (void*)address, Length = (nuint)destination.Length };
+            return ProcessVmReadv(pid, &local, 1, &remote, 1, 0);
+        }
+    }
+
+    /// <summary>False once <paramref name="pid"/> is gone (kill(pid, 0) fails with ESRCH).</summary>
+    public static bool IsProcessAlive(int pid) => Kill(pid, 0) == 0 || LastErrorNumber != ESrch;
+
+    /// <summary>The text and number of the last P/Invoke's errno.</summary>
+    public static string LastErrorText()
+    {
+        int errno = LastErrorNumber;
+        return $"{System.Runtime.InteropServices.Marshal.GetPInvokeErrorMessage(errno)}, errno {errno}";
+    }
+
     /// <summary>errno of the last P/Invoke declared with SetLastError (XCall.Marshal hides the Marshal class here).</summary>
     public static int LastErrorNumber => System.Runtime.InteropServices.Marshal.GetLastPInvokeError();
 

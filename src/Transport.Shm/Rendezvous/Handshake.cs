@@ -3,29 +3,39 @@ using System.Net.Sockets;
 using System.Text;
 using Microsoft.Win32.SafeHandles;
 using XCall.Transport.Shm.Interop;
+using XCall.Transport.Shm.Lending;
 
 namespace XCall.Transport.Shm.Rendezvous;
 
 /// <summary>
 /// The exchange on the rendezvous socket that sets up a connection. Client: hello {magic, version, pid,
-/// ring size, flags}. Server: 'Y' {ring capacity, flags} carrying the segment's descriptor (SCM_RIGHTS),
-/// or 'N' {reason} (peer refused), or 'E' {reason} (server-side failure). Client: 'A' once it checked and
-/// mapped the segment. Afterwards the socket only signals the end of the peer (EOF) and, in portable mode,
-/// carries wake-up bytes.
+/// ring size, flags, probe address, probe value}. Server: 'Y' {ring capacity, flags, probe address, probe value}
+/// carrying the segment's descriptor (SCM_RIGHTS), or 'N' {reason} (peer refused), or 'E' {reason} (server-side
+/// failure). Client: 'A' {1 if it can read the server's memory, else 0} once it checked and mapped the segment.
+/// Afterwards the socket only signals the end of the peer (EOF) and, in portable mode, carries wake-up bytes.
+/// The probes tell each side whether the other can read its memory (<see cref="Lending.LendProbe"/>): the
+/// server's flags say whether it read the client's probe, the client's acknowledgement whether it read the
+/// server's, and each side lends large arrays only to a peer that could (<see cref="ShmOptions.CrossMemoryAttach"/>).
 /// </summary>
 internal static class Handshake
 {
     /// <summary>Wake through socket bytes instead of futexes (requested by either side).</summary>
     public const int FlagPortableWake = 1;
 
+    /// <summary>In the server's reply: the server read the client's probe, so the client may lend it arrays.</summary>
+    public const int FlagReadsPeer = 2;
+
     private const ulong HelloMagic = 0x3148_4D48_534C_4358; // "XCLSHMH1"
-    internal const int HelloLength = 24;
+    internal const int HelloLength = 40;
 
-    /// <summary>2: the segment travels as a sealed memfd descriptor (1 sent the path of a file in /dev/shm).</summary>
-    internal const int Version = 2;
+    /// <summary>3: both sides send a memory probe (2 did not lend; 1 sent the path of a file in /dev/shm).</summary>
+    internal const int Version = 3;
 
-    /// <summary>Bytes after the 'Y': ring capacity, flags.</summary>
-    internal const int AcceptedFieldsLength = 8;
+    /// <summary>Bytes after the 'Y': ring capacity, flags, probe address, probe value.</summary>
+    internal const int AcceptedFieldsLength = 24;
+
+    /// <summary>Bytes of the client's acknowledgement: 'A', whether it read the server's probe.</summary>
+    internal const int AcknowledgementLength = 2;
 
     internal const byte Accepted = (byte)'Y';
     internal const byte Acknowledged = (byte)'A';
@@ -71,6 +81,8 @@ internal static class Handshake
                 return null;
             }
             int capacity = Math.Max(ringSize, options.RingSize);
+            bool readsClient = options.CrossMemoryAttach && peer is { } prober
+                && LendProbe.CanRead(prober.Pid, BinaryPrimitives.ReadUInt64LittleEndian(hello[24..]), BinaryPrimitives.ReadUInt64LittleEndian(hello[32..]));
             bool portable = (flags & FlagPortableWake) != 0 || options.ForcePortableWake || !Futex.IsSupported;
 
             SafeFileHandle memory;
@@ -89,18 +101,20 @@ internal static class Handshake
                 Span<byte> reply = stackalloc byte[1 + AcceptedFieldsLength];
                 reply[0] = Accepted;
                 BinaryPrimitives.WriteInt32LittleEndian(reply[1..], capacity);
-                BinaryPrimitives.WriteInt32LittleEndian(reply[5..], portable ? FlagPortableWake : 0);
+                BinaryPrimitives.WriteInt32LittleEndian(reply[5..], (portable ? FlagPortableWake : 0) | (readsClient ? FlagReadsPeer : 0));
+                WriteProbe(reply[9..], options);
                 DescriptorPassing.Send(socket, reply, memory);
             }
 
-            Span<byte> ack = stackalloc byte[1];
+            Span<byte> ack = stackalloc byte[AcknowledgementLength];
             ReceiveExactly(socket, ack);
             registration.Dispose(); // waits for a deadline that is firing: past this line the socket is ours
             if (ack[0] != Acknowledged || cancellationToken.IsCancellationRequested)
             {
                 return null;
             }
-            channel = new ShmChannel(segment, socket, isServer: true, options, endpoint, portable);
+            var lending = new LendTerms(peer?.Pid ?? 0, PeerReadsUs: ack[1] == 1, WeReadPeer: readsClient);
+            channel = new ShmChannel(segment, socket, isServer: true, options, endpoint, portable, lending);
             return channel;
         }
         catch (Exception ex) when (ex is SocketException or IOException or ObjectDisposedException)
@@ -151,7 +165,7 @@ internal static class Handshake
             }
 
             Span<byte> hello = stackalloc byte[HelloLength];
-            WriteHello(hello, options.RingSize, options.ForcePortableWake || !Futex.IsSupported ? FlagPortableWake : 0);
+            WriteHello(hello, options.RingSize, options.ForcePortableWake || !Futex.IsSupported ? FlagPortableWake : 0, options);
             try
             {
                 SendAll(socket, hello);
@@ -199,12 +213,15 @@ internal static class Handshake
                 throw new XCallDisconnectedException(endpoint, $"cannot map the server's segment: {ex.Message}", ex);
             }
             memory.Dispose(); // the mapping stays
+            bool readsServer = options.CrossMemoryAttach && server is { } probed
+                && LendProbe.CanRead(probed.Pid, BinaryPrimitives.ReadUInt64LittleEndian(fields[8..]), BinaryPrimitives.ReadUInt64LittleEndian(fields[16..]));
             // From here the socket belongs to the channel: a cancellation must not dispose it under that.
             registration.Dispose();
             cancellationToken.ThrowIfCancellationRequested();
-            SendAll(socket, [Acknowledged]);
+            SendAll(socket, [Acknowledged, readsServer ? (byte)1 : (byte)0]);
             SetTimeouts(socket, 0);
-            return new ShmChannel(segment, socket, isServer: false, options, endpoint, (flags & FlagPortableWake) != 0);
+            var lending = new LendTerms(server?.Pid ?? 0, PeerReadsUs: (flags & FlagReadsPeer) != 0, WeReadPeer: readsServer);
+            return new ShmChannel(segment, socket, isServer: false, options, endpoint, (flags & FlagPortableWake) != 0, lending);
         }
         catch (Exception ex)
         {
@@ -232,14 +249,23 @@ internal static class Handshake
         }
     }
 
-    /// <summary>The client's hello: magic, version, pid, ring size, flags.</summary>
-    internal static void WriteHello(Span<byte> hello, int ringSize, int flags)
+    /// <summary>The client's hello: magic, version, pid, ring size, flags, probe (none without <paramref name="options"/>).</summary>
+    internal static void WriteHello(Span<byte> hello, int ringSize, int flags, ShmOptions? options = null)
     {
         BinaryPrimitives.WriteUInt64LittleEndian(hello, HelloMagic);
         BinaryPrimitives.WriteInt32LittleEndian(hello[8..], Version);
         BinaryPrimitives.WriteInt32LittleEndian(hello[12..], Environment.ProcessId);
         BinaryPrimitives.WriteInt32LittleEndian(hello[16..], ringSize);
         BinaryPrimitives.WriteInt32LittleEndian(hello[20..], flags);
+        WriteProbe(hello[24..], options);
+    }
+
+    /// <summary>This process's probe address and value, or zeros when it lends nothing.</summary>
+    private static void WriteProbe(Span<byte> fields, ShmOptions? options)
+    {
+        bool offer = options is { CrossMemoryAttach: true } && OperatingSystem.IsLinux();
+        BinaryPrimitives.WriteUInt64LittleEndian(fields, offer ? LendProbe.Address : 0);
+        BinaryPrimitives.WriteUInt64LittleEndian(fields[8..], offer ? LendProbe.Value : 0);
     }
 
     private static bool IsRingSize(int size) => size >= ShmOptions.MinRingSize && size <= ShmOptions.MaxRingSize && (size & (size - 1)) == 0;

@@ -18,6 +18,9 @@ internal sealed unsafe class GatheredFrame : IMarshalInput
 
     public bool IsActive { get; private set; }
 
+    /// <summary>The peer's memory, for arrays the frame lends (see <see cref="RingReader.PeerMemory"/>).</summary>
+    public IPeerMemory? PeerMemory { get; set; }
+
     public void Begin(in FrameHeader header)
     {
         _header = header;
@@ -56,12 +59,12 @@ internal sealed unsafe class GatheredFrame : IMarshalInput
             _nextSegment = 1;
             if (_length <= SegmentSize)
             {
-                var reader = new MarshalReader(first, handler.Limits);
+                var reader = new MarshalReader(first, handler.Limits) { PeerMemory = PeerMemory };
                 handler.OnFrame(in _header, ref reader);
             }
             else
             {
-                var reader = new MarshalReader(first, _length, this, handler.Limits);
+                var reader = new MarshalReader(first, _length, this, handler.Limits) { PeerMemory = PeerMemory };
                 handler.OnFrame(in _header, ref reader);
             }
         }

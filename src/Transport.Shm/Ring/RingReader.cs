@@ -26,6 +26,22 @@ internal sealed unsafe class RingReader
     private readonly GatheredFrame _gathered;
     private long _position;
 
+    /// <summary>The peer's memory for arrays it lends (set on every reader of a frame); null when we cannot read it.</summary>
+    public IPeerMemory? PeerMemory
+    {
+        get => _peerMemory;
+        init
+        {
+            _peerMemory = value;
+            _gathered.PeerMemory = value;
+        }
+    }
+
+    private readonly IPeerMemory? _peerMemory;
+
+    /// <summary>The arrays our side lent; a reply or error frame from the peer ends its call's loans.</summary>
+    public Lending.LoanBook? Loans { get; init; }
+
     public RingReader(ShmRing ring, RingSignal signal, long maxFrameLength)
     {
         _ring = ring;
@@ -102,12 +118,16 @@ internal sealed unsafe class RingReader
             throw Malformed(_position, $"frame record of {length} bytes is shorter than its header");
         }
         FrameHeader header = FrameHeaderCodec.Read(record + RingLayout.RecordHeaderLength);
+        if (Loans is { HasSealed: true } loans && header.Kind is FrameKind.Reply or FrameKind.Error)
+        {
+            loans.Release(header.CallId); // the peer answers a call after reading its arguments
+        }
         int total = *(int*)(record + RingLayout.TotalLengthOffset);
         int first = length - RingLayout.FirstPayloadOffset;
         byte* payload = record + RingLayout.FirstPayloadOffset;
         if (total == first)
         {
-            var reader = new MarshalReader(new ReadOnlySpan<byte>(payload, first), handler.Limits);
+            var reader = new MarshalReader(new ReadOnlySpan<byte>(payload, first), handler.Limits) { PeerMemory = _peerMemory };
             handler.OnFrame(in header, ref reader);
             Release(next);
             return PollResult.Frame;
@@ -124,7 +144,7 @@ internal sealed unsafe class RingReader
             throw Malformed(_position, $"frame total {total} does not match its first record ({first} bytes)");
         }
         _inPlace.Begin(next, total - first);
-        var chunked = new MarshalReader(new ReadOnlySpan<byte>(payload, first), total, _inPlace, handler.Limits);
+        var chunked = new MarshalReader(new ReadOnlySpan<byte>(payload, first), total, _inPlace, handler.Limits) { PeerMemory = _peerMemory };
         handler.OnFrame(in header, ref chunked);
         _inPlace.Finish();
         return PollResult.Frame;

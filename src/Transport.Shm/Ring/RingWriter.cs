@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Diagnostics;
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
+using XCall.Marshal;
 
 namespace XCall.Transport.Shm.Ring;
 
@@ -24,7 +25,7 @@ namespace XCall.Transport.Shm.Ring;
 // When a frame fills the whole ring before its commit (the reader has consumed everything before it), the
 // writer switches to streaming: it publishes FrameStart with total -1, then each chunk as it is filled, and
 // ends with FrameEnd (or FrameAbort). The reader gathers a streamed frame before handing it on.
-internal sealed unsafe class RingWriter : IBufferWriter<byte>
+internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
 {
     // The first record always gets room for its prefix and this many payload bytes, so the GetSpan(sizeHint)
     // promise of the frame channel (at least sizeHint bytes for sizeHint <= 64) holds from the first call.
@@ -51,6 +52,8 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>
     private int _spanLength;
     private bool _open;
     private bool _streaming;
+    private bool _mayLend;      // the open frame is a call whose caller waits for the reply (FrameFlags.CallerWaits)
+    private ulong _callId;      // the open frame's call id
 
     public RingWriter(ShmRing ring, RingSignal signal)
     {
@@ -81,7 +84,11 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>
     public bool Broken { get; private set; }
 
     /// <summary>Forgets the open frame without writing anything (the channel stops, the ring goes with it).</summary>
-    public void Drop() => _open = false;
+    public void Drop()
+    {
+        _open = false;
+        Loans?.DiscardOpen(); // never published whole, so never parsed
+    }
 
     /// <summary>True between <see cref="BeginFrame"/> and <see cref="Commit"/> / <see cref="Abort"/>.</summary>
     public bool IsFrameOpen => _open;
@@ -91,6 +98,26 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>
 
     /// <summary>End of the published records.</summary>
     public long Tail => _tail;
+
+    /// <summary>The arrays this side lends its peer; null when the peer cannot read our memory (or lending is off).</summary>
+    public Lending.LoanBook? Loans { get; init; }
+
+    /// <inheritdoc/>
+    public int MinimumLendBytes => Loans?.MinimumBytes ?? int.MaxValue;
+
+    /// <inheritdoc/>
+    public bool TryLend(Array array, long byteLength, out ulong address)
+    {
+        // Only a call whose caller waits for its reply lends: the caller cannot change the array before the reply
+        // (which comes after the peer read it), and the reply is what ends the loan.
+        if (_open && _mayLend && Loans is { } loans)
+        {
+            address = loans.Lend(array, byteLength);
+            return true;
+        }
+        address = 0;
+        return false;
+    }
 
     // ---------------------------------------------------------------- frames
 
@@ -126,6 +153,8 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>
         _writePos = p + RingLayout.FirstPayloadOffset;
         _frameBytes = 0;
         _streaming = false;
+        _mayLend = header.Kind == FrameKind.Call && (header.Flags & FrameFlags.CallerWaits) != 0;
+        _callId = header.CallId;
         _open = true;
     }
 
@@ -133,6 +162,8 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>
     public void Commit()
     {
         Debug.Assert(_open);
+        // Before the frame is out: its reply, which ends the loans, may come at once.
+        Loans?.Seal(_callId);
         long next;
         if (_streaming)
         {
@@ -182,6 +213,7 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>
     {
         Debug.Assert(_open);
         _open = false;
+        Loans?.DiscardOpen(); // the reader drops an aborted frame unparsed, even a streamed one it partly gathered
         if (!_streaming)
         {
             // The FrameStart length word was never written: it is still the zero terminator of the last

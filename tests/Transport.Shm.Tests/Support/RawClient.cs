@@ -44,7 +44,7 @@ internal sealed class RawClient : IDisposable
         return (status[0], BinaryPrimitives.ReadInt32LittleEndian(fields), memory);
     }
 
-    public void Acknowledge() => Socket.Send([Handshake.Acknowledged]);
+    public void Acknowledge() => Socket.Send([Handshake.Acknowledged, 0]);
 
     /// <summary>Completes when the server closes this connection (end of stream or reset).</summary>
     public async Task<bool> DroppedAsync()
