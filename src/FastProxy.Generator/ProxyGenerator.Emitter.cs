@@ -454,7 +454,8 @@ public sealed partial class ProxyGenerator
             // Arguments by value: an async method has no ref, out or span parameters (XCALL005, XCALL009).
             string parameters = string.Concat(m.Parameters.Select(p => $", {p.DeclaredType} {Escape(p.Name)}"));
             w.Open($"static async {asyncReturn} __Reconnect({Runtime}.XCallConnection __conn, {m.DeclaringInterface} __proxy{parameters})");
-            w.Line($"await __conn.ReconnectAsync({token}).ConfigureAwait(false);");
+            // The call made again keeps the deadline the first attempt began with (the call timeout bounds the whole call).
+            w.Line($"__conn.ContinueCall(await __conn.ReconnectAsync({token}).ConfigureAwait(false));");
             string again = $"__proxy.{Escape(m.Name)}({string.Join(", ", m.Parameters.Select(p => Escape(p.Name)))})";
             w.Line(m.Result is null ? $"await {again}.ConfigureAwait(false);" : $"return await {again}.ConfigureAwait(false);");
             w.Close();

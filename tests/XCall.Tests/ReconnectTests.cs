@@ -177,6 +177,58 @@ public sealed class ReconnectTests
     }
 
     [Theory]
+    [InlineData("shm", false)]
+    [InlineData("shm", true)]
+    [InlineData("tcp", false)]
+    [InlineData("tcp", true)]
+    public async Task The_call_timeout_bounds_a_calls_reconnect_and_its_reply_together(string transport, bool isAsync)
+    {
+        TimeSpan callTimeout = TimeSpan.FromSeconds(4);
+        using Stalled stalled = await Stalled.Start(transport, "whole", s_options with
+        {
+            Connection = new ConnectionOptions { CallTimeout = callTimeout },
+            Shm = s_options.Shm with { ConnectTimeout = TimeSpan.FromMinutes(5) },
+            Tcp = s_options.Tcp with { ConnectTimeout = TimeSpan.FromMinutes(5) },
+        });
+        IShapes proxy = stalled.Service.Proxy;
+        var clock = System.Diagnostics.Stopwatch.StartNew();
+        TimeSpan began = TimeSpan.Zero;
+        Task call = Task.Run(async () =>
+        {
+            while (true)
+            {
+                began = clock.Elapsed;
+                try
+                {
+                    // Methods that answer only when cancelled: the reply never comes in time.
+                    if (isAsync)
+                    {
+                        await proxy.DelayAsync(int.MaxValue, CancellationToken.None);
+                    }
+                    else
+                    {
+                        proxy.WaitForCancel(CancellationToken.None);
+                    }
+                    Assert.Fail("the call was answered");
+                }
+                catch (XCallDisconnectedException) when (clock.Elapsed < s_bound)
+                {
+                    // the backoff after the loss: the next attempt is the one this test is about
+                }
+            }
+        });
+
+        // The call waits for the reconnect (the new server is stopped) for 3 of its 4 s; then the link comes back, the
+        // call goes out, and no reply comes. Its timeout counts from its beginning: about 4 s in all, not 3 + 4.
+        Assert.NotSame(call, await Task.WhenAny(call, Task.Delay(TimeSpan.FromSeconds(3))));
+        stalled.Resume();
+        var timedOut = await Assert.ThrowsAsync<XCallTimeoutException>(() => call.WaitAsync(s_bound));
+        TimeSpan took = clock.Elapsed - began;
+        Assert.True(took < callTimeout + TimeSpan.FromSeconds(2), $"CallTimeout {callTimeout.TotalSeconds} s, the reconnect took 3 s of it: the call took {took} ({timedOut.Message})");
+        Assert.True(took >= callTimeout - TimeSpan.FromMilliseconds(100), $"the call timed out early, after {took}");
+    }
+
+    [Theory]
     [InlineData("shm")]
     [InlineData("tcp")]
     public void A_one_way_call_on_a_disposed_service_fails_as_every_other_call_does(string transport)

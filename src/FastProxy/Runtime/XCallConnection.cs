@@ -131,7 +131,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
                 Channel.AbortFrame();
                 throw;
             }
-            SendAndWait(call, timeout);
+            SendAndWait(call, timeout, timeout == Timeout.InfiniteTimeSpan ? long.MaxValue : Environment.TickCount64 + (long)timeout.TotalMilliseconds);
             MarshalReader reply;
             try
             {
@@ -190,18 +190,62 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     /// <exception cref="XCallTimeoutException">The call timeout passed first.</exception>
     /// <exception cref="XCallDisconnectedException">The reconnect failed or waits out its backoff, or the connection is closed.</exception>
     [EditorBrowsable(EditorBrowsableState.Never)]
-    public ValueTask ReconnectAsync(CancellationToken cancellationToken)
+    public ValueTask<long> ReconnectAsync(CancellationToken cancellationToken)
     {
         if (IsClosed)
         {
             ThrowClosed();
         }
         cancellationToken.ThrowIfCancellationRequested(); // a call cancelled before it is made starts no reconnect
-        return Channel.ConnectAsync(_sendTimeoutMs == 0 ? 0 : Environment.TickCount64 + _sendTimeoutMs, cancellationToken);
+        long deadline = NewDeadline();
+        ValueTask connect = Channel.ConnectAsync(deadline, cancellationToken);
+        return connect.IsCompletedSuccessfully ? new ValueTask<long>(deadline) : AfterConnect(connect, deadline);
+
+        static async ValueTask<long> AfterConnect(ValueTask connect, long deadline)
+        {
+            await connect.ConfigureAwait(false);
+            return deadline;
+        }
     }
+
+    /// <summary>
+    /// The proxy makes again, on this thread, the call that waited for <see cref="ReconnectAsync"/>: that call keeps
+    /// <paramref name="deadline"/> (what <see cref="ReconnectAsync"/> returned), so the call timeout bounds the
+    /// reconnect and the call together. Taken by the next call this thread begins on this connection.
+    /// </summary>
+    [EditorBrowsable(EditorBrowsableState.Never)]
+    public void ContinueCall(long deadline)
+    {
+        t_continued = this;
+        t_continuedDeadline = deadline;
+    }
+
+    [ThreadStatic]
+    private static XCallConnection? t_continued;
+
+    [ThreadStatic]
+    private static long t_continuedDeadline;
+
+    /// <summary>The deadline of a call that begins now: the one <see cref="ContinueCall"/> left for it, or the call timeout from now (0: none).</summary>
+    private long CallDeadline(bool isAsync)
+    {
+        if (isAsync && t_continued is not null)
+        {
+            bool mine = ReferenceEquals(t_continued, this);
+            t_continued = null;
+            if (mine)
+            {
+                return t_continuedDeadline;
+            }
+        }
+        return NewDeadline();
+    }
+
+    private long NewDeadline() => _sendTimeoutMs == 0 ? 0 : Environment.TickCount64 + _sendTimeoutMs;
 
     private IBufferWriter<byte>? BeginCallFrame(ulong objectId, uint methodId, bool isAsync, bool mayDefer, out PendingCall call, ProxyBase? proxy)
     {
+        long deadline = CallDeadline(isAsync); // first: a deadline left by ContinueCall is this call's, even if it fails here
         ThrowIfUnusableReference(proxy);
         ulong parentCallId = isAsync ? 0 : NestingCallId();
         if (parentCallId == OnReceivingThread)
@@ -211,10 +255,11 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         call = RentCall(methodId, isAsync);
         call.Proxy = proxy;
         call.StartTimestamp = Diagnostics.CallTelemetry.Start();
+        call.Deadline = deadline;
         try
         {
             ushort flags = (ushort)((parentCallId == 0 ? 0 : FrameFlags.Nested) | (isAsync ? 0 : FrameFlags.CallerWaits));
-            IBufferWriter<byte>? output = BeginBoundedFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId, flags), mayDefer);
+            IBufferWriter<byte>? output = BeginBoundedFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId, flags), mayDefer, deadline);
             if (output is null)
             {
                 ReturnCall(call);
@@ -256,9 +301,11 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
 
     /// <summary>Publishes the call frame and waits for the reply (sync methods). Throws on timeout or disconnect.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
-    public void SendAndWait(PendingCall call) => SendAndWait(call, Options.CallTimeout);
+    public void SendAndWait(PendingCall call) => SendAndWait(call, Options.CallTimeout, call.Deadline == 0 ? long.MaxValue : call.Deadline);
 
-    private void SendAndWait(PendingCall call, TimeSpan timeout)
+    /// <summary>Publishes the call frame and waits for the reply until <paramref name="deadline"/> (a <see cref="Environment.TickCount64"/>;
+    /// <see cref="long.MaxValue"/>: for ever); <paramref name="timeout"/> is what a timeout reports.</summary>
+    private void SendAndWait(PendingCall call, TimeSpan timeout, long deadline)
     {
         if (call.CancelledBeforeSend)
         {
@@ -273,7 +320,6 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
             call.SentTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
         }
         SendOpenFrame();
-        long deadline = timeout == Timeout.InfiniteTimeSpan ? long.MaxValue : Environment.TickCount64 + (long)timeout.TotalMilliseconds;
         if (call.IsCompleted)
         {
             call.EndNested();
@@ -363,7 +409,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
             return default;
         }
         TimeSpan timeout = Options.CallTimeout;
-        if (!cancellationToken.CanBeCanceled && timeout == Timeout.InfiniteTimeSpan)
+        if (!cancellationToken.CanBeCanceled && call.Deadline == 0)
         {
             return call.AsValueTask();
         }
@@ -372,7 +418,8 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
 
     private async ValueTask WaitWithCancellation(PendingCall call, CancellationToken cancellationToken, TimeSpan timeout)
     {
-        using var timeoutCts = timeout == Timeout.InfiniteTimeSpan ? null : new CancellationTokenSource(timeout);
+        // What is left of the call's deadline: a call made again after a reconnect has spent part of it already.
+        using var timeoutCts = call.Deadline == 0 ? null : new CancellationTokenSource(TimeSpan.FromMilliseconds(Math.Max(0, call.Deadline - Environment.TickCount64)));
         using CancellationTokenRegistration userReg = cancellationToken.UnsafeRegister(static (s, ct) =>
         {
             var (conn, c) = ((XCallConnection, PendingCall))s!;
@@ -526,13 +573,13 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     /// Begins a call's frame with the call timeout as the transport's send deadline (<see cref="FrameChannel.SendDeadline"/>);
     /// <paramref name="mayDefer"/>: through <see cref="FrameChannel.TryBeginFrame"/>, null when the link is down.
     /// </summary>
-    private IBufferWriter<byte>? BeginBoundedFrame(in FrameHeader header, bool mayDefer = false)
+    private IBufferWriter<byte>? BeginBoundedFrame(in FrameHeader header, bool mayDefer = false, long deadline = -1)
     {
         if (_sendTimeoutMs == 0)
         {
             return mayDefer ? Channel.TryBeginFrame(header) : Channel.BeginFrame(header);
         }
-        FrameChannel.SendDeadline = Environment.TickCount64 + _sendTimeoutMs;
+        FrameChannel.SendDeadline = deadline > 0 ? deadline : NewDeadline();
         try
         {
             return mayDefer ? Channel.TryBeginFrame(header) : Channel.BeginFrame(header);

@@ -78,7 +78,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
 
         static async global::System.Threading.Tasks.Task<global::Sample.Orders.Order?> __Reconnect(global::XCall.Runtime.XCallConnection __conn, global::Sample.Orders.IOrders __proxy, global::System.Guid key)
         {
-            await __conn.ReconnectAsync(default).ConfigureAwait(false);
+            __conn.ContinueCall(await __conn.ReconnectAsync(default).ConfigureAwait(false));
             return await __proxy.FindAsync(key).ConfigureAwait(false);
         }
 

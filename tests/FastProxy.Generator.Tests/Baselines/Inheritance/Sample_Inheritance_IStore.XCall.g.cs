@@ -76,7 +76,7 @@ internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runti
 
         static async global::System.Threading.Tasks.Task<string> __Reconnect(global::XCall.Runtime.XCallConnection __conn, global::Sample.Inheritance.IStore __proxy, global::Sample.Inheritance.Item @event)
         {
-            await __conn.ReconnectAsync(default).ConfigureAwait(false);
+            __conn.ContinueCall(await __conn.ReconnectAsync(default).ConfigureAwait(false));
             return await __proxy.DescribeAsync(@event).ConfigureAwait(false);
         }
 

@@ -112,7 +112,7 @@ internal sealed class Sample_IService_XCallProxy : global::XCall.Runtime.ProxyBa
 
         static async global::System.Threading.Tasks.Task<global::Sample.ICallback> __Reconnect(global::XCall.Runtime.XCallConnection __conn, global::Sample.IService __proxy)
         {
-            await __conn.ReconnectAsync(default).ConfigureAwait(false);
+            __conn.ContinueCall(await __conn.ReconnectAsync(default).ConfigureAwait(false));
             return await __proxy.CreateAsync().ConfigureAwait(false);
         }
 

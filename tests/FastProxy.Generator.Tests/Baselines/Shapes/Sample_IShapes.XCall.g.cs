@@ -352,7 +352,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
 
         static async global::System.Threading.Tasks.Task __Reconnect(global::XCall.Runtime.XCallConnection __conn, global::Sample.IShapes __proxy, int milliseconds, global::System.Threading.CancellationToken cancellationToken)
         {
-            await __conn.ReconnectAsync(cancellationToken).ConfigureAwait(false);
+            __conn.ContinueCall(await __conn.ReconnectAsync(cancellationToken).ConfigureAwait(false));
             await __proxy.DelayAsync(milliseconds, cancellationToken).ConfigureAwait(false);
         }
 
@@ -414,7 +414,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
 
         static async global::System.Threading.Tasks.Task<int> __Reconnect(global::XCall.Runtime.XCallConnection __conn, global::Sample.IShapes __proxy, int a, int b)
         {
-            await __conn.ReconnectAsync(default).ConfigureAwait(false);
+            __conn.ContinueCall(await __conn.ReconnectAsync(default).ConfigureAwait(false));
             return await __proxy.AddAsync(a, b).ConfigureAwait(false);
         }
 
@@ -477,7 +477,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
 
         static async global::System.Threading.Tasks.ValueTask __Reconnect(global::XCall.Runtime.XCallConnection __conn, global::Sample.IShapes __proxy)
         {
-            await __conn.ReconnectAsync(default).ConfigureAwait(false);
+            __conn.ContinueCall(await __conn.ReconnectAsync(default).ConfigureAwait(false));
             await __proxy.PingAsync().ConfigureAwait(false);
         }
 
@@ -538,7 +538,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
 
         static async global::System.Threading.Tasks.ValueTask<global::Sample.Point> __Reconnect(global::XCall.Runtime.XCallConnection __conn, global::Sample.IShapes __proxy, global::Sample.Point point, global::System.Threading.CancellationToken cancellationToken)
         {
-            await __conn.ReconnectAsync(cancellationToken).ConfigureAwait(false);
+            __conn.ContinueCall(await __conn.ReconnectAsync(cancellationToken).ConfigureAwait(false));
             return await __proxy.MoveAsync(point, cancellationToken).ConfigureAwait(false);
         }
 
