@@ -29,7 +29,7 @@ internal static class ResultWriter
     /// <summary>The summary rows of the paired bursts (SideBySide.Rows): their ratio is already per round.</summary>
     private static bool IsPaired(string signature) => signature is "int-paired" or "byte-paired";
 
-    private static readonly string[] s_extraSignatures = ["byte[1MiB]", "span[1MiB]", "oneway-batch", "async-pipelined"];
+    private static readonly string[] s_extraSignatures = ["byte[1MiB]", "span[1MiB]", "lent[1MiB]", "oneway-batch", "async-pipelined"];
 
     public static string Table(IReadOnlyList<CallResult> results, string machine)
     {

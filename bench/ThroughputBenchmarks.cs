@@ -3,8 +3,8 @@ using BenchmarkDotNet.Attributes;
 namespace XCall.Bench;
 
 /// <summary>
-/// Throughput rows on the cross-process transports: a 1 MiB argument (a new array for the callee, or a span it
-/// copies into its own buffer), one-way calls, and async calls
+/// Throughput rows on the cross-process transports: a 1 MiB argument (a new array for the callee, a span it
+/// copies into its own buffer, or a lent span it copies straight from the caller's array), one-way calls, and async calls
 /// pipelined on one connection. Each benchmark operation is one call (OperationsPerInvoke for batches).
 /// </summary>
 [MemoryDiagnoser]
@@ -40,6 +40,9 @@ public class ThroughputBenchmarks
 
     [Benchmark(Description = "span[1MiB]")]
     public int Span() => _target.TestSpan(_big);
+
+    [Benchmark(Description = "lent[1MiB]")]
+    public int Lent() => _target.TestLent(_big);
 
     [Benchmark(Description = "oneway-batch", OperationsPerInvoke = Batch)]
     public long OneWay()

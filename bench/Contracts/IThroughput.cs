@@ -10,6 +10,12 @@ public interface IThroughput
     /// <summary>Receives a large block into the server's own buffer, as an MPI receive does (the <c>span[1MiB]</c> row).</summary>
     int TestSpan(ReadOnlySpan<byte> data);
 
+    /// <summary>
+    /// Receives a large block into the server's own buffer straight from the caller's array (the <c>lent[1MiB]</c>
+    /// row): over shared memory with cross-memory attach, one copy, as MPI's single-copy receive.
+    /// </summary>
+    int TestLent(LentSpan<byte> data);
+
     /// <summary>A one-way call (the one-way calls-per-second row).</summary>
     [OneWay]
     void TestOneWay(int value);
@@ -34,6 +40,16 @@ public sealed class ThroughputService : IThroughput
         // The bytes land in a buffer the server owns (the callee's side of the copy an MPI receive makes): the
         // span itself may point into the transport's memory and is gone when the call returns.
         data[..Math.Min(data.Length, _received.Length)].CopyTo(_received);
+        return data.Length;
+    }
+
+    public int TestLent(LentSpan<byte> data)
+    {
+        // The same destination as TestSpan: here the copy into it is the only one.
+        if (data.Length <= _received.Length)
+        {
+            data.CopyTo(_received);
+        }
         return data.Length;
     }
 

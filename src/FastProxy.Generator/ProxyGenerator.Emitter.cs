@@ -545,7 +545,9 @@ public sealed partial class ProxyGenerator
                         case ParameterMode.In or ParameterMode.ReadOnlyRef when IsReadInPlace(m, p):
                             // Read in place (no array): the span cannot outlive the call, and the frame's memory
                             // stays until the dispatch returns. A copy only when the values are split or misaligned.
-                            w.Line($"var {local} = __r.ReadSpanInPlace<{p.Type!.ElementName}>(ref __rent{i - 1});");
+                            w.Line(p.Type!.Kind == WireKind.Lent
+                                ? $"var {local} = __r.ReadLent<{p.Type.ElementName}>(ref __rent{i - 1});"
+                                : $"var {local} = __r.ReadSpanInPlace<{p.Type.ElementName}>(ref __rent{i - 1});");
                             args.Add(p.Mode == ParameterMode.ReadOnlyRef ? "in " + local : local);
                             continue;
                         case ParameterMode.ReadOnlyRef:
@@ -630,7 +632,7 @@ public sealed partial class ProxyGenerator
 
         /// <summary>True when <paramref name="p"/> is a read-only span the dispatcher reads in place.</summary>
         private static bool IsReadInPlace(MethodSpec m, ParameterSpec p) =>
-            p.Mode is ParameterMode.In or ParameterMode.ReadOnlyRef && p.Type?.Kind == WireKind.ReadOnlySpan && !SpanMayEscape(m);
+            p.Mode is ParameterMode.In or ParameterMode.ReadOnlyRef && (p.Type?.Kind == WireKind.Lent || (p.Type?.Kind == WireKind.ReadOnlySpan && !SpanMayEscape(m)));
 
         private static string DispatchMethodName(MethodSpec m) => $"__Dispatch_{m.Name}_{m.Id:x8}";
 
@@ -905,6 +907,7 @@ public sealed partial class ProxyGenerator
             WireKind.UnmanagedList => $"{w}.WriteList<{t.ElementName}>({value});",
             WireKind.UnmanagedMemory => $"{w}.WriteSpan<{t.ElementName}>({value}.Span);",
             WireKind.ReadOnlySpan or WireKind.Span => $"{w}.WriteSpan<{t.ElementName}>({value});",
+            WireKind.Lent => $"{w}.WriteLent<{t.ElementName}>({value});",
             _ => $"{t.Marshaller}.Write(ref {w}, {value});",
         };
 
@@ -926,7 +929,7 @@ public sealed partial class ProxyGenerator
         {
             WireKind.ObjectReference => $"{link}.Wrap<{t.FullName.TrimEnd('?')}>({value})",
             WireKind.Data => $"{t.Marshaller}.Clone({value}, {link})",
-            WireKind.Unmanaged or WireKind.String or WireKind.ReadOnlySpan or WireKind.MarshalledImmutable => value,
+            WireKind.Unmanaged or WireKind.String or WireKind.ReadOnlySpan or WireKind.Lent or WireKind.MarshalledImmutable => value,
             WireKind.UnmanagedArray => $"{DomainNs}.DomainCopy.CopyArray<{t.ElementName}>({value})",
             WireKind.UnmanagedList => $"{DomainNs}.DomainCopy.CopyList<{t.ElementName}>({value})",
             WireKind.UnmanagedMemory => $"{DomainNs}.DomainCopy.CopyMemory<{t.ElementName}>({value})",

@@ -144,12 +144,12 @@ public sealed partial class ProxyGenerator
             else if (original is "System.Threading.Tasks.Task<TResult>" or "System.Threading.Tasks.ValueTask<TResult>")
             {
                 kind = original.StartsWith("System.Threading.Tasks.Task", System.StringComparison.Ordinal) ? ReturnKind.TaskOfT : ReturnKind.ValueTaskOfT;
-                result = MapType(((INamedTypeSymbol)returnType).TypeArguments[0], "Result", name, location);
+                result = InputOnly(MapType(((INamedTypeSymbol)returnType).TypeArguments[0], "Result", name, location), "Result", name, location, returnType);
             }
             else
             {
                 kind = ReturnKind.Value;
-                result = MapType(returnType, "Return value", name, location);
+                result = InputOnly(MapType(returnType, "Return value", name, location), "Return value", name, location, returnType);
             }
             bool isAsync = kind is ReturnKind.Task or ReturnKind.TaskOfT or ReturnKind.ValueTask or ReturnKind.ValueTaskOfT;
 
@@ -184,7 +184,11 @@ public sealed partial class ProxyGenerator
                     }
                 }
                 TypeSpec? type = MapType(p.Type, $"Parameter '{p.Name}'", name, pLocation);
-                if (type is { Kind: WireKind.ReadOnlySpan or WireKind.Span } && (isAsync || oneWay))
+                if (mode is ParameterMode.Ref or ParameterMode.Out)
+                {
+                    type = InputOnly(type, $"Parameter '{p.Name}'", name, pLocation, p.Type);
+                }
+                if (type is { Kind: WireKind.ReadOnlySpan or WireKind.Span or WireKind.Lent } && (isAsync || oneWay))
                 {
                     _diagnostics.Add(DiagnosticInfo.Create(DiagnosticDescriptors.SpanInAsync, pLocation, name, p.Name));
                 }
@@ -219,6 +223,19 @@ public sealed partial class ProxyGenerator
             }
             string text = signature.ToString();
             return new MethodSpec(name, Fnv.Hash32(text), text, declaring.ToDisplayString(s_fullName), kind, returnName, result, oneWay, new EquatableArray<ParameterSpec>(parameters));
+        }
+
+        /// <summary>A <see cref="WireKind.Lent"/> block only goes from caller to callee: as a result or a ref / out
+        /// parameter it is an unsupported type.</summary>
+        private TypeSpec? InputOnly(TypeSpec? spec, string what, string owner, Location? location, ITypeSymbol type)
+        {
+            if (spec is not { Kind: WireKind.Lent })
+            {
+                return spec;
+            }
+            _diagnostics.Add(DiagnosticInfo.Create(DiagnosticDescriptors.UnsupportedType, location, what, owner, type.ToDisplayString(),
+                "LentSpan<T> carries values from the caller to the callee only; return an array or ReadOnlyMemory<T>, or pass a ref array"));
+            return null;
         }
 
         private TypeSpec? MapType(ITypeSymbol type, string what, string owner, Location? location)
@@ -335,6 +352,7 @@ public sealed partial class ProxyGenerator
                     case "System.ReadOnlyMemory<T>":
                     case "System.ReadOnlySpan<T>":
                     case "System.Span<T>":
+                    case "XCall.LentSpan<T>":
                     {
                         ITypeSymbol element = named.TypeArguments[0];
                         if (!element.IsUnmanagedType)
@@ -347,6 +365,7 @@ public sealed partial class ProxyGenerator
                         {
                             "System.ReadOnlyMemory<T>" => WireKind.UnmanagedMemory,
                             "System.ReadOnlySpan<T>" => WireKind.ReadOnlySpan,
+                            "XCall.LentSpan<T>" => WireKind.Lent,
                             _ => WireKind.Span,
                         };
                         return new TypeSpec(full, kind, e, $"global::XCall.Marshal.UnmanagedMemoryMarshaller<{e}>");

@@ -249,7 +249,28 @@ public ref partial struct MarshalReader
             PeerMemory!.Read(address, MemoryMarshal.AsBytes(rented.AsSpan(0, length)));
             return rented.AsSpan(0, length);
         }
-        length = CheckBlockLength<T>(length);
+        return ReadSpanInPlaceOf(CheckBlockLength<T>(length), ref rented);
+    }
+
+    /// <summary>
+    /// Reads a <see cref="LentSpan{T}"/> written by <see cref="MarshalWriter.WriteLent{T}"/> (or any array or span
+    /// format): a lent block stays in the peer until the callee copies it (<see cref="LentSpan{T}.CopyTo"/>); values
+    /// in the message are read as <see cref="ReadSpanInPlace{T}"/> reads them (a rented copy in <paramref name="rented"/>
+    /// when split or misaligned).
+    /// </summary>
+    public LentSpan<T> ReadLent<T>(ref T[]? rented) where T : unmanaged
+    {
+        int length = Read<int>();
+        if (length == WireFormat.LentLength)
+        {
+            length = ReadLentLength<T>(out ulong address);
+            return new LentSpan<T>(PeerMemory!, address, length);
+        }
+        return new LentSpan<T>(ReadSpanInPlaceOf(CheckBlockLength<T>(length), ref rented));
+    }
+
+    private ReadOnlySpan<T> ReadSpanInPlaceOf<T>(int length, ref T[]? rented) where T : unmanaged
+    {
         if (length <= 0)
         {
             return default; // empty, or null (a span has no null)

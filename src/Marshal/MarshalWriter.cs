@@ -205,6 +205,39 @@ public ref partial struct MarshalWriter
         WriteSpan<T>(values);
     }
 
+    /// <summary>
+    /// Writes a <see cref="LentSpan{T}"/> in the array format: lent when it was built from an array and the buffer
+    /// writer lends (see <see cref="IBlockLender"/>), else its values, fetched first when they are in the peer.
+    /// </summary>
+    public void WriteLent<T>(scoped LentSpan<T> values) where T : unmanaged
+    {
+        long bytes = (long)values.Length * Unsafe.SizeOf<T>();
+        if (values.Array is { } array && bytes >= LendFloor && _output is IBlockLender lender && bytes >= lender.MinimumLendBytes
+            && lender.TryLend(array, bytes, out ulong address))
+        {
+            Write(WireFormat.LentLength);
+            Write(values.Length);
+            Write(address + (ulong)((long)values.Start * Unsafe.SizeOf<T>()));
+            return;
+        }
+        if (values.TryGetSpan(out ReadOnlySpan<T> local))
+        {
+            WriteSpan(local);
+            return;
+        }
+        // A block received from a peer and passed on: its values come here first.
+        T[] copy = System.Buffers.ArrayPool<T>.Shared.Rent(values.Length);
+        try
+        {
+            values.CopyTo(copy);
+            WriteSpan<T>(copy.AsSpan(0, values.Length));
+        }
+        finally
+        {
+            System.Buffers.ArrayPool<T>.Shared.Return(copy);
+        }
+    }
+
     // No transport lends a block smaller than this: below it the writer does not even ask.
     private const int LendFloor = 4096;
 

@@ -504,6 +504,67 @@ public sealed class DiagnosticTests
     }
 
     [Fact]
+    public void LentSpan_parameter_on_an_async_method_reports_XCALL009_on_the_parameter()
+    {
+        Reported report = Report("XCALL009", """
+            [Remotable]
+            public interface IStore
+            {
+                Task PutAsync(LentSpan<byte> data);
+            }
+            """);
+
+        Assert.Equal("data", report.LocatedText);
+        Assert.Contains("'PutAsync'", report.Message);
+    }
+
+    [Theory]
+    [InlineData("LentSpan<byte> Get();", "Return value")]
+    [InlineData("void Get(ref LentSpan<byte> data);", "Parameter 'data'")]
+    [InlineData("void Get(out LentSpan<byte> data);", "Parameter 'data'")]
+    public void LentSpan_as_a_result_or_a_ref_or_out_parameter_reports_XCALL002_input_only(string method, string what)
+    {
+        Reported report = Report("XCALL002", $$"""
+            [Remotable]
+            public interface IStore
+            {
+                {{method}}
+            }
+            """);
+
+        Assert.Contains(what, report.Message);
+        Assert.Contains("caller to the callee only", report.Message);
+    }
+
+    [Fact]
+    public void LentSpan_of_a_managed_element_type_reports_XCALL002()
+    {
+        Reported report = Report("XCALL002", """
+            [Remotable]
+            public interface IStore
+            {
+                void Put(LentSpan<string> data);
+            }
+            """);
+
+        Assert.Contains("unmanaged element types", report.Message);
+    }
+
+    [Fact]
+    public void LentSpan_parameter_on_a_sync_method_reports_nothing()
+    {
+        GeneratorOutput output = GeneratorHarness.Run(Usings + """
+            [Remotable]
+            public interface IStore
+            {
+                long Put(string key, LentSpan<byte> data, in LentSpan<int> index);
+            }
+            """);
+
+        Assert.Empty(output.Diagnostics);
+    }
+
+    [Fact]
     public void Two_cancellation_tokens_report_XCALL010_on_the_method()
     {
         Reported report = Report("XCALL010", """

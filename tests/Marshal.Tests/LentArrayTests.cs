@@ -110,6 +110,83 @@ public sealed class LentArrayTests
         Assert.Equal(0, peer.Reads);
     }
 
+    [Fact]
+    public void A_lent_span_of_an_array_slice_stays_in_the_peer_until_the_callee_copies_it()
+    {
+        int[] values = [.. Enumerable.Range(0, 10_000)];
+        var lender = new FakeLender(minimum: 4096);
+        var writer = new MarshalWriter(lender);
+        writer.WriteLent(new LentSpan<int>(values, 10, 5000));
+        writer.Flush();
+
+        Assert.Single(lender.Lent);
+        var reader = new MarshalReader(lender.Written) { PeerMemory = lender };
+        int[]? rented = null;
+        LentSpan<int> block = reader.ReadLent(ref rented);
+        reader.EnsureFullyConsumed();
+        Assert.Null(rented);
+        Assert.True(block.IsInPeer);
+        Assert.Equal(5000, block.Length);
+        Assert.Equal(0, lender.Reads); // nothing copied before the callee asks
+
+        int[] destination = new int[5001];
+        block.CopyTo(destination);
+        Assert.Equal(values.AsSpan(10, 5000).ToArray(), destination.AsSpan(0, 5000).ToArray());
+        Assert.Equal(1, lender.Reads);
+        try
+        {
+            block.CopyTo(new int[4999]);
+            Assert.Fail("a destination too short was accepted");
+        }
+        catch (ArgumentException e)
+        {
+            Assert.Contains("4999", e.Message);
+        }
+    }
+
+    [Fact]
+    public void A_lent_span_that_is_not_an_array_or_is_small_travels_in_the_message_and_reads_in_place()
+    {
+        var lender = new FakeLender(minimum: 4096);
+        var writer = new MarshalWriter(lender);
+        Span<int> stack = stackalloc int[2000]; // 8000 bytes, but no array to pin
+        stack.Fill(7);
+        writer.WriteLent<int>(stack);
+        writer.WriteLent<int>(new int[10]);
+        writer.Flush();
+
+        Assert.Empty(lender.Lent);
+        var reader = new MarshalReader(lender.Written);
+        int[]? rented = null;
+        LentSpan<int> first = reader.ReadLent(ref rented);
+        Assert.False(first.IsInPeer);
+        Assert.True(first.TryGetSpan(out ReadOnlySpan<int> inPlace));
+        Assert.True(MemoryMarshal.AsBytes(inPlace).Overlaps(lender.Written), "read in place");
+        Assert.Equal(stack.ToArray(), first.ToArray());
+        Assert.Equal(10, reader.ReadLent(ref rented).Length);
+        reader.EnsureFullyConsumed();
+    }
+
+    [Fact]
+    public void A_lent_span_received_from_a_peer_and_passed_on_carries_its_values()
+    {
+        byte[] data = [.. Enumerable.Range(0, 20_000).Select(i => (byte)(i * 7))];
+        var first = new FakeLender(minimum: 4096);
+        var writer = new MarshalWriter(first);
+        writer.WriteLent<byte>(data);
+        writer.Flush();
+        var reader = new MarshalReader(first.Written) { PeerMemory = first };
+        byte[]? rented = null;
+        LentSpan<byte> received = reader.ReadLent(ref rented);
+
+        var next = new FakeLender(minimum: 4096);
+        var forward = new MarshalWriter(next);
+        forward.WriteLent(received);
+        forward.Flush();
+        Assert.Empty(next.Lent); // not an array of this process: its values go in the message
+        Assert.Equal(data, new MarshalReader(next.Written).ReadArray<byte>());
+    }
+
     private static byte[] Lent(int count, ulong address) => Wire.Encode((ref MarshalWriter w) =>
     {
         w.Write(WireFormat.LentLength);

@@ -90,6 +90,25 @@ public abstract class ShapesContractTests
     }
 
     [Fact]
+    public void A_lent_span_arrives_whole_from_an_array_a_slice_of_one_and_a_stack_span()
+    {
+        // Sizes below and above the shared-memory lending threshold (32 KiB) and the 1 MiB ring.
+        var random = new Random(9);
+        foreach (int count in new[] { 0, 1, 4096, 40_000, 1 << 20, 3_000_000 })
+        {
+            byte[] data = new byte[count];
+            random.NextBytes(data);
+            Assert.Equal(XCall.Tests.Contracts.Shapes.Hash(data), Shapes.Checksum(data));
+        }
+        byte[] big = new byte[300_000];
+        random.NextBytes(big);
+        Assert.Equal(XCall.Tests.Contracts.Shapes.Hash(big.AsSpan(1001, 200_000)), Shapes.Checksum(new LentSpan<byte>(big, 1001, 200_000)));
+        Span<byte> stack = stackalloc byte[300];
+        random.NextBytes(stack);
+        Assert.Equal(XCall.Tests.Contracts.Shapes.Hash(stack), Shapes.Checksum(stack));
+    }
+
+    [Fact]
     public void Data_class_round_trips()
     {
         var data = new Data { p = 41 };

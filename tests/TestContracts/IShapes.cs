@@ -12,6 +12,9 @@ public interface IShapes
     string? Echo(string? s);
     byte[]? Reverse(byte[]? data);
     int Sum(ReadOnlySpan<int> values);
+
+    /// <summary>A hash of the block, copied out with <see cref="LentSpan{T}.CopyTo"/> (lent across shared memory).</summary>
+    long Checksum(LentSpan<byte> data);
     Order RoundTrip(Order order);
     Data Increment(Data data);
     Immutable Make(int a, string b);

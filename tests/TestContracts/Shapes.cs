@@ -28,6 +28,24 @@ public class Shapes : IShapes
         return copy;
     }
 
+    public long Checksum(LentSpan<byte> data)
+    {
+        byte[] copy = new byte[data.Length + 1]; // room to spare: CopyTo fills the start
+        data.CopyTo(copy);
+        return Hash(copy.AsSpan(0, data.Length));
+    }
+
+    /// <summary>What <see cref="Checksum"/> returns for <paramref name="data"/>.</summary>
+    public static long Hash(ReadOnlySpan<byte> data)
+    {
+        long h = data.Length;
+        foreach (byte b in data)
+        {
+            h = (h * 31) + b;
+        }
+        return h;
+    }
+
     public int Sum(ReadOnlySpan<int> values)
     {
         int sum = 0;

@@ -16,11 +16,8 @@ public sealed class LargeArgumentTests
     [InlineData(true)]
     public void A_256_MiB_array_passes_through_a_1_MiB_ring_both_ways(bool lend)
     {
-        string address = $"shm://{HostProcess.UniqueName("big")}";
-        using HostProcess host = HostProcess.Start(address);
-        var options = new RemoteOptions { Shm = new ShmOptions { CrossMemoryAttach = lend } };
-        using var lent = new LentBytes(address);
-        using RemoteService<IShapes> service = Remote.Open<IShapes>(address, options);
+        using var served = new Served("big", lend);
+        (RemoteService<IShapes> service, LentBytes lent) = (served.Service, served.Lent);
         byte[] data = GC.AllocateUninitializedArray<byte>(256 << 20);
         new Random(7).NextBytes(data);
         byte[] reversed = service.Proxy.Reverse(data)!;
@@ -34,6 +31,50 @@ public sealed class LargeArgumentTests
 
         // The argument was lent, or went through the ring; the result always comes back through the ring.
         Assert.Equal(lend ? data.Length : 0, lent.Total);
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void A_lent_span_of_an_array_is_copied_straight_into_the_callees_buffer(bool lend)
+    {
+        using var served = new Served("lent", lend);
+        (RemoteService<IShapes> service, LentBytes lent) = (served.Service, served.Lent);
+        byte[] data = new byte[(1 << 20) + 100];
+        new Random(3).NextBytes(data);
+
+        Assert.Equal(Shapes.Hash(data), service.Proxy.Checksum(data));
+        Assert.Equal(Shapes.Hash(data.AsSpan(100)), service.Proxy.Checksum(new LentSpan<byte>(data, 100, 1 << 20)));
+        Assert.Equal(lend ? data.Length + (1 << 20) : 0, lent.Total);
+
+        // A span that is not an array's is never lent: nothing pins it past the call.
+        Assert.Equal(Shapes.Hash(data.AsSpan(0, 50_000)), service.Proxy.Checksum(data.AsSpan(0, 50_000)));
+        Assert.Equal(lend ? data.Length + (1 << 20) : 0, lent.Total);
+    }
+
+    /// <summary>A server process at a fresh shm address, a service on it lending or not, and its lent-bytes counter.</summary>
+    private sealed class Served : IDisposable
+    {
+        private readonly HostProcess _host;
+
+        public Served(string prefix, bool lend)
+        {
+            string address = $"shm://{HostProcess.UniqueName(prefix)}";
+            _host = HostProcess.Start(address);
+            Lent = new LentBytes(address);
+            Service = Remote.Open<IShapes>(address, new RemoteOptions { Shm = new ShmOptions { CrossMemoryAttach = lend } });
+        }
+
+        public RemoteService<IShapes> Service { get; }
+
+        public LentBytes Lent { get; }
+
+        public void Dispose()
+        {
+            Service.Dispose();
+            Lent.Dispose();
+            _host.Dispose();
+        }
     }
 
     /// <summary>The <c>xcall.lent.bytes</c> counter of one endpoint, from this process.</summary>

@@ -24,6 +24,9 @@ internal enum WireKind
     /// <summary>Span&lt;T&gt; of unmanaged T (sync methods only).</summary>
     Span,
 
+    /// <summary>XCall.LentSpan&lt;T&gt; of unmanaged T: an input of sync methods only, read in place or lent (see MarshalWriter.WriteLent).</summary>
+    Lent,
+
     /// <summary>Anything written through a marshaller type (collections, nullable structs, registered marshallers).</summary>
     Marshalled,
 

@@ -102,6 +102,7 @@ internal static class ContractSources
             List<Order>? All(List<int>? ids);
             int Sum(ReadOnlySpan<int> values);
             void Fill(ReadOnlySpan<byte> buffer);
+            long Store(LentSpan<long> block);
             ReadOnlyMemory<double> Doubles(ReadOnlyMemory<double> values);
             Vec3 Scale(in Vec3 v, float f);
             Money? Total(Dictionary<string, Money> prices);

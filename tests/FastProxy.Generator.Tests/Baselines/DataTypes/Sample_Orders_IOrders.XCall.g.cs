@@ -242,6 +242,40 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
         }
     }
 
+    long global::Sample.Orders.IOrders.Store(global::XCall.LentSpan<long> block)
+    {
+        var __conn = Connection;
+        var __out = __conn.BeginCall(this, 0x2effbfacu, false, out var __call);
+        try
+        {
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            __w.WriteLent<long>(block);
+            __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
+        }
+        catch
+        {
+            __conn.AbortCall(__call);
+            throw;
+        }
+        try
+        {
+            __conn.SendAndWait(__call);
+            var __r = __call.GetReplyReader();
+            var __ret = __r.Read<long>();
+            __r.EnsureFullyConsumed();
+            return __ret;
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        {
+            throw;
+        }
+        finally
+        {
+            __conn.EndCall(__call);
+        }
+    }
+
     global::System.ReadOnlyMemory<double> global::Sample.Orders.IOrders.Doubles(global::System.ReadOnlyMemory<double> values)
     {
         var __conn = Connection;
@@ -351,7 +385,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
 internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runtime.Dispatcher
 {
     public override string ContractName => "Sample.Orders.IOrders";
-    public override ulong ContractHash => 0x7f10526c5a3ce016UL;
+    public override ulong ContractHash => 0x515b7fbd14246be7UL;
 
     public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
     {
@@ -364,6 +398,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
             case 0xdd9f4563u: return __Dispatch_All_dd9f4563(__t, ref __r, call);
             case 0x7629c0f6u: return __Dispatch_Sum_7629c0f6(__t, ref __r, call);
             case 0xafbf04c4u: return __Dispatch_Fill_afbf04c4(__t, ref __r, call);
+            case 0x2effbfacu: return __Dispatch_Store_2effbfac(__t, ref __r, call);
             case 0x3e4850e9u: return __Dispatch_Doubles_3e4850e9(__t, ref __r, call);
             case 0xe8d102b8u: return __Dispatch_Scale_e8d102b8(__t, ref __r, call);
             case 0x8e0e3055u: return __Dispatch_Total_8e0e3055(__t, ref __r, call);
@@ -474,6 +509,30 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Store_2effbfac(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        long[]? __rent0 = null;
+        try
+        {
+            var __a0 = __r.ReadLent<long>(ref __rent0);
+            __r.EnsureFullyConsumed();
+            call.ArgumentsRead();
+            var __ret = __t.Store(__a0);
+
+            {
+                var __w = call.BeginReply();
+                __w.Write<long>(__ret);
+                call.EndReply(ref __w);
+            }
+            return default;
+        }
+        finally
+        {
+            if (__rent0 is not null) global::System.Buffers.ArrayPool<long>.Shared.Return(__rent0);
+        }
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
     private static global::System.Threading.Tasks.ValueTask __Dispatch_Doubles_3e4850e9(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
     {
         var __a0 = global::XCall.Marshal.UnmanagedMemoryMarshaller<double>.Read(ref __r);
@@ -530,6 +589,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
         0xdd9f4563u => "All",
         0x7629c0f6u => "Sum",
         0xafbf04c4u => "Fill",
+        0x2effbfacu => "Store",
         0x3e4850e9u => "Doubles",
         0xe8d102b8u => "Scale",
         0x8e0e3055u => "Total",
@@ -633,6 +693,21 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
         }
     }
 
+    long global::Sample.Orders.IOrders.Store(global::XCall.LentSpan<long> block)
+    {
+        var __t = this.Target;
+        long __ret;
+        try
+        {
+            __ret = __t.Store(block);
+        }
+        catch (global::System.Exception __e) when (__e is not global::System.OperationCanceledException)
+        {
+            throw global::XCall.Domain.DomainCopy.ToRemote(__e);
+        }
+        return __ret;
+    }
+
     global::System.ReadOnlyMemory<double> global::Sample.Orders.IOrders.Doubles(global::System.ReadOnlyMemory<double> values)
     {
         var __t = this.Target;
@@ -685,7 +760,7 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal sealed class Sample_Orders_IOrders_XCallContract : global::XCall.Runtime.Contract<global::Sample.Orders.IOrders>
 {
-    public const ulong ContractHash = 0x7f10526c5a3ce016UL;
+    public const ulong ContractHash = 0x515b7fbd14246be7UL;
     public static readonly Sample_Orders_IOrders_XCallDispatcher SharedDispatcher = new();
     public override string Name => "Sample.Orders.IOrders";
     public override ulong Hash => ContractHash;
