@@ -632,7 +632,7 @@ public sealed partial class ProxyGenerator
 
         /// <summary>True when <paramref name="p"/> is a read-only span the dispatcher reads in place.</summary>
         private static bool IsReadInPlace(MethodSpec m, ParameterSpec p) =>
-            p.Mode is ParameterMode.In or ParameterMode.ReadOnlyRef && (p.Type?.Kind == WireKind.Lent || (p.Type?.Kind == WireKind.ReadOnlySpan && !SpanMayEscape(m)));
+            p.Mode is ParameterMode.In or ParameterMode.ReadOnlyRef && p.Type?.Kind is WireKind.ReadOnlySpan or WireKind.Lent && !SpanMayEscape(m);
 
         private static string DispatchMethodName(MethodSpec m) => $"__Dispatch_{m.Name}_{m.Id:x8}";
 
@@ -917,6 +917,8 @@ public sealed partial class ProxyGenerator
             WireKind.String => $"{r}.ReadString()",
             WireKind.UnmanagedArray or WireKind.ReadOnlySpan or WireKind.Span => $"{r}.ReadArray<{t.ElementName}>()",
             WireKind.UnmanagedList => $"{r}.ReadList<{t.ElementName}>()",
+            // Read into an array when it cannot be read in place (a span may leave the call): it is this process's then.
+            WireKind.Lent => $"new global::XCall.LentSpan<{t.ElementName}>({r}.ReadArray<{t.ElementName}>())",
             _ => $"{t.Marshaller}.Read(ref {r})",
         };
 

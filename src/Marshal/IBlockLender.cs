@@ -12,11 +12,13 @@ public interface IBlockLender
     int MinimumLendBytes { get; }
 
     /// <summary>
-    /// Pins <paramref name="array"/> (<paramref name="byteLength"/> bytes of elements) until the peer can no longer read it (the reply to the call being written,
-    /// or the end of the connection) and returns the address of its first element; false when the message being
-    /// written cannot lend (the connection lends nothing, or no caller waits for this message's reply).
+    /// Pins <paramref name="array"/> (<paramref name="byteLength"/> bytes of elements) until the peer can no longer
+    /// read it (the reply to the call being written, or the caller giving up on it) and returns the address of its
+    /// first element and the loan's ticket (which the reader hands back to its <see cref="IPeerMemory"/>); false
+    /// when the message being written cannot lend (the connection lends nothing, no caller waits for this
+    /// message's reply, or too many calls have loans out).
     /// </summary>
-    bool TryLend(Array array, long byteLength, out ulong address);
+    bool TryLend(Array array, long byteLength, out ulong address, out ulong ticket);
 }
 
 /// <summary>
@@ -32,9 +34,10 @@ public interface IPeerMemory
     long MaxBlockBytes { get; }
 
     /// <summary>
-    /// Copies <c>destination.Length</c> bytes at <paramref name="address"/> in the peer into
-    /// <paramref name="destination"/>. Raises <see cref="XCallProtocolException"/> when the peer's memory there
-    /// cannot be read, and a disconnect when the peer took the loan back (it is closing the connection).
+    /// Copies <c>destination.Length</c> bytes at <paramref name="address"/> in the peer, lent under
+    /// <paramref name="ticket"/>, into <paramref name="destination"/>. Raises <see cref="XCallProtocolException"/>
+    /// when the peer's memory there cannot be read, and a disconnect (which fails the call, not the connection)
+    /// when the peer took the loan back (its caller gave up) or is gone.
     /// </summary>
-    void Read(ulong address, Span<byte> destination);
+    void Read(ulong address, ulong ticket, Span<byte> destination);
 }

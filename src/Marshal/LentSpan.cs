@@ -23,6 +23,7 @@ public readonly ref struct LentSpan<T> where T : unmanaged
     private readonly int _start;
     private readonly IPeerMemory? _peer;
     private readonly ulong _address;
+    private readonly ulong _ticket;
     private readonly int _length;
 
     /// <summary>The values of <paramref name="values"/> (copied into the message when the call is remote).</summary>
@@ -48,10 +49,11 @@ public readonly ref struct LentSpan<T> where T : unmanaged
     }
 
     /// <summary>A block in the peer's memory, read by <see cref="CopyTo"/>.</summary>
-    internal LentSpan(IPeerMemory peer, ulong address, int length)
+    internal LentSpan(IPeerMemory peer, ulong address, ulong ticket, int length)
     {
         _peer = peer;
         _address = address;
+        _ticket = ticket;
         _length = length;
     }
 
@@ -85,7 +87,7 @@ public readonly ref struct LentSpan<T> where T : unmanaged
         {
             if (_length > 0)
             {
-                peer.Read(_address, MemoryMarshal.AsBytes(destination[.._length]));
+                peer.Read(_address, _ticket, MemoryMarshal.AsBytes(destination[.._length]));
             }
             return;
         }

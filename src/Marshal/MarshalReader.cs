@@ -21,6 +21,7 @@ public ref partial struct MarshalReader
     private int _objectCount;
     private int _active;
     private int _incomplete;
+    private long _lentBytes; // bytes of the lent blocks read so far (bounded by PeerMemory.MaxBlockBytes)
     private int _current; // id of the object whose members are being read (while _active != 0)
     private bool _currentByValue; // whether that object's type compares by value (GraphType.ComparesByValue)
     private bool _firstByValue; // the same for object 0, kept in _first
@@ -203,18 +204,19 @@ public ref partial struct MarshalReader
     [MethodImpl(MethodImplOptions.NoInlining)]
     private T[] ReadLentArray<T>() where T : unmanaged
     {
-        int length = ReadLentLength<T>(out ulong address);
+        int length = ReadLentLength<T>(out ulong address, out ulong ticket);
         T[] array = GC.AllocateUninitializedArray<T>(length);
-        PeerMemory!.Read(address, MemoryMarshal.AsBytes(array.AsSpan()));
+        PeerMemory!.Read(address, ticket, MemoryMarshal.AsBytes(array.AsSpan()));
         return array;
     }
 
     /// <summary>The count of a lent array (its address in <paramref name="address"/>), checked against the limits
     /// and against a reader with no <see cref="PeerMemory"/>.</summary>
-    private int ReadLentLength<T>(out ulong address) where T : unmanaged
+    private int ReadLentLength<T>(out ulong address, out ulong ticket) where T : unmanaged
     {
         int length = Read<int>();
         address = Read<ulong>();
+        ticket = Read<ulong>();
         long bytes = (long)length * Unsafe.SizeOf<T>();
         if (PeerMemory is not { } peer)
         {
@@ -222,11 +224,14 @@ public ref partial struct MarshalReader
         }
         // The bytes are not in the message: the limits and the transport's bound on a lent block bound them (and a
         // lent block is never empty).
-        long maxBytes = Math.Min(Math.Min(_limits.MaxBlockBytes, peer.MaxBlockBytes), int.MaxValue);
+        // One message's lent blocks together: a block costs its sender 24 bytes of message, so without this bound
+        // a few hundred bytes could make the reader allocate gigabytes.
+        long maxBytes = Math.Min(Math.Min(_limits.MaxBlockBytes, peer.MaxBlockBytes - _lentBytes), int.MaxValue);
         if (length <= 0 || length > _limits.MaxCollectionCount || bytes > maxBytes)
         {
-            ThrowHelper.BadLength("lent array", length, Math.Min(_limits.MaxCollectionCount, maxBytes / Unsafe.SizeOf<T>()));
+            ThrowHelper.BadLength("lent array", length, Math.Max(0, Math.Min(_limits.MaxCollectionCount, maxBytes / Unsafe.SizeOf<T>())));
         }
+        _lentBytes += bytes;
         return length;
     }
 
@@ -244,9 +249,9 @@ public ref partial struct MarshalReader
         int length = Read<int>();
         if (length == WireFormat.LentLength)
         {
-            length = ReadLentLength<T>(out ulong address);
+            length = ReadLentLength<T>(out ulong address, out ulong ticket);
             rented = System.Buffers.ArrayPool<T>.Shared.Rent(length);
-            PeerMemory!.Read(address, MemoryMarshal.AsBytes(rented.AsSpan(0, length)));
+            PeerMemory!.Read(address, ticket, MemoryMarshal.AsBytes(rented.AsSpan(0, length)));
             return rented.AsSpan(0, length);
         }
         return ReadSpanInPlaceOf(CheckBlockLength<T>(length), ref rented);
@@ -263,8 +268,8 @@ public ref partial struct MarshalReader
         int length = Read<int>();
         if (length == WireFormat.LentLength)
         {
-            length = ReadLentLength<T>(out ulong address);
-            return new LentSpan<T>(PeerMemory!, address, length);
+            length = ReadLentLength<T>(out ulong address, out ulong ticket);
+            return new LentSpan<T>(PeerMemory!, address, ticket, length);
         }
         return new LentSpan<T>(ReadSpanInPlaceOf(CheckBlockLength<T>(length), ref rented));
     }

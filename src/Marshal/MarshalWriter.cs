@@ -213,11 +213,9 @@ public ref partial struct MarshalWriter
     {
         long bytes = (long)values.Length * Unsafe.SizeOf<T>();
         if (values.Array is { } array && bytes >= LendFloor && _output is IBlockLender lender && bytes >= lender.MinimumLendBytes
-            && lender.TryLend(array, bytes, out ulong address))
+            && lender.TryLend(array, bytes, out ulong address, out ulong ticket))
         {
-            Write(WireFormat.LentLength);
-            Write(values.Length);
-            Write(address + (ulong)((long)values.Start * Unsafe.SizeOf<T>()));
+            WriteLentBlock(values.Length, address + (ulong)((long)values.Start * Unsafe.SizeOf<T>()), ticket);
             return;
         }
         if (values.TryGetSpan(out ReadOnlySpan<T> local))
@@ -246,14 +244,20 @@ public ref partial struct MarshalWriter
     private bool TryLend<T>(T[] values) where T : unmanaged
     {
         long bytes = (long)values.Length * Unsafe.SizeOf<T>();
-        if (_output is not IBlockLender lender || bytes < lender.MinimumLendBytes || !lender.TryLend(values, bytes, out ulong address))
+        if (_output is not IBlockLender lender || bytes < lender.MinimumLendBytes || !lender.TryLend(values, bytes, out ulong address, out ulong ticket))
         {
             return false;
         }
-        Write(WireFormat.LentLength);
-        Write(values.Length);
-        Write(address);
+        WriteLentBlock(values.Length, address, ticket);
         return true;
+    }
+
+    private void WriteLentBlock(int count, ulong address, ulong ticket)
+    {
+        Write(WireFormat.LentLength);
+        Write(count);
+        Write(address);
+        Write(ticket);
     }
 
     /// <summary>Writes a list of unmanaged values in the array format.</summary>

@@ -43,7 +43,7 @@ internal sealed partial class ShmChannel : FrameChannel
     private int _releaseOnExit;
     private int _released;
 
-    internal ShmChannel(ShmSegment segment, Socket socket, bool isServer, ShmOptions options, string endpoint, bool portableWake, LendTerms lending = default)
+    internal unsafe ShmChannel(ShmSegment segment, Socket socket, bool isServer, ShmOptions options, string endpoint, bool portableWake, LendTerms lending = default)
     {
         _segment = segment;
         _socket = socket;
@@ -54,11 +54,15 @@ internal sealed partial class ShmChannel : FrameChannel
         Action<byte>? poke = portableWake ? SendPoke : null;
         _inSignal = new RingSignal(incoming, options.IdleStrategy, endpoint, portableWake, poke);
         _outSignal = new RingSignal(outgoing, options.IdleStrategy, endpoint, portableWake, poke);
-        LoanBook? loans = lending.PeerReadsUs && lending.PeerPid > 0 ? new LoanBook(outgoing, lending.PeerPid, options.LendThreshold, endpoint) : null;
+        LoanBook? loans = lending.PeerReadsUs && lending.PeerPid > 0
+            ? new LoanBook(segment.LoanSlots(clientToServer: !isServer), lending.PeerPid, options.LendThreshold, endpoint)
+            : null;
         _writer = new RingWriter(outgoing, _outSignal) { Endpoint = endpoint, Loans = loans };
         _reader = new RingReader(incoming, _inSignal, options.MaxFrameLength)
         {
-            PeerMemory = lending.WeReadPeer && lending.PeerPid > 0 ? new PeerReader(segment, incoming, lending.PeerPid, endpoint, options.MaxFrameLength) : null,
+            PeerMemory = lending.WeReadPeer && lending.PeerPid > 0
+                ? new PeerReader(segment, segment.LoanSlots(clientToServer: isServer), lending.PeerPid, endpoint, options.MaxFrameLength)
+                : null,
             Loans = loans,
         };
         _outgoing = outgoing;
@@ -80,6 +84,12 @@ internal sealed partial class ShmChannel : FrameChannel
 
     /// <summary>True when wake-ups go through futexes (false: portable socket bytes).</summary>
     internal bool UsesFutex => _inSignal.UsesFutex;
+
+    /// <inheritdoc/>
+    public override FrameChannel? LoanLink => _writer.Loans is null ? null : this;
+
+    /// <inheritdoc/>
+    public override void TakeBackLoans(ulong callId) => _writer.Loans?.Revoke(callId);
 
     /// <summary>True when this side lends the peer its large arrays (the peer can read our memory).</summary>
     internal bool LendsToPeer => _writer.Loans is not null;

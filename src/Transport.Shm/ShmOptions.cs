@@ -30,7 +30,10 @@ public sealed record ShmOptions
     /// </summary>
     public bool CrossMemoryAttach { get; init; } = true;
 
-    /// <summary>The smallest array, in bytes, lent by <see cref="CrossMemoryAttach"/>. Default 32 KiB.</summary>
+    /// <summary>Smallest allowed <see cref="LendThreshold"/>: 4 KiB (below it a system call costs more than the copy it saves).</summary>
+    public const int MinLendThreshold = 4096;
+
+    /// <summary>The smallest array, in bytes, lent by <see cref="CrossMemoryAttach"/>, at least <see cref="MinLendThreshold"/>. Default 32 KiB.</summary>
     public int LendThreshold { get; init; } = 32 << 10;
 
     /// <summary>How waiting threads spend their time. Default <see cref="ShmIdleStrategy.Adaptive"/>.</summary>
@@ -107,9 +110,9 @@ public sealed record ShmOptions
         {
             throw new ArgumentOutOfRangeException(nameof(HandshakeGrace), HandshakeGrace, "HandshakeGrace must be zero or more, or infinite.");
         }
-        if (LendThreshold < 1)
+        if (LendThreshold < MinLendThreshold)
         {
-            throw new ArgumentOutOfRangeException(nameof(LendThreshold), LendThreshold, "LendThreshold must be positive (turn lending off with CrossMemoryAttach = false).");
+            throw new ArgumentOutOfRangeException(nameof(LendThreshold), LendThreshold, $"LendThreshold must be at least {MinLendThreshold} bytes (turn lending off with CrossMemoryAttach = false).");
         }
         if (MaxFrameLength <= 0)
         {

@@ -31,6 +31,7 @@ internal sealed unsafe class ShmSegment : IDisposable
     private const int HeaderLength = 4096;
     private const int ClientToServerControl = 1024;
     private const int ServerToClientControl = 2048;
+    private const int LoanSlotsOffset = 3072; // two tables of 512 bytes, up to the end of the header
 
     private readonly MemoryMappedViewAccessor _view;
     private readonly byte* _base;
@@ -163,6 +164,12 @@ internal sealed unsafe class ShmSegment : IDisposable
             throw;
         }
     }
+
+    /// <summary>
+    /// The loan slots (<see cref="Lending.LoanSlots"/>) of one direction, in the header after the control blocks:
+    /// those of the arrays the client lends the server, or the server the client.
+    /// </summary>
+    public ulong* LoanSlots(bool clientToServer) => (ulong*)(_base + (clientToServer ? LoanSlotsOffset : LoanSlotsOffset + Lending.LoanSlots.TableLength));
 
     /// <summary>Keeps the mapping while a reader outside the channel's threads uses it; false once disposed.</summary>
     public bool TryAddRef()

@@ -121,6 +121,9 @@ internal sealed class ReconnectingChannel : FrameChannel
         return _sending!;
     }
 
+    /// <inheritdoc/>
+    public override FrameChannel? LoanLink => Volatile.Read(ref _inner)?.LoanLink;
+
     public override bool WaitForReply(PendingCall call, long deadline)
     {
         FrameChannel? inner = Volatile.Read(ref _inner);

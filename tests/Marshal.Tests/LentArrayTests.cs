@@ -22,7 +22,7 @@ public sealed class LentArrayTests
         writer.Flush();
 
         Assert.Single(lender.Lent);
-        Assert.Equal(4 + 4 + 4 + 8 + 4, lender.WrittenCount); // 7, marker, count, address, 9: not the 8 KiB
+        Assert.Equal(4 + 4 + 4 + 8 + 8 + 4, lender.WrittenCount); // 7, marker, count, address, ticket, 9: not the 8 KiB
         var reader = new MarshalReader(lender.Written) { PeerMemory = lender };
         Assert.Equal(7, reader.Read<int>());
         Assert.Equal(values, reader.ReadArray<long>());
@@ -192,6 +192,7 @@ public sealed class LentArrayTests
         w.Write(WireFormat.LentLength);
         w.Write(count);
         w.Write(address);
+        w.Write(77UL);
     });
 
     /// <summary>A buffer writer that lends by pinning, and serves the lent bytes back as the peer's memory.</summary>
@@ -213,9 +214,10 @@ public sealed class LentArrayTests
 
         public long MaxBlockBytes { get; init; } = long.MaxValue;
 
-        public bool TryLend(Array array, long byteLength, out ulong address)
+        public bool TryLend(Array array, long byteLength, out ulong address, out ulong ticket)
         {
             address = 0;
+            ticket = 77;
             if (Refuse)
             {
                 return false;
@@ -226,8 +228,9 @@ public sealed class LentArrayTests
             return true;
         }
 
-        public void Read(ulong address, Span<byte> destination)
+        public void Read(ulong address, ulong ticket, Span<byte> destination)
         {
+            Assert.Equal(77UL, ticket);
             Reads++;
             new ReadOnlySpan<byte>((void*)address, destination.Length).CopyTo(destination);
         }

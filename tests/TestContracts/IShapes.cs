@@ -15,6 +15,15 @@ public interface IShapes
 
     /// <summary>A hash of the block, copied out with <see cref="LentSpan{T}.CopyTo"/> (lent across shared memory).</summary>
     long Checksum(LentSpan<byte> data);
+
+    /// <summary>Waits for <see cref="ReleaseChecksum"/>, then hashes the block: a read of a lent block long after the call.</summary>
+    long ChecksumWhenReleased(LentSpan<byte> data);
+
+    /// <summary>Lets one <see cref="ChecksumWhenReleased"/> go on.</summary>
+    void ReleaseChecksum();
+
+    /// <summary>What the last <see cref="ChecksumWhenReleased"/> came to (its hash, or its exception), once it ended.</summary>
+    string AwaitChecksumOutcome();
     Order RoundTrip(Order order);
     Data Increment(Data data);
     Immutable Make(int a, string b);

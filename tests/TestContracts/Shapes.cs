@@ -35,6 +35,31 @@ public class Shapes : IShapes
         return Hash(copy.AsSpan(0, data.Length));
     }
 
+    private static readonly SemaphoreSlim s_checksumGate = new(0);
+    private static TaskCompletionSource<string> s_checksumOutcome = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    public long ChecksumWhenReleased(LentSpan<byte> data)
+    {
+        var outcome = new TaskCompletionSource<string>(TaskCreationOptions.RunContinuationsAsynchronously);
+        Volatile.Write(ref s_checksumOutcome, outcome);
+        s_checksumGate.Wait();
+        try
+        {
+            long hash = Checksum(data);
+            outcome.TrySetResult(hash.ToString(System.Globalization.CultureInfo.InvariantCulture));
+            return hash;
+        }
+        catch (Exception ex)
+        {
+            outcome.TrySetResult($"{ex.GetType().Name}: {ex.Message}");
+            throw;
+        }
+    }
+
+    public void ReleaseChecksum() => s_checksumGate.Release();
+
+    public string AwaitChecksumOutcome() => Volatile.Read(ref s_checksumOutcome).Task.WaitAsync(TimeSpan.FromSeconds(30)).GetAwaiter().GetResult();
+
     /// <summary>What <see cref="Checksum"/> returns for <paramref name="data"/>.</summary>
     public static long Hash(ReadOnlySpan<byte> data)
     {

@@ -79,31 +79,60 @@ public sealed class LendingTests : IDisposable
     }
 
     [Fact]
-    public unsafe void A_loan_taken_back_cannot_be_read_and_a_bad_address_is_a_protocol_error()
+    public unsafe void A_loan_taken_back_cannot_be_read_and_its_slot_serves_a_new_generation()
     {
         using ShmSegment segment = ShmSegment.Create("lending-unit", 4096, out Microsoft.Win32.SafeHandles.SafeFileHandle memory);
         memory.Dispose();
         int self = Environment.ProcessId;
-        var book = new LoanBook(segment.ClientToServer, self, 4096, "shm://unit");
-        var reader = new PeerReader(segment, segment.ClientToServer, self, "shm://unit", int.MaxValue);
+        var book = new LoanBook(segment.LoanSlots(clientToServer: true), self, 4096, "shm://unit");
+        var reader = new PeerReader(segment, segment.LoanSlots(clientToServer: true), self, "shm://unit", int.MaxValue);
         int[] values = [.. Enumerable.Range(0, 10_000)];
-        ulong address = book.Lend(values, values.Length * sizeof(int));
-        book.Seal(callId: 5);
-
         byte[] copy = new byte[values.Length * sizeof(int)];
-        reader.Read(address, copy);
+
+        Assert.True(book.TryLend(values, copy.Length, out ulong address, out ulong ticket));
+        book.Seal(callId: 5);
+        reader.Read(address, ticket, copy);
+        reader.Read(address, ticket, copy); // a block may be read more than once while lent
         Assert.Equal(values, MemoryMarshal.Cast<byte, int>(copy).ToArray());
 
-        book.RevokeAll();
-        var gone = Assert.Throws<XCallDisconnectedException>(() => reader.Read(address, copy));
+        book.Revoke(5); // the caller stopped waiting
+        var gone = Assert.Throws<XCallDisconnectedException>(() => reader.Read(address, ticket, copy));
         Assert.Contains("took back", gone.Message);
 
-        var bad = Assert.Throws<XCallProtocolException>(() => new PeerReader(segment, segment.ServerToClient, self, "shm://unit", int.MaxValue).Read(8, copy));
+        // The slot serves the next call under a new generation; the old ticket stays dead.
+        Assert.True(book.TryLend(values, copy.Length, out ulong again, out ulong newTicket));
+        book.Seal(callId: 6);
+        Assert.NotEqual(ticket, newTicket);
+        Assert.Throws<XCallDisconnectedException>(() => reader.Read(again, ticket, copy));
+        reader.Read(again, newTicket, copy);
+
+        // A bad address fails the read and leaves the loan as it was: the reply still ends it.
+        var bad = Assert.Throws<XCallProtocolException>(() => reader.Read(8, newTicket, copy));
         Assert.Contains("Cannot read", bad.Message);
-        Assert.Equal(0, ReadersOf(segment.ClientToServer));
+        book.Release(6);
+        Assert.False(book.HasSealed);
+        Assert.Throws<XCallProtocolException>(() => reader.Read(again, ulong.MaxValue, copy)); // no such slot
     }
 
-    private static unsafe int ReadersOf(Ring.ShmRing ring) => *ring.LoanReaders;
+    [Fact]
+    public void Calls_past_the_slots_copy_their_arrays_and_the_end_of_the_connection_takes_every_loan_back()
+    {
+        using ShmSegment segment = ShmSegment.Create("lending-slots", 4096, out Microsoft.Win32.SafeHandles.SafeFileHandle memory);
+        memory.Dispose();
+        var book = NewBook(segment);
+        byte[] data = new byte[8192];
+        for (ulong call = 1; call <= 64; call++)
+        {
+            Assert.True(book.TryLend(data, data.Length, out _, out _));
+            book.Seal(call);
+        }
+        Assert.False(book.TryLend(data, data.Length, out _, out _), "65 calls with loans out at once");
+        book.RevokeAll();
+        Assert.False(book.HasSealed);
+        Assert.False(book.TryLend(data, data.Length, out _, out _), "a connection that ended lends nothing more");
+    }
+
+    private static unsafe LoanBook NewBook(ShmSegment segment) => new(segment.LoanSlots(clientToServer: true), Environment.ProcessId, 4096, "shm://unit");
 
     private static void Send(ShmChannel channel, in FrameHeader header, byte[] data)
     {

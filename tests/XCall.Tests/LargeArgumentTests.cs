@@ -1,3 +1,4 @@
+using XCall.Runtime;
 using System.Diagnostics.Metrics;
 using XCall.Diagnostics;
 using XCall.Tests.Contracts;
@@ -52,17 +53,34 @@ public sealed class LargeArgumentTests
         Assert.Equal(lend ? data.Length + (1 << 20) : 0, lent.Total);
     }
 
+    [Fact]
+    public void A_caller_that_stopped_waiting_has_its_array_back_before_the_callee_reads_it()
+    {
+        using var served = new Served("late", lend: true, new ConnectionOptions { CallTimeout = TimeSpan.FromSeconds(1) });
+        IShapes proxy = served.Service.Proxy;
+        byte[] data = new byte[1 << 20];
+        Array.Fill(data, (byte)1);
+
+        Assert.Throws<XCallTimeoutException>(() => proxy.ChecksumWhenReleased(data)); // the callee holds on
+        Assert.Equal(data.Length, served.Lent.Total);
+        Array.Fill(data, (byte)2); // the caller's array is its own again: whatever it writes, the callee must not see
+        proxy.ReleaseChecksum();
+
+        // The late read finds the loan taken back (it used to read the 2s, as if the caller had sent them).
+        Assert.Contains("took back", proxy.AwaitChecksumOutcome());
+    }
+
     /// <summary>A server process at a fresh shm address, a service on it lending or not, and its lent-bytes counter.</summary>
     private sealed class Served : IDisposable
     {
         private readonly HostProcess _host;
 
-        public Served(string prefix, bool lend)
+        public Served(string prefix, bool lend, ConnectionOptions? connection = null)
         {
             string address = $"shm://{HostProcess.UniqueName(prefix)}";
             _host = HostProcess.Start(address);
             Lent = new LentBytes(address);
-            Service = Remote.Open<IShapes>(address, new RemoteOptions { Shm = new ShmOptions { CrossMemoryAttach = lend } });
+            Service = Remote.Open<IShapes>(address, new RemoteOptions { Shm = new ShmOptions { CrossMemoryAttach = lend }, Connection = connection ?? ConnectionOptions.Default });
         }
 
         public RemoteService<IShapes> Service { get; }

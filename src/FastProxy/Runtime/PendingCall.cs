@@ -75,6 +75,9 @@ public sealed class PendingCall : IValueTaskSource
 
     internal long StartTimestamp { get; set; }
 
+    /// <summary>The link whose frame for this call may lend arrays (<see cref="FrameChannel.LoanLink"/>); null when none.</summary>
+    internal FrameChannel? LoanLink { get; set; }
+
     /// <summary>The <see cref="Environment.TickCount64"/> by which the call must be answered (0: no call timeout),
     /// set when the call began: a wait for a reconnect and the wait for the reply share it.</summary>
     internal long Deadline { get; set; }

@@ -197,7 +197,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
             ThrowClosed();
         }
         cancellationToken.ThrowIfCancellationRequested(); // a call cancelled before it is made starts no reconnect
-        long deadline = NewDeadline();
+        long deadline = CallDeadline(isAsync: true); // the deadline of the call that waits, if it began before (a second loss)
         ValueTask connect = Channel.ConnectAsync(deadline, cancellationToken);
         return connect.IsCompletedSuccessfully ? new ValueTask<long>(deadline) : AfterConnect(connect, deadline);
 
@@ -258,15 +258,22 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         call.Deadline = deadline;
         try
         {
-            ushort flags = (ushort)((parentCallId == 0 ? 0 : FrameFlags.Nested) | (isAsync ? 0 : FrameFlags.CallerWaits));
+            // CallerWaits only where the link lends: the flag tells the transport it may, and older peers refuse it.
+            bool lends = !isAsync && Channel.LoanLink is not null;
+            ushort flags = (ushort)((parentCallId == 0 ? 0 : FrameFlags.Nested) | (lends ? FrameFlags.CallerWaits : 0));
             IBufferWriter<byte>? output = BeginBoundedFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId, flags), mayDefer, deadline);
             if (output is null)
             {
+                if (mayDefer && _sendTimeoutMs != 0)
+                {
+                    ContinueCall(deadline); // the reconnect this call now waits for (ReconnectAsync, next on this thread) keeps its deadline
+                }
                 ReturnCall(call);
                 call = null!;
                 return null;
             }
             call.Link = Channel.LinkGeneration;
+            call.LoanLink = lends ? Channel.LoanLink : null; // the link the frame is open on (a reconnect may have made a new one)
             if (proxy?.Reference is not null)
             {
                 CheckLinkOrAbort(proxy);
@@ -356,6 +363,11 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
                 call.CompleteWithFailure(call.CallId, new XCallDisconnectedException(RemoteEndpoint, "the caller stopped waiting"));
             }
             call.EndNested();
+            if (call.LoanLink is { } loans && call.Failed)
+            {
+                // No reply (or an error): the arrays the frame lent come back to the caller only once the peer cannot read them.
+                loans.TakeBackLoans(call.CallId);
+            }
         }
     }
 
@@ -657,6 +669,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
             Interlocked.Decrement(ref _asyncInFlight);
         }
         call.CallId = 0;
+        call.LoanLink = null;
         if (Interlocked.CompareExchange(ref _spareCall, call, null) is null)
         {
             return;

@@ -105,6 +105,23 @@ public abstract class FrameChannel : IDisposable
     /// <exception cref="XCallDisconnectedException">The channel is closed.</exception>
     public virtual void CommitFrameBatched() => CommitFrame();
 
+    /// <summary>
+    /// The link whose frames lend large arrays to the peer (<see cref="XCall.Marshal.IBlockLender"/>; shared memory with
+    /// cross-memory attach), null when this channel lends nothing. A synchronous call sets
+    /// <see cref="FrameFlags.CallerWaits"/> only on such a link, and takes its loans back there
+    /// (<see cref="TakeBackLoans"/>) when it stops waiting without a reply.
+    /// </summary>
+    public virtual FrameChannel? LoanLink => null;
+
+    /// <summary>
+    /// Call <paramref name="callId"/>'s caller stops waiting without its reply (a timeout, a cancellation, a lost
+    /// link): takes back the arrays its frame lent, waiting for a read of them in progress, so the caller gets them
+    /// back only once the peer cannot read them.
+    /// </summary>
+    public virtual void TakeBackLoans(ulong callId)
+    {
+    }
+
     /// <summary>Drops the frame begun by <see cref="BeginFrame"/> and releases the send side.</summary>
     public abstract void AbortFrame();
 

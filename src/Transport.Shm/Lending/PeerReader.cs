@@ -1,23 +1,30 @@
 using XCall.Marshal;
 using XCall.Transport.Shm.Interop;
-using XCall.Transport.Shm.Ring;
 
 namespace XCall.Transport.Shm.Lending;
 
 /// <summary>
 /// The reader's side of cross-memory attach: copies a block the peer lent (see <see cref="LoanBook"/>) straight
-/// from the peer's memory into ours with one <c>process_vm_readv</c>. Each read is announced in the incoming
-/// ring's control block, so a peer that ends the connection waits for it before it unpins the block, and a read
-/// that starts after the peer took its loans back fails instead of reading freed memory.
+/// from the peer's memory into ours with <c>process_vm_readv</c>. Each read holds the loan's slot (<see cref="LoanSlots"/>)
+/// in the Reading state, so a lender that takes the loan back waits for it; a read of a loan already taken back
+/// (its caller timed out, or the connection is ending) fails with <see cref="XCallDisconnectedException"/>, which
+/// fails that call only.
 /// </summary>
-internal sealed unsafe class PeerReader(ShmSegment segment, ShmRing incoming, int peerPid, string endpoint, long maxBlockBytes) : IPeerMemory
+internal sealed unsafe class PeerReader(ShmSegment segment, ulong* slots, int peerPid, string endpoint, long maxBlockBytes) : IPeerMemory
 {
+    private const int ESrch = 3;
+
     /// <inheritdoc/>
     public long MaxBlockBytes => maxBlockBytes;
 
     /// <inheritdoc/>
-    public void Read(ulong address, Span<byte> destination)
+    public void Read(ulong address, ulong ticket, Span<byte> destination)
     {
+        int slot = LoanSlots.SlotOf(ticket);
+        if ((uint)slot >= LoanSlots.Count)
+        {
+            throw new XCallProtocolException($"A lent array names loan slot {slot}; there are {LoanSlots.Count}.");
+        }
         // A call read on a pool thread may come after the connection ended: the mapping must outlive the read.
         if (!segment.TryAddRef())
         {
@@ -25,7 +32,20 @@ internal sealed unsafe class PeerReader(ShmSegment segment, ShmRing incoming, in
         }
         try
         {
-            ReadHeld(address, destination);
+            ulong lent = LoanSlots.Pack(LoanSlots.GenerationOf(ticket), LoanSlots.Lent);
+            ulong reading = LoanSlots.Pack(LoanSlots.GenerationOf(ticket), LoanSlots.Reading);
+            if (Interlocked.CompareExchange(ref slots[slot], reading, lent) != lent)
+            {
+                throw new XCallDisconnectedException(endpoint, "the caller took back the arrays it lent (its call timed out or was cancelled, or the connection is ending)");
+            }
+            try
+            {
+                Copy(address, destination);
+            }
+            finally
+            {
+                Volatile.Write(ref slots[slot], lent);
+            }
         }
         finally
         {
@@ -33,25 +53,25 @@ internal sealed unsafe class PeerReader(ShmSegment segment, ShmRing incoming, in
         }
     }
 
-    private void ReadHeld(ulong address, Span<byte> destination)
+    private void Copy(ulong address, Span<byte> destination)
     {
-        Interlocked.Increment(ref *incoming.LoanReaders);
-        try
+        // One process_vm_readv moves at most about 2 GiB; larger blocks take several.
+        const int Chunk = 1 << 30;
+        int done = 0;
+        while (done < destination.Length)
         {
-            if (Volatile.Read(ref *incoming.LoansRevoked) != 0)
+            int n = Math.Min(Chunk, destination.Length - done);
+            long read = Libc.ReadProcessMemory(peerPid, address + (ulong)done, destination.Slice(done, n));
+            if (read <= 0 && Libc.LastErrorNumber == ESrch)
             {
-                throw new XCallDisconnectedException(endpoint, "the peer took back the arrays it lent (it is closing the connection)");
+                throw new XCallDisconnectedException(endpoint, "the peer that lent the call's arrays is gone");
             }
-            long read = Libc.ReadProcessMemory(peerPid, address, destination);
-            if (read != destination.Length)
+            if (read != n)
             {
-                string why = read < 0 ? Libc.LastErrorText() : $"{read} of {destination.Length} bytes";
+                string why = read < 0 ? Libc.LastErrorText() : $"{read} of {n} bytes";
                 throw new XCallProtocolException($"Cannot read the {destination.Length}-byte array the peer lent at 0x{address:x} ({why}).");
             }
-        }
-        finally
-        {
-            Interlocked.Decrement(ref *incoming.LoanReaders);
+            done += n;
         }
     }
 }

@@ -28,6 +28,9 @@ internal static class Handshake
     private const ulong HelloMagic = 0x3148_4D48_534C_4358; // "XCLSHMH1"
     internal const int HelloLength = 40;
 
+    // Magic, version, pid, ring size, flags: the hello of every version so far (3 adds the probe after it).
+    private const int FixedHelloLength = 24;
+
     /// <summary>3: both sides send a memory probe (2 did not lend; 1 sent the path of a file in /dev/shm).</summary>
     internal const int Version = 3;
 
@@ -60,8 +63,9 @@ internal static class Handshake
         {
             // Read the hello even from a peer we refuse: closing with unread data would reset the connection
             // and the peer would lose the reason.
+            // The fixed part first (what every version sends), so a peer of another version gets its answer.
             Span<byte> hello = stackalloc byte[HelloLength];
-            ReceiveExactly(socket, hello);
+            ReceiveExactly(socket, hello[..FixedHelloLength]);
             PeerCredentials? peer = PeerCredentials.Get(socket);
             if (peer is { } refusedPeer && !options.IsAllowed(refusedPeer.Uid))
             {
@@ -73,6 +77,7 @@ internal static class Handshake
                 SendText(socket, Failed, $"unknown handshake (this server speaks version {Version})");
                 return null;
             }
+            ReceiveExactly(socket, hello[FixedHelloLength..]);
             int ringSize = BinaryPrimitives.ReadInt32LittleEndian(hello[16..]);
             int flags = BinaryPrimitives.ReadInt32LittleEndian(hello[20..]);
             if (!IsRingSize(ringSize))

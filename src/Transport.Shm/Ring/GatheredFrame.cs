@@ -18,8 +18,8 @@ internal sealed unsafe class GatheredFrame : IMarshalInput
 
     public bool IsActive { get; private set; }
 
-    /// <summary>The peer's memory, for arrays the frame lends (see <see cref="RingReader.PeerMemory"/>).</summary>
-    public IPeerMemory? PeerMemory { get; set; }
+    /// <summary>The reader that gathers it, which says where lent arrays of a frame are read (see <see cref="RingReader.PeerMemoryFor"/>).</summary>
+    public RingReader? Owner { get; set; }
 
     public void Begin(in FrameHeader header)
     {
@@ -59,12 +59,12 @@ internal sealed unsafe class GatheredFrame : IMarshalInput
             _nextSegment = 1;
             if (_length <= SegmentSize)
             {
-                var reader = new MarshalReader(first, handler.Limits) { PeerMemory = PeerMemory };
+                var reader = new MarshalReader(first, handler.Limits) { PeerMemory = Owner?.PeerMemoryFor(_header) };
                 handler.OnFrame(in _header, ref reader);
             }
             else
             {
-                var reader = new MarshalReader(first, _length, this, handler.Limits) { PeerMemory = PeerMemory };
+                var reader = new MarshalReader(first, _length, this, handler.Limits) { PeerMemory = Owner?.PeerMemoryFor(_header) };
                 handler.OnFrame(in _header, ref reader);
             }
         }

@@ -54,12 +54,6 @@ internal static class RingLayout
     /// <summary>Futex word the producer sleeps on while the ring is full.</summary>
     public const int ProducerWakeSeqOffset = 516;
 
-    /// <summary>Consumer: how many of its threads are reading an array the producer lent (cross-memory attach).</summary>
-    public const int LoanReadersOffset = 640;
-
-    /// <summary>Producer: 1 once it took back every array it lent (the connection ends); no read may start after.</summary>
-    public const int LoansRevokedOffset = 768;
-
     /// <summary>Bytes reserved for one control block.</summary>
     public const int ControlBlockLength = 1024;
 

@@ -33,11 +33,16 @@ internal sealed unsafe class RingReader
         init
         {
             _peerMemory = value;
-            _gathered.PeerMemory = value;
+            _gathered.Owner = this;
         }
     }
 
     private readonly IPeerMemory? _peerMemory;
+
+    /// <summary>The peer's memory for a frame that may hold lent arrays (a call whose caller waits), else null: a lent
+    /// block anywhere else is malformed.</summary>
+    internal IPeerMemory? PeerMemoryFor(in FrameHeader header) =>
+        header.Kind == FrameKind.Call && (header.Flags & FrameFlags.CallerWaits) != 0 ? _peerMemory : null;
 
     /// <summary>The arrays our side lent; a reply or error frame from the peer ends its call's loans.</summary>
     public Lending.LoanBook? Loans { get; init; }
@@ -127,7 +132,7 @@ internal sealed unsafe class RingReader
         byte* payload = record + RingLayout.FirstPayloadOffset;
         if (total == first)
         {
-            var reader = new MarshalReader(new ReadOnlySpan<byte>(payload, first), handler.Limits) { PeerMemory = _peerMemory };
+            var reader = new MarshalReader(new ReadOnlySpan<byte>(payload, first), handler.Limits) { PeerMemory = PeerMemoryFor(header) };
             handler.OnFrame(in header, ref reader);
             Release(next);
             return PollResult.Frame;
@@ -144,7 +149,7 @@ internal sealed unsafe class RingReader
             throw Malformed(_position, $"frame total {total} does not match its first record ({first} bytes)");
         }
         _inPlace.Begin(next, total - first);
-        var chunked = new MarshalReader(new ReadOnlySpan<byte>(payload, first), total, _inPlace, handler.Limits) { PeerMemory = _peerMemory };
+        var chunked = new MarshalReader(new ReadOnlySpan<byte>(payload, first), total, _inPlace, handler.Limits) { PeerMemory = PeerMemoryFor(header) };
         handler.OnFrame(in header, ref chunked);
         _inPlace.Finish();
         return PollResult.Frame;

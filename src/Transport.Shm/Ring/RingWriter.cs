@@ -106,16 +106,15 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
     public int MinimumLendBytes => Loans?.MinimumBytes ?? int.MaxValue;
 
     /// <inheritdoc/>
-    public bool TryLend(Array array, long byteLength, out ulong address)
+    public bool TryLend(Array array, long byteLength, out ulong address, out ulong ticket)
     {
         // Only a call whose caller waits for its reply lends: the caller cannot change the array before the reply
-        // (which comes after the peer read it), and the reply is what ends the loan.
+        // (which comes after the peer read it) or before it took the loan back (LoanBook.Revoke).
         if (_open && _mayLend && Loans is { } loans)
         {
-            address = loans.Lend(array, byteLength);
-            return true;
+            return loans.TryLend(array, byteLength, out address, out ticket);
         }
-        address = 0;
+        address = ticket = 0;
         return false;
     }
 

@@ -39,8 +39,4 @@ internal sealed unsafe class ShmRing
     public int* ProducerSleeping => (int*)(Control + RingLayout.ProducerSleepingOffset);
 
     public int* ProducerWakeSeq => (int*)(Control + RingLayout.ProducerWakeSeqOffset);
-
-    public int* LoanReaders => (int*)(Control + RingLayout.LoanReadersOffset);
-
-    public int* LoansRevoked => (int*)(Control + RingLayout.LoansRevokedOffset);
 }

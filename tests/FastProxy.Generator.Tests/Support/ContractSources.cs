@@ -103,6 +103,7 @@ internal static class ContractSources
             int Sum(ReadOnlySpan<int> values);
             void Fill(ReadOnlySpan<byte> buffer);
             long Store(LentSpan<long> block);
+            void Split(LentSpan<long> block, out ReadOnlySpan<long> head);
             ReadOnlyMemory<double> Doubles(ReadOnlyMemory<double> values);
             Vec3 Scale(in Vec3 v, float f);
             Money? Total(Dictionary<string, Money> prices);

@@ -276,6 +276,40 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
         }
     }
 
+    void global::Sample.Orders.IOrders.Split(global::XCall.LentSpan<long> block, out global::System.ReadOnlySpan<long> head)
+    {
+        head = default!;
+        var __conn = Connection;
+        var __out = __conn.BeginCall(this, 0x31f94097u, false, out var __call);
+        try
+        {
+            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            __w.WriteLent<long>(block);
+            __w.Flush();
+            __call.RequestBytes = __w.BytesWritten;
+        }
+        catch
+        {
+            __conn.AbortCall(__call);
+            throw;
+        }
+        try
+        {
+            __conn.SendAndWait(__call);
+            var __r = __call.GetReplyReader();
+            head = __r.ReadArray<long>();
+            __r.EnsureFullyConsumed();
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        {
+            throw;
+        }
+        finally
+        {
+            __conn.EndCall(__call);
+        }
+    }
+
     global::System.ReadOnlyMemory<double> global::Sample.Orders.IOrders.Doubles(global::System.ReadOnlyMemory<double> values)
     {
         var __conn = Connection;
@@ -385,7 +419,7 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
 internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runtime.Dispatcher
 {
     public override string ContractName => "Sample.Orders.IOrders";
-    public override ulong ContractHash => 0x515b7fbd14246be7UL;
+    public override ulong ContractHash => 0x57dad44de351bf1dUL;
 
     public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
     {
@@ -399,6 +433,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
             case 0x7629c0f6u: return __Dispatch_Sum_7629c0f6(__t, ref __r, call);
             case 0xafbf04c4u: return __Dispatch_Fill_afbf04c4(__t, ref __r, call);
             case 0x2effbfacu: return __Dispatch_Store_2effbfac(__t, ref __r, call);
+            case 0x31f94097u: return __Dispatch_Split_31f94097(__t, ref __r, call);
             case 0x3e4850e9u: return __Dispatch_Doubles_3e4850e9(__t, ref __r, call);
             case 0xe8d102b8u: return __Dispatch_Scale_e8d102b8(__t, ref __r, call);
             case 0x8e0e3055u: return __Dispatch_Total_8e0e3055(__t, ref __r, call);
@@ -533,6 +568,23 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Split_31f94097(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    {
+        var __a0 = new global::XCall.LentSpan<long>(__r.ReadArray<long>());
+        global::System.ReadOnlySpan<long> __a1 = default!;
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead();
+        __t.Split(__a0, out __a1);
+
+        {
+            var __w = call.BeginReply();
+            __w.WriteSpan<long>(__a1);
+            call.EndReply(ref __w);
+        }
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
     private static global::System.Threading.Tasks.ValueTask __Dispatch_Doubles_3e4850e9(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
     {
         var __a0 = global::XCall.Marshal.UnmanagedMemoryMarshaller<double>.Read(ref __r);
@@ -590,6 +642,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
         0x7629c0f6u => "Sum",
         0xafbf04c4u => "Fill",
         0x2effbfacu => "Store",
+        0x31f94097u => "Split",
         0x3e4850e9u => "Doubles",
         0xe8d102b8u => "Scale",
         0x8e0e3055u => "Total",
@@ -708,6 +761,21 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
         return __ret;
     }
 
+    void global::Sample.Orders.IOrders.Split(global::XCall.LentSpan<long> block, out global::System.ReadOnlySpan<long> head)
+    {
+        var __t = this.Target;
+        global::System.ReadOnlySpan<long> __a1;
+        try
+        {
+            __t.Split(block, out __a1);
+        }
+        catch (global::System.Exception __e) when (__e is not global::System.OperationCanceledException)
+        {
+            throw global::XCall.Domain.DomainCopy.ToRemote(__e);
+        }
+        head = __a1;
+    }
+
     global::System.ReadOnlyMemory<double> global::Sample.Orders.IOrders.Doubles(global::System.ReadOnlyMemory<double> values)
     {
         var __t = this.Target;
@@ -760,7 +828,7 @@ internal sealed class Sample_Orders_IOrders_XCallDomainProxy : global::XCall.Dom
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal sealed class Sample_Orders_IOrders_XCallContract : global::XCall.Runtime.Contract<global::Sample.Orders.IOrders>
 {
-    public const ulong ContractHash = 0x515b7fbd14246be7UL;
+    public const ulong ContractHash = 0x57dad44de351bf1dUL;
     public static readonly Sample_Orders_IOrders_XCallDispatcher SharedDispatcher = new();
     public override string Name => "Sample.Orders.IOrders";
     public override ulong Hash => ContractHash;
