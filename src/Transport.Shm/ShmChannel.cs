@@ -55,7 +55,7 @@ internal sealed partial class ShmChannel : FrameChannel
         _inSignal = new RingSignal(incoming, options.IdleStrategy, endpoint, portableWake, poke);
         _outSignal = new RingSignal(outgoing, options.IdleStrategy, endpoint, portableWake, poke);
         LoanBook? loans = lending.PeerReadsUs && lending.PeerPid > 0
-            ? new LoanBook(segment.LoanSlots(clientToServer: !isServer), lending.PeerPid, options.LendThreshold, endpoint)
+            ? new LoanBook(segment, segment.LoanSlots(clientToServer: !isServer), lending.PeerPid, options.LendThreshold, endpoint)
             : null;
         _writer = new RingWriter(outgoing, _outSignal) { Endpoint = endpoint, Loans = loans };
         _reader = new RingReader(incoming, _inSignal, options.MaxFrameLength)

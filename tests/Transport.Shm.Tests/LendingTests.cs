@@ -84,7 +84,7 @@ public sealed class LendingTests : IDisposable
         using ShmSegment segment = ShmSegment.Create("lending-unit", 4096, out Microsoft.Win32.SafeHandles.SafeFileHandle memory);
         memory.Dispose();
         int self = Environment.ProcessId;
-        var book = new LoanBook(segment.LoanSlots(clientToServer: true), self, 4096, "shm://unit");
+        var book = new LoanBook(segment, segment.LoanSlots(clientToServer: true), self, 4096, "shm://unit");
         var reader = new PeerReader(segment, segment.LoanSlots(clientToServer: true), self, "shm://unit", int.MaxValue);
         int[] values = [.. Enumerable.Range(0, 10_000)];
         byte[] copy = new byte[values.Length * sizeof(int)];
@@ -132,7 +132,7 @@ public sealed class LendingTests : IDisposable
         Assert.False(book.TryLend(data, data.Length, out _, out _), "a connection that ended lends nothing more");
     }
 
-    private static unsafe LoanBook NewBook(ShmSegment segment) => new(segment.LoanSlots(clientToServer: true), Environment.ProcessId, 4096, "shm://unit");
+    private static unsafe LoanBook NewBook(ShmSegment segment) => new(segment, segment.LoanSlots(clientToServer: true), Environment.ProcessId, 4096, "shm://unit");
 
     private static void Send(ShmChannel channel, in FrameHeader header, byte[] data)
     {

@@ -22,6 +22,7 @@ internal sealed unsafe class LoanBook
     // the process rather than be freed under a read.
     private static readonly TimeSpan s_revokeWait = TimeSpan.FromSeconds(1);
 
+    private readonly ShmSegment _segment;
     private readonly ulong* _slots;
     private readonly int _peerPid;
     private readonly string _endpoint;
@@ -33,8 +34,9 @@ internal sealed unsafe class LoanBook
     private int _sealedCount;
     private bool _revoked;
 
-    public LoanBook(ulong* slots, int peerPid, int minimumBytes, string endpoint)
+    public LoanBook(ShmSegment segment, ulong* slots, int peerPid, int minimumBytes, string endpoint)
     {
+        _segment = segment;
         _slots = slots;
         _peerPid = peerPid;
         _endpoint = endpoint;
@@ -140,7 +142,19 @@ internal sealed unsafe class LoanBook
             }
             _sealedCount = _sealed.Count;
         }
-        TakeBack(entry.Slot, entry.Handles);
+        // A caller's thread, outside the send lock: the connection may be ending under it, and its slots with it.
+        if (!_segment.TryAddRef())
+        {
+            return; // unmapped on this side while the peer may still read: the arrays stay pinned
+        }
+        try
+        {
+            TakeBack(entry.Slot, entry.Handles);
+        }
+        finally
+        {
+            _segment.ReleaseRef();
+        }
     }
 
     /// <summary>The connection ends: takes back every call's loans (no frame is open: the send lock is held).</summary>
