@@ -35,6 +35,7 @@ internal sealed class ReconnectingChannel : FrameChannel
     private readonly string _endpoint;
     private readonly CancellationTokenSource _closing = new(); // ends an attempt on the pool when the channel is disposed
     private FrameChannel? _inner;
+    private volatile bool _checking; // a new link is published, its contract not re-checked yet (see Install)
     private FrameChannel? _sending;
 
     // The link this thread's open frame went to (the frame's commit or abort must reach that link, not one
@@ -84,11 +85,20 @@ internal sealed class ReconnectingChannel : FrameChannel
     }
 
     public override IBufferWriter<byte> BeginFrame(in FrameHeader header) =>
-        BeginOn(Volatile.Read(ref _inner) ?? Reconnect(), header);
+        BeginOn(Usable(header) ?? Reconnect(), header);
 
     /// <inheritdoc/>
     public override IBufferWriter<byte>? TryBeginFrame(in FrameHeader header) =>
-        Volatile.Read(ref _inner) is { } inner ? BeginOn(inner, header) : null;
+        Usable(header) is { } inner ? BeginOn(inner, header) : null;
+
+    /// <summary>The link a frame of <paramref name="header"/>'s kind may go to now; null while there is none, and for a
+    /// call while a new link's contract is re-checked (see <see cref="Install"/>).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private FrameChannel? Usable(in FrameHeader header)
+    {
+        FrameChannel? inner = Volatile.Read(ref _inner);
+        return _checking && header.Kind is FrameKind.Call or FrameKind.OneWay ? null : inner;
+    }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private IBufferWriter<byte> BeginOn(FrameChannel inner, in FrameHeader header)
@@ -221,7 +231,7 @@ internal sealed class ReconnectingChannel : FrameChannel
         {
             mine = false;
             current = _inner;
-            if (current is not null)
+            if (current is not null && !(_checking && _attempt is not null))
             {
                 return null;
             }
@@ -367,13 +377,17 @@ internal sealed class ReconnectingChannel : FrameChannel
     }
 
     /// <summary>Makes <paramref name="connected"/> the link, re-checks the contract, and lets the attempt's waiters go.</summary>
+    /// <remarks>
+    /// The attempt stays the one to join, and calls keep off the new link (<see cref="_checking"/>), until the
+    /// contract is re-checked (<see cref="AfterReconnect"/>: the Hello, which passes): the peer exposes the service
+    /// only on a Hello, and a call that overtook it closed the new link as a call to an unknown object.
+    /// </remarks>
     private FrameChannel Install(TaskCompletionSource<FrameChannel?> attempt, FrameChannel connected)
     {
         int generation = 0;
         bool disposed;
         lock (_lock)
         {
-            ForgetAttemptUnsynchronized(attempt);
             disposed = _disposed;
             if (!disposed)
             {
@@ -382,29 +396,76 @@ internal sealed class ReconnectingChannel : FrameChannel
                 // The generation counts up before any frame can go out on the new link (BeginFrame reads
                 // _inner), so a sender that finds the new link also finds the new generation.
                 generation = NextLinkGeneration();
+                _checking = true;
                 Volatile.Write(ref _inner, connected);
+            }
+            else
+            {
+                ForgetAttemptUnsynchronized(attempt);
             }
         }
         if (disposed)
         {
             connected.Dispose(); // made after the channel closed: nobody will use it
-            var closed = ClosedError();
-            Fault(attempt, closed);
-            throw closed;
+            throw FailClosed(attempt);
         }
         try
         {
-            connected.Start(new Link(this, connected, generation));
+            try
+            {
+                connected.Start(new Link(this, connected, generation));
+            }
+            catch (Exception) when (IsDisposedNow())
+            {
+                // Disposed between publishing the link and starting it: Dispose closed the link, which, never
+                // started, reports no close of its own; the channel's handler learns it here, and callers get the
+                // closed channel's error rather than what the closed link's Start threw.
+                _handler?.OnClosed(null);
+                throw FailClosed(attempt);
+            }
+            if (IsDisposedNow())
+            {
+                connected.Dispose(); // Dispose may have closed it before it started: closed again, its close reaches the handler
+                throw FailClosed(attempt);
+            }
             StateChanged?.Invoke(ConnectionState.Connected, null);
             AfterReconnect?.Invoke();
         }
         catch (Exception ex)
         {
-            Fault(attempt, ex); // the waiters fail as the caller that made the attempt does
+            EndChecking(attempt);
+            Fault(attempt, ex); // the waiters fail as the caller that made the attempt does (no-op if failed above)
             throw;
         }
+        EndChecking(attempt);
         attempt.TrySetResult(connected);
         return connected;
+    }
+
+    /// <summary>The new link is checked (or failed): calls may use it, and the attempt is no longer the one to join.</summary>
+    private void EndChecking(TaskCompletionSource<FrameChannel?> attempt)
+    {
+        lock (_lock)
+        {
+            _checking = false;
+            ForgetAttemptUnsynchronized(attempt);
+        }
+    }
+
+    private bool IsDisposedNow()
+    {
+        lock (_lock)
+        {
+            return _disposed;
+        }
+    }
+
+    /// <summary>Fails <paramref name="attempt"/>'s waiters with the closed channel's error, and returns it to throw.</summary>
+    private Exception FailClosed(TaskCompletionSource<FrameChannel?> attempt)
+    {
+        Exception closed = ClosedError();
+        Fault(attempt, closed);
+        return closed;
     }
 
     private void OnInnerClosed(FrameChannel inner, int generation, Exception? error)

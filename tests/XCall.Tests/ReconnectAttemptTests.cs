@@ -1,4 +1,5 @@
 using XCall.Runtime;
+using XCall.Transport;
 using XCall.Tests.Contracts;
 using static XCall.Tests.ReconnectTests;
 
@@ -61,6 +62,51 @@ public sealed class ReconnectAttemptTests
         rig.Gate.Set();
     }
 
+    [Fact]
+    public async Task A_dispose_between_publishing_a_new_link_and_starting_it_fails_the_call_as_closed_and_closes_the_connection()
+    {
+        // The new link's Start runs the Dispose first (the race, made certain), then refuses to start a disposed
+        // link, as the shared-memory channel does.
+        var rig = new Rig { WrapNewLink = (inner, channel) => new DisposingOnStart(inner, channel) };
+        await rig.LoseFirstLink();
+        var closed = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        rig.Connection.Closed += (_, _) => closed.TrySetResult();
+        Task<int> call = await Returned(() => rig.Service.AddAsync(1, 1));
+        rig.Gate.Set();
+
+        var failed = await Assert.ThrowsAsync<XCallDisconnectedException>(() => call.WaitAsync(s_bound)); // was ObjectDisposedException
+        Assert.Contains("closed", failed.Message);
+        await closed.Task.WaitAsync(s_bound); // the handler learnt that the channel closed
+        Assert.True(rig.Connection.IsClosed);
+    }
+
+    /// <summary>A link whose Start disposes the reconnecting channel first, then refuses to start if that closed it.</summary>
+    private sealed class DisposingOnStart(FrameChannel inner, ReconnectingChannel owner) : FrameChannel
+    {
+        private bool _disposed;
+
+        public override string RemoteEndpoint => inner.RemoteEndpoint;
+
+        public override void Start(IFrameHandler handler)
+        {
+            owner.Dispose();
+            ObjectDisposedException.ThrowIf(_disposed, this);
+            inner.Start(handler);
+        }
+
+        public override System.Buffers.IBufferWriter<byte> BeginFrame(in FrameHeader header) => inner.BeginFrame(header);
+
+        public override void CommitFrame() => inner.CommitFrame();
+
+        public override void AbortFrame() => inner.AbortFrame();
+
+        public override void Dispose()
+        {
+            _disposed = true;
+            inner.Dispose();
+        }
+    }
+
     /// <summary>A connection over a reconnecting channel: link 0 to server A; a reconnect waits for <see cref="Gate"/>, then links to server B.</summary>
     private sealed class Rig : IDisposable
     {
@@ -87,7 +133,7 @@ public sealed class ReconnectAttemptTests
                 }
                 (InMemoryChannel client1, InMemoryChannel server1) = InMemoryChannel.CreatePair("link1");
                 serverB.Attach(server1);
-                return client1;
+                return WrapNewLink is { } wrap ? wrap(client1, Channel!) : client1;
             }, options ?? s_options);
             Channel = channel;
             Connection = new XCallConnection(channel);
@@ -100,6 +146,9 @@ public sealed class ReconnectAttemptTests
         public ManualResetEventSlim Gate { get; } = new();
 
         public bool FailConnects { get; init; }
+
+        /// <summary>Wraps the link a reconnect makes (to play a link that misbehaves).</summary>
+        public Func<FrameChannel, ReconnectingChannel, FrameChannel>? WrapNewLink { get; init; }
 
         public Task Connecting => _connecting.Task;
 
