@@ -202,37 +202,32 @@ public ref partial struct MarshalReader
 
     /// <summary>Reads the count and address of a lent array and copies it out of the peer's memory.</summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private T[] ReadLentArray<T>() where T : unmanaged
-    {
-        int length = ReadLentLength<T>(out ulong address, out ulong ticket);
-        T[] array = GC.AllocateUninitializedArray<T>(length);
-        PeerMemory!.Read(address, ticket, MemoryMarshal.AsBytes(array.AsSpan()));
-        return array;
-    }
+    private T[] ReadLentArray<T>() where T : unmanaged => ReadLentBlock<T>().ToArray();
 
-    /// <summary>The count of a lent array (its address in <paramref name="address"/>), checked against the limits
-    /// and against a reader with no <see cref="PeerMemory"/>.</summary>
-    private int ReadLentLength<T>(out ulong address, out ulong ticket) where T : unmanaged
+    /// <summary>
+    /// The lent block after a <see cref="WireFormat.LentLength"/> (count, address, ticket), its count checked against
+    /// the limits before anything is allocated, and against a reader with no <see cref="PeerMemory"/>.
+    /// </summary>
+    private LentSpan<T> ReadLentBlock<T>() where T : unmanaged
     {
         int length = Read<int>();
-        address = Read<ulong>();
-        ticket = Read<ulong>();
-        long bytes = (long)length * Unsafe.SizeOf<T>();
+        ulong address = Read<ulong>();
+        ulong ticket = Read<ulong>();
         if (PeerMemory is not { } peer)
         {
             throw new XCallProtocolException($"The message holds a lent array (length {WireFormat.LentLength}), but its transport lends nothing.");
         }
-        // The bytes are not in the message: the limits and the transport's bound on a lent block bound them (and a
-        // lent block is never empty).
-        // One message's lent blocks together: a block costs its sender 24 bytes of message, so without this bound
-        // a few hundred bytes could make the reader allocate gigabytes.
+        // The bytes are not in the message: the limits and the transport's bound on one message's lent blocks together
+        // bound them (a block costs its sender 24 bytes of message, so without the bound a few hundred bytes could make
+        // the reader allocate gigabytes), and a lent block is never empty.
+        long bytes = (long)length * Unsafe.SizeOf<T>();
         long maxBytes = Math.Min(Math.Min(_limits.MaxBlockBytes, peer.MaxBlockBytes - _lentBytes), int.MaxValue);
         if (length <= 0 || length > _limits.MaxCollectionCount || bytes > maxBytes)
         {
             ThrowHelper.BadLength("lent array", length, Math.Max(0, Math.Min(_limits.MaxCollectionCount, maxBytes / Unsafe.SizeOf<T>())));
         }
         _lentBytes += bytes;
-        return length;
+        return new LentSpan<T>(peer, address, ticket, length);
     }
 
     /// <summary>
@@ -249,10 +244,10 @@ public ref partial struct MarshalReader
         int length = Read<int>();
         if (length == WireFormat.LentLength)
         {
-            length = ReadLentLength<T>(out ulong address, out ulong ticket);
-            rented = System.Buffers.ArrayPool<T>.Shared.Rent(length);
-            PeerMemory!.Read(address, ticket, MemoryMarshal.AsBytes(rented.AsSpan(0, length)));
-            return rented.AsSpan(0, length);
+            LentSpan<T> block = ReadLentBlock<T>();
+            rented = System.Buffers.ArrayPool<T>.Shared.Rent(block.Length); // handed out before the read, as below
+            block.CopyTo(rented);
+            return rented.AsSpan(0, block.Length);
         }
         return ReadSpanInPlaceOf(CheckBlockLength<T>(length), ref rented);
     }
@@ -268,8 +263,7 @@ public ref partial struct MarshalReader
         int length = Read<int>();
         if (length == WireFormat.LentLength)
         {
-            length = ReadLentLength<T>(out ulong address, out ulong ticket);
-            return new LentSpan<T>(PeerMemory!, address, ticket, length);
+            return ReadLentBlock<T>();
         }
         return new LentSpan<T>(ReadSpanInPlaceOf(CheckBlockLength<T>(length), ref rented));
     }

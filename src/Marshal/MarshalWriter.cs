@@ -198,7 +198,7 @@ public ref partial struct MarshalWriter
             Write(WireFormat.NullLength);
             return;
         }
-        if ((long)values.Length * Unsafe.SizeOf<T>() >= LendFloor && TryLend(values))
+        if ((long)values.Length * Unsafe.SizeOf<T>() >= LendFloor && TryLend(values, 0, values.Length))
         {
             return;
         }
@@ -211,11 +211,8 @@ public ref partial struct MarshalWriter
     /// </summary>
     public void WriteLent<T>(scoped LentSpan<T> values) where T : unmanaged
     {
-        long bytes = (long)values.Length * Unsafe.SizeOf<T>();
-        if (values.Array is { } array && bytes >= LendFloor && _output is IBlockLender lender && bytes >= lender.MinimumLendBytes
-            && lender.TryLend(array, bytes, out ulong address, out ulong ticket))
+        if (values.Array is { } array && (long)values.Length * Unsafe.SizeOf<T>() >= LendFloor && TryLend(array, values.Start, values.Length))
         {
-            WriteLentBlock(values.Length, address + (ulong)((long)values.Start * Unsafe.SizeOf<T>()), ticket);
             return;
         }
         if (values.TryGetSpan(out ReadOnlySpan<T> local))
@@ -239,25 +236,23 @@ public ref partial struct MarshalWriter
     // No transport lends a block smaller than this: below it the writer does not even ask.
     private const int LendFloor = 4096;
 
-    /// <summary>Writes a large array as a lent block when the buffer writer lends (see <see cref="IBlockLender"/>).</summary>
+    /// <summary>
+    /// Writes <paramref name="count"/> values of <paramref name="array"/> from <paramref name="start"/> as a lent block
+    /// (count, address, ticket) when the buffer writer lends them (see <see cref="IBlockLender"/>); false when it does not.
+    /// </summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private bool TryLend<T>(T[] values) where T : unmanaged
+    private bool TryLend<T>(T[] array, int start, int count) where T : unmanaged
     {
-        long bytes = (long)values.Length * Unsafe.SizeOf<T>();
-        if (_output is not IBlockLender lender || bytes < lender.MinimumLendBytes || !lender.TryLend(values, bytes, out ulong address, out ulong ticket))
+        long bytes = (long)count * Unsafe.SizeOf<T>();
+        if (_output is not IBlockLender lender || bytes < lender.MinimumLendBytes || !lender.TryLend(array, bytes, out ulong address, out ulong ticket))
         {
             return false;
         }
-        WriteLentBlock(values.Length, address, ticket);
-        return true;
-    }
-
-    private void WriteLentBlock(int count, ulong address, ulong ticket)
-    {
         Write(WireFormat.LentLength);
         Write(count);
-        Write(address);
+        Write(address + (ulong)((long)start * Unsafe.SizeOf<T>()));
         Write(ticket);
+        return true;
     }
 
     /// <summary>Writes a list of unmanaged values in the array format.</summary>

@@ -7,7 +7,8 @@ namespace XCall.Transport.Shm.Ring;
 /// A streamed frame (larger than the ring) copied out of the ring chunk by chunk, so the writer can go on;
 /// handed to the handler once complete, with its exact length, through the chunked <see cref="MarshalReader"/>.
 /// </summary>
-internal sealed unsafe class GatheredFrame : IMarshalInput
+/// <param name="owner">The reader that gathers it, which says where lent arrays of a frame are read (see <see cref="RingReader.PeerMemoryFor"/>).</param>
+internal sealed unsafe class GatheredFrame(RingReader owner) : IMarshalInput
 {
     private const int SegmentSize = 1 << 20;
 
@@ -17,9 +18,6 @@ internal sealed unsafe class GatheredFrame : IMarshalInput
     private int _nextSegment;
 
     public bool IsActive { get; private set; }
-
-    /// <summary>The reader that gathers it, which says where lent arrays of a frame are read (see <see cref="RingReader.PeerMemoryFor"/>).</summary>
-    public RingReader? Owner { get; set; }
 
     public void Begin(in FrameHeader header)
     {
@@ -59,12 +57,12 @@ internal sealed unsafe class GatheredFrame : IMarshalInput
             _nextSegment = 1;
             if (_length <= SegmentSize)
             {
-                var reader = new MarshalReader(first, handler.Limits) { PeerMemory = Owner?.PeerMemoryFor(_header) };
+                var reader = new MarshalReader(first, handler.Limits) { PeerMemory = owner.PeerMemoryFor(_header) };
                 handler.OnFrame(in _header, ref reader);
             }
             else
             {
-                var reader = new MarshalReader(first, _length, this, handler.Limits) { PeerMemory = Owner?.PeerMemoryFor(_header) };
+                var reader = new MarshalReader(first, _length, this, handler.Limits) { PeerMemory = owner.PeerMemoryFor(_header) };
                 handler.OnFrame(in _header, ref reader);
             }
         }

@@ -27,22 +27,12 @@ internal sealed unsafe class RingReader
     private long _position;
 
     /// <summary>The peer's memory for arrays it lends (set on every reader of a frame); null when we cannot read it.</summary>
-    public IPeerMemory? PeerMemory
-    {
-        get => _peerMemory;
-        init
-        {
-            _peerMemory = value;
-            _gathered.Owner = this;
-        }
-    }
-
-    private readonly IPeerMemory? _peerMemory;
+    public IPeerMemory? PeerMemory { get; init; }
 
     /// <summary>The peer's memory for a frame that may hold lent arrays (a call whose caller waits), else null: a lent
     /// block anywhere else is malformed.</summary>
     internal IPeerMemory? PeerMemoryFor(in FrameHeader header) =>
-        header.Kind == FrameKind.Call && (header.Flags & FrameFlags.CallerWaits) != 0 ? _peerMemory : null;
+        header.Kind == FrameKind.Call && (header.Flags & FrameFlags.CallerWaits) != 0 ? PeerMemory : null;
 
     /// <summary>The arrays our side lent; a reply or error frame from the peer ends its call's loans.</summary>
     public Lending.LoanBook? Loans { get; init; }
@@ -57,7 +47,7 @@ internal sealed unsafe class RingReader
         _maxFrameLength = maxFrameLength;
         _position = Volatile.Read(ref *ring.ConsumerPosition);
         _inPlace = new InPlaceInput(this);
-        _gathered = new GatheredFrame();
+        _gathered = new GatheredFrame(this);
     }
 
     /// <summary>True when a published record waits at the read position.</summary>
