@@ -6,7 +6,7 @@ namespace XCall.Bench;
 internal sealed record BenchOptions
 {
     public static readonly string[] AllTransports = ["direct", "domain", "shm", "tcp"];
-    public static readonly string[] AllSignatures = ["loc", "int", "virt", "data", "str", "byte", "int[1M]", "struct", "ref/out", "Task<int>", "oneway", "callback", "graph100"];
+    public static readonly string[] AllSignatures = ["loc", "int", "virt", "data", "data-new", "record", "str", "byte", "int[1M]", "struct", "ref/out", "Task<int>", "oneway", "callback", "graph100"];
 
     public string[] Transports { get; init; } = AllTransports;
     public string[] Filter { get; init; } = [];

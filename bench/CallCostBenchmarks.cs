@@ -27,6 +27,7 @@ public class CallCostBenchmarks
     internal sealed class Arguments
     {
         public readonly Data Data = new() { p = 1 };
+        public readonly Stamp Stamp = new(1);
         public readonly byte[] Bytes = new byte[1000];
         public readonly int[] Ints = new int[1_000_000];
         public readonly Vector Vector = new() { X = 1, Y = 2, Z = 3, Id = 4 };
@@ -97,6 +98,7 @@ public class CallCostBenchmarks
             proxy.Test(i);
             proxy.TestVirt(i);
             proxy.TestData(_args.Data);
+            proxy.TestRecord(_args.Stamp);
             proxy.TestString(Text);
             proxy.TestBytes(_args.Bytes);
             proxy.TestStruct(_args.Vector);
@@ -124,6 +126,9 @@ public class CallCostBenchmarks
 
     [Benchmark(Description = "data", OperationsPerInvoke = Calls)]
     public void DataCall() => _loops.Data();
+
+    [Benchmark(Description = "record", OperationsPerInvoke = Calls)]
+    public void Record() => _loops.Record();
 
     [Benchmark(Description = "str", OperationsPerInvoke = Calls)]
     public void Str() => _loops.Str();
@@ -165,6 +170,7 @@ internal abstract class CallLoops(ICallCost target, CallCostBenchmarks.Arguments
 {
     protected readonly ICallCost _target = target;
     protected readonly Data _data = args.Data;
+    protected readonly Stamp _stamp = args.Stamp;
     protected readonly byte[] _bytes = args.Bytes;
     protected readonly int[] _ints = args.Ints;
     protected readonly Vector _vector = args.Vector;
@@ -175,6 +181,7 @@ internal abstract class CallLoops(ICallCost target, CallCostBenchmarks.Arguments
     public abstract void Int();
     public abstract void Virt();
     public abstract void Data();
+    public abstract void Record();
     public abstract void Str();
     public abstract void Bytes();
     public abstract void Ints();
@@ -228,6 +235,14 @@ internal sealed class CallLoops<TRows>(ICallCost target, CallCostBenchmarks.Argu
         for (int i = 0; i < CallCostBenchmarks.Calls; i++)
         {
             _target.TestData(_data);
+        }
+    }
+
+    public override void Record()
+    {
+        for (int i = 0; i < CallCostBenchmarks.Calls; i++)
+        {
+            _target.TestRecord(_stamp);
         }
     }
 
@@ -345,6 +360,19 @@ public class LocalCallBenchmark
         for (int i = 0; i < CallCostBenchmarks.Calls; i++)
         {
             _target.Test(42);
+        }
+    }
+
+    /// <summary>
+    /// The floor of the <c>data</c> rows that copy: a local call handing the callee a new <see cref="Data"/>,
+    /// the one allocation any copy makes (a domain call's copy is exactly this).
+    /// </summary>
+    [Benchmark(Description = "data-new", OperationsPerInvoke = CallCostBenchmarks.Calls)]
+    public void DataNew()
+    {
+        for (int i = 0; i < CallCostBenchmarks.Calls; i++)
+        {
+            _target.TestData(new Data { p = 42 });
         }
     }
 }

@@ -27,6 +27,9 @@ public class CallCostService : ICallCost
     public void TestData(Data data) => _sink += data.p;
 
     [MethodImpl(MethodImplOptions.NoInlining)]
+    public void TestRecord(Stamp stamp) => _sink += stamp.p;
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public void TestString(string text) => _sink += text.Length;
 
     [MethodImpl(MethodImplOptions.NoInlining)]

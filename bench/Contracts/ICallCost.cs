@@ -6,6 +6,10 @@ public class Data
     public int p;
 }
 
+/// <summary>The data case as a record: nothing can change it once built, so a domain call hands the callee the
+/// caller's object instead of a copy.</summary>
+public sealed record Stamp(int p);
+
 /// <summary>An unmanaged struct: one block copy.</summary>
 public struct Vector
 {
@@ -37,6 +41,9 @@ public interface ICallCost : ICallBase
     void Test(int value);
 
     void TestData(Data data);
+
+    /// <summary><see cref="TestData"/> with a record.</summary>
+    void TestRecord(Stamp stamp);
 
     void TestString(string text);
 

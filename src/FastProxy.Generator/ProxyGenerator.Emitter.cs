@@ -210,6 +210,13 @@ public sealed partial class ProxyGenerator
                 w.Line($"{signature} => {roundTrip};");
                 return;
             }
+            if (data.IsFrozen)
+            {
+                // Nothing in the object can change: the callee may share it. A subclass may add state, so it is copied.
+                w.Line("[global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]");
+                w.Line($"{signature} => value is null || value.GetType() == typeof({data.FullName}) ? value : {roundTrip};");
+                return;
+            }
             // Inlined into the domain proxy: the copy of a small leaf is then one allocation and its stores.
             w.Line("[global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]");
             w.Open(signature);

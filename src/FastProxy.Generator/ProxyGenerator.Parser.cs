@@ -506,7 +506,8 @@ public sealed partial class ProxyGenerator
             }
             DataKind kind = type.IsValueType ? DataKind.Struct : constructor is null && assignable ? DataKind.Mutable : DataKind.Immutable;
             bool leaf = members.All(m => !m.Type.HasObjects);
-            Add(plain, new DataTypeSpec(plain, marshaller, kind, constructor?.Parameters.Length ?? 0, new EquatableArray<MemberSpec>(members), knownTypes, leaf, ComparesByValue(chain)));
+            bool frozen = kind == DataKind.Immutable && IsFrozen(chain);
+            Add(plain, new DataTypeSpec(plain, marshaller, kind, constructor?.Parameters.Length ?? 0, new EquatableArray<MemberSpec>(members), knownTypes, leaf, ComparesByValue(chain), frozen));
             return new TypeSpec(full, WireKind.Data, null, marshaller, HasObjects: kind != DataKind.Struct || !leaf);
         }
 
@@ -670,6 +671,18 @@ public sealed partial class ProxyGenerator
             chain.Count > 0 && !chain[chain.Count - 1].IsValueType &&
             chain.Any(t => t.IsRecord || t.GetMembers().OfType<IMethodSymbol>().Any(m =>
                 m.IsOverride && ((m.Name == "GetHashCode" && m.Parameters.Length == 0) || (m.Name == "Equals" && m.Parameters.Length == 1))));
+
+        /// <summary>
+        /// Whether no object of the class (the last of <paramref name="chain"/>) can change once built: every
+        /// instance field of every class in the chain, whatever its accessibility, is read-only (a get-only or
+        /// init-only auto-property's too) and holds an unmanaged value or a string. A domain call may then hand
+        /// the callee the caller's object itself.
+        /// </summary>
+        private static bool IsFrozen(List<INamedTypeSymbol> chain) =>
+            chain.Count > 0 && !chain[chain.Count - 1].IsValueType &&
+            chain.All(t => t.GetMembers().OfType<IFieldSymbol>().Where(f => !f.IsStatic && !f.IsConst).All(f =>
+                (f.IsReadOnly || f.AssociatedSymbol is IPropertySymbol { SetMethod: null or { IsInitOnly: true } }) &&
+                (f.Type.SpecialType == SpecialType.System_String || (f.Type.IsUnmanagedType && f.Type.TypeKind != TypeKind.Pointer))));
 
         private static int IndexOfParameter(IMethodSymbol constructor, string name)
         {

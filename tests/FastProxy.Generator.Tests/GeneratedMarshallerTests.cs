@@ -105,6 +105,20 @@ public sealed class GeneratedMarshallerTests
                 }
             }
 
+            public static string Sharing()
+            {
+                var stamp = new Stamp(1, "a");
+                var fixedOne = new Fixed(2);
+                var tagged = new Tagged(4);
+                var counter = new Counter();
+                Stamp stampCopy = Sample_Graphs_Stamp_XCallMarshaller.Clone(stamp, Link);
+                Fixed fixedCopy = Sample_Graphs_Fixed_XCallMarshaller.Clone(fixedOne, Link);
+                Tagged taggedCopy = Sample_Graphs_Tagged_XCallMarshaller.Clone(tagged, Link);
+                Counter counterCopy = Sample_Graphs_Counter_XCallMarshaller.Clone(counter, Link);
+                Stamp? none = Sample_Graphs_Stamp_XCallMarshaller.Clone(null!, Link);
+                return $"{ReferenceEquals(stamp, stampCopy)},{ReferenceEquals(fixedOne, fixedCopy)},{ReferenceEquals(tagged, taggedCopy)},{ReferenceEquals(counter, counterCopy)},{none is null}";
+            }
+
             public static string Records()
             {
                 var favorite = new Node { Value = 5 };
@@ -225,6 +239,14 @@ public sealed class GeneratedMarshallerTests
         Assert.StartsWith("XCallException: ", result);
         Assert.Contains("BigSquare", result);
         Assert.Contains("[XCallKnownType(typeof(BigSquare), id)]", result);
+    }
+
+    [Fact]
+    public void Domain_clone_shares_only_objects_that_cannot_change()
+    {
+        // Stamp (a positional record) and Fixed (get-only members, a private read-only field) are frozen; Tagged
+        // has a private mutable field, Counter a private setter: copied.
+        Assert.Equal("True,True,False,False,True", Call("Sharing"));
     }
 
     [Fact]

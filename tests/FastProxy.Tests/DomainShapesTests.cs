@@ -22,5 +22,17 @@ public sealed class DomainShapesTests : ShapesContractTests, IDisposable
 
     protected override IShapes Shapes => _shapes;
 
+    [Fact]
+    public void A_record_nothing_can_change_crosses_as_itself_and_a_mutable_class_as_a_copy()
+    {
+        var point = new Point(1, 2);
+        Assert.Same(point, _shapes.Keep(point));
+        var order = new Order { Id = 3, Origin = point };
+        Order back = _shapes.RoundTrip(order);
+        Assert.NotSame(order, back);
+        Assert.Equal(3, back.Id);
+        Assert.Equal(point, back.Origin);
+    }
+
     public void Dispose() => _host.Dispose();
 }

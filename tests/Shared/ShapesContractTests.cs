@@ -118,6 +118,14 @@ public abstract class ShapesContractTests
     }
 
     [Fact]
+    public void Record_round_trips()
+    {
+        var point = new Point(3, -4);
+        Assert.Equal(point, Shapes.Keep(point));
+        Assert.Null(Shapes.Keep(null!));
+    }
+
+    [Fact]
     public void Object_with_nested_members_round_trips()
     {
         var order = new Order

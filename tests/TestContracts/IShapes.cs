@@ -25,6 +25,9 @@ public interface IShapes
     /// <summary>What the last <see cref="ChecksumWhenReleased"/> came to (its hash, or its exception), once it ended.</summary>
     string AwaitChecksumOutcome();
     Order RoundTrip(Order order);
+
+    /// <summary>Returns its argument: a record nothing can change, which a domain call hands over as it is.</summary>
+    Point Keep(Point point);
     Data Increment(Data data);
     Immutable Make(int a, string b);
     Money Convert(Money m);

@@ -82,6 +82,7 @@ public class Shapes : IShapes
     }
 
     public Order RoundTrip(Order order) => order;
+    public Point Keep(Point point) => point;
     public Data Increment(Data data) => new() { p = data.p + 1 };
     public Immutable Make(int a, string b) => new(a, b);
     public Money Convert(Money m) => m with { Amount = m.Amount * 2, Currency = m.Currency + "x2" };

@@ -29,6 +29,9 @@ internal sealed record KnownTypeSpec(ushort Id, string FullName, string Marshall
 
 /// <summary>A class, struct, record or interface that travels by value, member by member.</summary>
 /// <param name="IsLeaf">No member can hold a data class object, so a copy member by member is a deep copy.</param>
+/// <param name="ComparesByValue">A record, or a class that overrides Equals or GetHashCode.</param>
+/// <param name="IsFrozen">A class whose objects cannot change once built (read-only fields of unmanaged values and
+/// strings only): a domain call hands the callee the caller's object instead of a copy.</param>
 internal sealed record DataTypeSpec(
     string FullName,
     string Marshaller,
@@ -37,7 +40,8 @@ internal sealed record DataTypeSpec(
     EquatableArray<MemberSpec> Members,
     EquatableArray<KnownTypeSpec> KnownTypes,
     bool IsLeaf,
-    bool ComparesByValue = false)
+    bool ComparesByValue = false,
+    bool IsFrozen = false)
 {
     public bool IsValueType => Kind == DataKind.Struct;
 

@@ -226,9 +226,42 @@ internal static class ContractSources
             public List<Node> Photos = [];
         }
 
+        // Frozen (nothing changes once built): a domain call shares them. The others may change: copied.
+        public record Stamp(int Id, string Label);
+
+        public sealed class Fixed
+        {
+            private readonly long _ticks;
+
+            public Fixed(int id)
+            {
+                Id = id;
+                _ticks = id * 10L;
+            }
+
+            public int Id { get; }
+
+            public DateTime When => new(_ticks);
+        }
+
+        public sealed record Tagged(int Id)
+        {
+            private int _hits;
+
+            public int Hit() => ++_hits;
+        }
+
+        public sealed class Counter
+        {
+            public int Value { get; private set; }
+
+            public void Bump() => Value++;
+        }
+
         [Remotable]
         public interface IGraphs
         {
+            Stamp Keep(Stamp stamp, Fixed fixedOne, Tagged tagged, Counter counter);
             Node? Reverse(Node? head);
             bool Same(Node a, Node b);
             Shape[] Scale(Shape[] shapes, double factor);

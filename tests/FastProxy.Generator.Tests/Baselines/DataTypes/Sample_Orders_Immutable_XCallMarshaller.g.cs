@@ -15,18 +15,7 @@ internal abstract class Sample_Orders_Immutable_XCallMarshaller : global::XCall.
     public static global::Sample.Orders.Immutable Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Orders.Immutable>(Graph)!;
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
-    public static global::Sample.Orders.Immutable Clone(global::Sample.Orders.Immutable value, global::XCall.Domain.DomainLink link)
-    {
-        if (value is null)
-        {
-            return null!;
-        }
-        if (value.GetType() != typeof(global::Sample.Orders.Immutable))
-        {
-            return global::XCall.Domain.DomainCopy.Copy<global::Sample.Orders.Immutable, Sample_Orders_Immutable_XCallMarshaller>(value, link);
-        }
-        return new global::Sample.Orders.Immutable(value.A, value.B);
-    }
+    public static global::Sample.Orders.Immutable Clone(global::Sample.Orders.Immutable value, global::XCall.Domain.DomainLink link) => value is null || value.GetType() == typeof(global::Sample.Orders.Immutable) ? value : global::XCall.Domain.DomainCopy.Copy<global::Sample.Orders.Immutable, Sample_Orders_Immutable_XCallMarshaller>(value, link);
 
     private sealed class GraphInfo : global::XCall.Marshal.GraphType
     {

@@ -15,18 +15,7 @@ internal abstract class Sample_Point_XCallMarshaller : global::XCall.Marshal.IMa
     public static global::Sample.Point Read(ref global::XCall.Marshal.MarshalReader __r) => __r.ReadReference<global::Sample.Point>(Graph)!;
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
-    public static global::Sample.Point Clone(global::Sample.Point value, global::XCall.Domain.DomainLink link)
-    {
-        if (value is null)
-        {
-            return null!;
-        }
-        if (value.GetType() != typeof(global::Sample.Point))
-        {
-            return global::XCall.Domain.DomainCopy.Copy<global::Sample.Point, Sample_Point_XCallMarshaller>(value, link);
-        }
-        return new global::Sample.Point(value.X, value.Y);
-    }
+    public static global::Sample.Point Clone(global::Sample.Point value, global::XCall.Domain.DomainLink link) => value is null || value.GetType() == typeof(global::Sample.Point) ? value : global::XCall.Domain.DomainCopy.Copy<global::Sample.Point, Sample_Point_XCallMarshaller>(value, link);
 
     private sealed class GraphInfo : global::XCall.Marshal.GraphType
     {
