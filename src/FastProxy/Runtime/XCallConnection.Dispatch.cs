@@ -360,11 +360,12 @@ public sealed partial class XCallConnection
         }
     }
 
-    // A call that completes while it is dispatched (the common case) takes and gives back the spare with one
-    // interlocked operation each; the pool and the in-flight table (for cancel frames) take the lock.
+    // A call that completes while it is dispatched (the common case) takes the spare with one interlocked exchange
+    // of an int and gives it back with a store (see RentCall); the pool and the in-flight table (for cancel frames)
+    // take the lock.
     private ServerCall RentServerCall(ulong callId, uint methodId, bool oneWay)
     {
-        ServerCall? call = Interlocked.Exchange(ref _spareServerCall, null);
+        ServerCall? call = Interlocked.Exchange(ref _spareServerCallTaken, 1) == 0 ? _spareServerCall : null;
         if (call is null)
         {
             lock (_serverLock)
@@ -405,8 +406,9 @@ public sealed partial class XCallConnection
                 call.InFlight = false;
             }
         }
-        if (Interlocked.CompareExchange(ref _spareServerCall, call, null) is null)
+        if (ReferenceEquals(call, _spareServerCall))
         {
+            Volatile.Write(ref _spareServerCallTaken, 0);
             return;
         }
         lock (_serverLock)
