@@ -29,6 +29,7 @@ internal sealed partial class ShmChannel : FrameChannel
     private readonly RingReader _reader;
     private readonly RingWriter _writer;
     private readonly ShmRing _outgoing;
+    private readonly ShmRing _incoming;
     private readonly Lock _sendLock = new();
     private readonly Lock _stateLock = new();
     private readonly Thread _monitorThread;
@@ -66,8 +67,10 @@ internal sealed partial class ShmChannel : FrameChannel
             Loans = loans,
         };
         _outgoing = outgoing;
+        _incoming = incoming;
         _monitorThread = new Thread(MonitorLoop) { IsBackground = true, Name = $"xcall {endpoint} monitor" };
         _monitorThread.Start();
+        StartHeartbeat();
     }
 
     private enum StopKind
@@ -265,6 +268,7 @@ internal sealed partial class ShmChannel : FrameChannel
         {
             return;
         }
+        StopHeartbeat();
         if (Thread.CurrentThread != _monitorThread)
         {
             _monitorThread.Join();

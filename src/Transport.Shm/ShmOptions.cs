@@ -33,6 +33,16 @@ public sealed record ShmOptions
     /// <summary>Smallest allowed <see cref="LendThreshold"/>: 4 KiB (below it a system call costs more than the copy it saves).</summary>
     public const int MinLendThreshold = 4096;
 
+    /// <summary>
+    /// When the peer's heartbeat (a counter its process moves in the shared segment a few times a second, from
+    /// a thread of its own) stays still this long, the peer is taken for dead although its socket is open: a
+    /// stopped (SIGSTOP) or frozen process. The connection closes with <see cref="XCallDisconnectedException"/>
+    /// and every pending call fails. A peer that runs but is busy (a long call, a full ring) keeps beating.
+    /// Time this process itself did not run does not count. At least 1 s; default 5 s;
+    /// <see cref="Timeout.InfiniteTimeSpan"/> turns the check off (this side still beats for its peer).
+    /// </summary>
+    public TimeSpan HeartbeatTimeout { get; init; } = TimeSpan.FromSeconds(5);
+
     /// <summary>The smallest array, in bytes, lent by <see cref="CrossMemoryAttach"/>, at least <see cref="MinLendThreshold"/>. Default 32 KiB.</summary>
     public int LendThreshold { get; init; } = 32 << 10;
 
@@ -113,6 +123,10 @@ public sealed record ShmOptions
         if (LendThreshold < MinLendThreshold)
         {
             throw new ArgumentOutOfRangeException(nameof(LendThreshold), LendThreshold, $"LendThreshold must be at least {MinLendThreshold} bytes (turn lending off with CrossMemoryAttach = false).");
+        }
+        if ((HeartbeatTimeout < TimeSpan.FromSeconds(1) || HeartbeatTimeout.TotalMilliseconds > int.MaxValue) && HeartbeatTimeout != Timeout.InfiniteTimeSpan)
+        {
+            throw new ArgumentOutOfRangeException(nameof(HeartbeatTimeout), HeartbeatTimeout, "HeartbeatTimeout must be at least 1 s and at most int.MaxValue milliseconds, or infinite.");
         }
         if (MaxFrameLength <= 0)
         {

@@ -9,7 +9,7 @@ namespace XCall.Transport.Tcp;
 // (receive thread) are sent inline only when that cannot block: the send side is idle and the socket is
 // writable. Otherwise they go to a pool thread: neither the receive thread (which must keep reading, or
 // two peers blocked in send would deadlock) nor the shared heartbeat thread may ever wait for the peer.
-internal sealed partial class TcpFrameChannel
+internal sealed partial class TcpFrameChannel : IHeartbeatChannel
 {
     private readonly ControlSender _controlSender;
     private long _intervalMs;
@@ -37,9 +37,8 @@ internal sealed partial class TcpFrameChannel
 
     private void StopHeartbeat() => HeartbeatScheduler.Unregister(this);
 
-    /// <summary>Called by the shared heartbeat thread, never concurrently with itself; <paramref name="stalledMs"/>
-    /// is how long this process did not run since the last tick, which does not count as the peer's silence.</summary>
-    internal void OnHeartbeatTick(long now, long stalledMs)
+    /// <inheritdoc/>
+    public void OnHeartbeatTick(long now, long stalledMs)
     {
         if (IsClosed)
         {

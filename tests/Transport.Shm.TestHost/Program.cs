@@ -6,7 +6,7 @@ using XCall.Transport.Shm;
 using XCall.Transport.Shm.TestHost;
 
 // Child process for the shared-memory transport's cross-process tests, and a quick latency probe.
-//   server NAME [--dir D] [--strategy S] [--allow UID,..] [--ring N]    echo server; prints READY, ACCEPTED, CLOSED ...
+//   server NAME [--dir D] [--strategy S] [--allow UID,..] [--ring N] [--heartbeat MS]    echo server; prints READY, ACCEPTED, CLOSED ...
 //   client NAME COUNT [options]                                         COUNT checked echo round trips; prints OK / REFUSED / ERROR
 //   hold NAME [options]                                                 connects, one round trip, prints CONNECTED, waits for stdin EOF
 //   pingpong STRATEGY ITERATIONS [BYTES] [SERVER-STRATEGY]              round-trip time against a server child, one JSON line
@@ -56,6 +56,7 @@ static ShmOptions ParseOptions(string[] args, int start)
             "--strategy" => options with { IdleStrategy = Enum.Parse<ShmIdleStrategy>(args[i + 1]) },
             "--allow" => options with { AllowedUids = args[i + 1].Split(',').Select(s => uint.Parse(s, CultureInfo.InvariantCulture)).ToArray() },
             "--ring" => options with { RingSize = int.Parse(args[i + 1], CultureInfo.InvariantCulture) },
+            "--heartbeat" => options with { HeartbeatTimeout = TimeSpan.FromMilliseconds(int.Parse(args[i + 1], CultureInfo.InvariantCulture)) },
             _ => throw new ArgumentException($"unknown option {args[i]}"),
         };
     }

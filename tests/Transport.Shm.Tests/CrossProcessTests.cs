@@ -96,6 +96,81 @@ public sealed class CrossProcessTests(ITestOutputHelper output) : IDisposable
     }
 
     [Fact]
+    public async Task A_stopped_server_is_taken_for_dead_by_its_heartbeat_and_serves_again_once_resumed()
+    {
+        // SIGSTOP keeps the server's socket open: only the heartbeat in the segment can tell.
+        using HostProcess server = await StartServerAsync("frozen");
+        using FrameChannel channel = ShmTransport.Connect("frozen", _dir.Options() with { HeartbeatTimeout = TimeSpan.FromSeconds(1) });
+        using var client = new EchoClient(channel);
+        Assert.Equal([1], client.RoundTrip([1]));
+        Signal(server.Pid, "STOP");
+        try
+        {
+            long stopped = Stopwatch.GetTimestamp();
+            var ex = await Assert.ThrowsAsync<XCallDisconnectedException>(() => Task.Run(() => client.RoundTrip([2])).WaitAsync(TimeSpan.FromSeconds(60)));
+            output.WriteLine($"the call failed {Stopwatch.GetElapsedTime(stopped).TotalMilliseconds:0} ms after SIGSTOP: {ex.Message}");
+            Assert.Contains("shm://frozen", ex.Message);
+            Assert.Contains("heartbeat", ex.Message);
+        }
+        finally
+        {
+            Signal(server.Pid, "CONT");
+        }
+        Assert.Contains(nameof(XCallDisconnectedException), await server.WaitForLineAsync("CLOSED"));
+        using FrameChannel again = ShmTransport.Connect("frozen", _dir.Options());
+        using var resumed = new EchoClient(again);
+        Assert.Equal([3], resumed.RoundTrip([3]));
+    }
+
+    [Fact]
+    public async Task A_server_busy_in_a_call_keeps_beating()
+    {
+        // The call gets no reply for three heartbeat timeouts: it times out, the connection stays.
+        using HostProcess server = await StartServerAsync("busy");
+        using FrameChannel channel = ShmTransport.Connect("busy", _dir.Options() with { HeartbeatTimeout = TimeSpan.FromSeconds(1) });
+        using var client = new EchoClient(channel, new ConnectionOptions { CallTimeout = TimeSpan.FromSeconds(3) });
+        Assert.Throws<XCallTimeoutException>(() => client.RoundTrip([1], EchoHandler.HangMethod));
+        Assert.Equal([2], client.RoundTrip([2]));
+    }
+
+    [Fact]
+    public async Task A_server_takes_a_stopped_client_for_dead_and_serves_the_others()
+    {
+        HostProcess server = HostProcess.Start(output, "server", Args("server", "watchful", "--heartbeat", "1000"));
+        using (server)
+        {
+            await server.WaitForLineAsync("READY");
+            using (HostProcess holder = HostProcess.Start(output, "client", Args("hold", "watchful")))
+            {
+                await holder.WaitForLineAsync("CONNECTED");
+                Signal(holder.Pid, "STOP");
+                try
+                {
+                    string closed = await server.WaitForLineAsync("CLOSED");
+                    Assert.Contains(nameof(XCallDisconnectedException), closed);
+                    Assert.Contains("heartbeat", closed);
+                }
+                finally
+                {
+                    Signal(holder.Pid, "CONT");
+                    holder.Kill();
+                }
+            }
+            using FrameChannel channel = ShmTransport.Connect("watchful", _dir.Options());
+            using var client = new EchoClient(channel);
+            Assert.Equal([4], client.RoundTrip([4]));
+        }
+    }
+
+    /// <summary>Sends <paramref name="signal"/> (STOP, CONT) to <paramref name="pid"/> with kill(1).</summary>
+    private static void Signal(int pid, string signal)
+    {
+        using var kill = Process.Start(new ProcessStartInfo("kill", $"-{signal} {pid}") { UseShellExecute = false })!;
+        kill.WaitForExit();
+        Assert.Equal(0, kill.ExitCode);
+    }
+
+    [Fact]
     public async Task The_server_keeps_serving_when_a_client_is_killed()
     {
         using HostProcess server = await StartServerAsync("survivor");

@@ -54,6 +54,11 @@ internal static class RingLayout
     /// <summary>Futex word the producer sleeps on while the ring is full.</summary>
     public const int ProducerWakeSeqOffset = 516;
 
+    /// <summary>The producer's process heartbeat (int64): counted up by its heartbeat thread a few times a
+    /// second while the connection lives; the consumer's side takes a counter that stops for
+    /// <see cref="ShmOptions.HeartbeatTimeout"/> for a peer that no longer runs.</summary>
+    public const int HeartbeatOffset = 640;
+
     /// <summary>Bytes reserved for one control block.</summary>
     public const int ControlBlockLength = 1024;
 

@@ -39,4 +39,6 @@ internal sealed unsafe class ShmRing
     public int* ProducerSleeping => (int*)(Control + RingLayout.ProducerSleepingOffset);
 
     public int* ProducerWakeSeq => (int*)(Control + RingLayout.ProducerWakeSeqOffset);
+
+    public long* Heartbeat => (long*)(Control + RingLayout.HeartbeatOffset);
 }

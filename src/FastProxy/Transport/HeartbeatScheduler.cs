@@ -1,7 +1,15 @@
-namespace XCall.Transport.Tcp;
+namespace XCall.Transport;
+
+/// <summary>A channel whose liveness the shared heartbeat thread watches.</summary>
+internal interface IHeartbeatChannel
+{
+    /// <summary>Called by the shared heartbeat thread, never concurrently with itself; <paramref name="stalledMs"/>
+    /// is how long this process did not run since the last tick, which does not count as the peer's silence.</summary>
+    void OnHeartbeatTick(long now, long stalledMs);
+}
 
 /// <summary>
-/// One thread for the heartbeats of every TCP channel in the process, rather than a thread or a timer per
+/// One thread for the heartbeats of every channel in the process (TCP and shared memory), rather than a thread or a timer per
 /// channel. It ticks at a quarter of the shortest heartbeat interval or timeout registered (10 ms to 250 ms)
 /// and ends when no channel is left. A thread of its own rather than a <see cref="Timer"/>: timer callbacks
 /// run on the thread pool, and a starved pool (callers blocking pool threads) would delay pings long
@@ -23,7 +31,7 @@ internal static class HeartbeatScheduler
     private static Thread? s_thread;
     private static long s_periodMs;
 
-    private readonly record struct Entry(TcpFrameChannel Channel, long PeriodMs);
+    private readonly record struct Entry(IHeartbeatChannel Channel, long PeriodMs);
 
     /// <summary>Current tick period in milliseconds (0 when stopped); for tests.</summary>
     internal static long PeriodMs
@@ -37,7 +45,7 @@ internal static class HeartbeatScheduler
         }
     }
 
-    public static void Register(TcpFrameChannel channel, long shortestMs)
+    public static void Register(IHeartbeatChannel channel, long shortestMs)
     {
         long period = Math.Clamp(shortestMs / 4, MinPeriodMs, MaxPeriodMs);
         lock (s_lock)
@@ -46,7 +54,7 @@ internal static class HeartbeatScheduler
             if (s_thread is null)
             {
                 s_periodMs = period;
-                s_thread = new Thread(Run) { IsBackground = true, Name = "XCall tcp heartbeat" };
+                s_thread = new Thread(Run) { IsBackground = true, Name = "XCall heartbeat" };
                 s_thread.UnsafeStart();
             }
             else if (period < s_periodMs)
@@ -57,7 +65,7 @@ internal static class HeartbeatScheduler
         }
     }
 
-    public static void Unregister(TcpFrameChannel channel)
+    public static void Unregister(IHeartbeatChannel channel)
     {
         lock (s_lock)
         {
