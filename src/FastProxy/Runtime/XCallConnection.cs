@@ -617,8 +617,8 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     public void AbortOneWay() => DropOpenFrame();
 
     // The spare call makes a thread's back-to-back calls cost one interlocked exchange of an int to rent and a
-    // plain store to return (an interlocked operation on an object field is a runtime call with a write barrier,
-    // ~20 ns per call on the shm path here); the free list under the lock serves calls in flight at the same time.
+    // plain store to return (an interlocked exchange of an object field is a call into the runtime, with a write
+    // barrier); the free list under the lock serves calls in flight at the same time.
     private PendingCall RentCall(uint methodId, bool isAsync)
     {
         PendingCall call = Interlocked.Exchange(ref _spareCallTaken, 1) == 0 ? _spareCall : RentSlot();
