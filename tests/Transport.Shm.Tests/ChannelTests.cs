@@ -256,6 +256,19 @@ public sealed class ChannelTests(ITestOutputHelper output) : IDisposable
         Assert.Equal("ConnectTimeout", Assert.Throws<ArgumentOutOfRangeException>(() => ShmTransport.Connect("long", options)).ParamName);
     }
 
+    [Theory]
+    [InlineData(999)]
+    [InlineData(0)]
+    [InlineData(-5)]
+    public void A_heartbeat_timeout_under_a_second_is_refused_up_front(int milliseconds)
+    {
+        // Under a second the peer's heartbeat thread (a beat every 250 ms at most) could miss it by a late tick.
+        ShmOptions options = _dir.Options() with { HeartbeatTimeout = TimeSpan.FromMilliseconds(milliseconds) };
+        Assert.Equal("HeartbeatTimeout", Assert.Throws<ArgumentOutOfRangeException>(() => ShmTransport.Listen("beat", options)).ParamName);
+        Assert.Equal("HeartbeatTimeout", Assert.Throws<ArgumentOutOfRangeException>(() => ShmTransport.Connect("beat", options)).ParamName);
+        using ShmListener listener = ShmTransport.Listen("beat", _dir.Options() with { HeartbeatTimeout = Timeout.InfiniteTimeSpan });
+    }
+
     [Fact]
     public async Task A_live_server_keeps_its_name()
     {
