@@ -676,10 +676,12 @@ public sealed partial class ProxyGenerator
         /// Whether no object of the class (the last of <paramref name="chain"/>) can change once built: every
         /// instance field of every class in the chain, whatever its accessibility, is read-only (a get-only or
         /// init-only auto-property's too) and holds an unmanaged value or a string. A domain call may then hand
-        /// the callee the caller's object itself.
+        /// the callee the caller's object itself. Only classes declared in source qualify: a referenced
+        /// assembly shows the compiler its public members only, not the private fields that could change.
         /// </summary>
         private static bool IsFrozen(List<INamedTypeSymbol> chain) =>
             chain.Count > 0 && !chain[chain.Count - 1].IsValueType &&
+            chain.All(t => t.DeclaringSyntaxReferences.Length > 0) &&
             chain.All(t => t.GetMembers().OfType<IFieldSymbol>().Where(f => !f.IsStatic && !f.IsConst).All(f =>
                 (f.IsReadOnly || f.AssociatedSymbol is IPropertySymbol { SetMethod: null or { IsInitOnly: true } }) &&
                 (f.Type.SpecialType == SpecialType.System_String || (f.Type.IsUnmanagedType && f.Type.TypeKind != TypeKind.Pointer))));

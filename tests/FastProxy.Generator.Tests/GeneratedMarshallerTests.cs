@@ -116,7 +116,9 @@ public sealed class GeneratedMarshallerTests
                 Tagged taggedCopy = Sample_Graphs_Tagged_XCallMarshaller.Clone(tagged, Link);
                 Counter counterCopy = Sample_Graphs_Counter_XCallMarshaller.Clone(counter, Link);
                 Stamp? none = Sample_Graphs_Stamp_XCallMarshaller.Clone(null!, Link);
-                return $"{ReferenceEquals(stamp, stampCopy)},{ReferenceEquals(fixedOne, fixedCopy)},{ReferenceEquals(tagged, taggedCopy)},{ReferenceEquals(counter, counterCopy)},{none is null}";
+                var tally = new Tally(5);
+                Tally tallyCopy = Sample_Graphs_Tally_XCallMarshaller.Clone(tally, Link);
+                return $"{ReferenceEquals(stamp, stampCopy)},{ReferenceEquals(fixedOne, fixedCopy)},{ReferenceEquals(tagged, taggedCopy)},{ReferenceEquals(counter, counterCopy)},{none is null},{ReferenceEquals(tally, tallyCopy)}";
             }
 
             public static string Records()
@@ -245,8 +247,8 @@ public sealed class GeneratedMarshallerTests
     public void Domain_clone_shares_only_objects_that_cannot_change()
     {
         // Stamp (a positional record) and Fixed (get-only members, a private read-only field) are frozen; Tagged
-        // has a private mutable field, Counter a private setter: copied.
-        Assert.Equal("True,True,False,False,True", Call("Sharing"));
+        // has a private mutable field, Counter and Tally (built by its constructor) a private setter: copied.
+        Assert.Equal("True,True,False,False,True,False", Call("Sharing"));
     }
 
     [Fact]

@@ -251,6 +251,17 @@ internal static class ContractSources
             public int Hit() => ++_hits;
         }
 
+        public sealed class Tally
+        {
+            public Tally(int id) => Id = id;
+
+            public int Id { get; }
+
+            public int Hits { get; private set; }
+
+            public void Hit() => Hits++;
+        }
+
         public sealed class Counter
         {
             public int Value { get; private set; }
@@ -261,7 +272,7 @@ internal static class ContractSources
         [Remotable]
         public interface IGraphs
         {
-            Stamp Keep(Stamp stamp, Fixed fixedOne, Tagged tagged, Counter counter);
+            Stamp Keep(Stamp stamp, Fixed fixedOne, Tagged tagged, Counter counter, Tally tally);
             Node? Reverse(Node? head);
             bool Same(Node a, Node b);
             Shape[] Scale(Shape[] shapes, double factor);

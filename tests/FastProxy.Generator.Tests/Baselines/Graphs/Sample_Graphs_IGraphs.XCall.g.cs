@@ -10,10 +10,10 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
 {
     public Sample_Graphs_IGraphs_XCallProxy(global::XCall.Runtime.XCallConnection connection, ulong objectId) : base(connection, objectId, Sample_Graphs_IGraphs_XCallContract.SharedDispatcher) { }
 
-    global::Sample.Graphs.Stamp global::Sample.Graphs.IGraphs.Keep(global::Sample.Graphs.Stamp stamp, global::Sample.Graphs.Fixed fixedOne, global::Sample.Graphs.Tagged tagged, global::Sample.Graphs.Counter counter)
+    global::Sample.Graphs.Stamp global::Sample.Graphs.IGraphs.Keep(global::Sample.Graphs.Stamp stamp, global::Sample.Graphs.Fixed fixedOne, global::Sample.Graphs.Tagged tagged, global::Sample.Graphs.Counter counter, global::Sample.Graphs.Tally tally)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x690a20d2u, false, out var __call);
+        var __out = __conn.BeginCall(this, 0xd45a3e9au, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
@@ -21,6 +21,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             global::XCall.Generated.Sample_Graphs_Fixed_XCallMarshaller.Write(ref __w, fixedOne);
             global::XCall.Generated.Sample_Graphs_Tagged_XCallMarshaller.Write(ref __w, tagged);
             global::XCall.Generated.Sample_Graphs_Counter_XCallMarshaller.Write(ref __w, counter);
+            global::XCall.Generated.Sample_Graphs_Tally_XCallMarshaller.Write(ref __w, tally);
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;
         }
@@ -437,14 +438,14 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
 internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runtime.Dispatcher
 {
     public override string ContractName => "Sample.Graphs.IGraphs";
-    public override ulong ContractHash => 0x059d478f7d8fd593UL;
+    public override ulong ContractHash => 0xf1252512434df439UL;
 
     public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
     {
         var __t = (global::Sample.Graphs.IGraphs)target;
         switch (methodId)
         {
-            case 0x690a20d2u: return __Dispatch_Keep_690a20d2(__t, ref __r, call);
+            case 0xd45a3e9au: return __Dispatch_Keep_d45a3e9a(__t, ref __r, call);
             case 0xc10a602du: return __Dispatch_Reverse_c10a602d(__t, ref __r, call);
             case 0xcbad9421u: return __Dispatch_Same_cbad9421(__t, ref __r, call);
             case 0x46d9e618u: return __Dispatch_Scale_46d9e618(__t, ref __r, call);
@@ -462,15 +463,16 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Keep_690a20d2(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Keep_d45a3e9a(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
     {
         var __a0 = global::XCall.Generated.Sample_Graphs_Stamp_XCallMarshaller.Read(ref __r);
         var __a1 = global::XCall.Generated.Sample_Graphs_Fixed_XCallMarshaller.Read(ref __r);
         var __a2 = global::XCall.Generated.Sample_Graphs_Tagged_XCallMarshaller.Read(ref __r);
         var __a3 = global::XCall.Generated.Sample_Graphs_Counter_XCallMarshaller.Read(ref __r);
+        var __a4 = global::XCall.Generated.Sample_Graphs_Tally_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
         call.ArgumentsRead();
-        var __ret = __t.Keep(__a0, __a1, __a2, __a3);
+        var __ret = __t.Keep(__a0, __a1, __a2, __a3, __a4);
 
         {
             var __w = call.BeginReply();
@@ -668,7 +670,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
 
     public override string GetMethodName(uint methodId) => methodId switch
     {
-        0x690a20d2u => "Keep",
+        0xd45a3e9au => "Keep",
         0xc10a602du => "Reverse",
         0xcbad9421u => "Same",
         0x46d9e618u => "Scale",
@@ -690,7 +692,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
 {
     public Sample_Graphs_IGraphs_XCallDomainProxy(global::XCall.Domain.DomainLink link) : base(link) { }
 
-    global::Sample.Graphs.Stamp global::Sample.Graphs.IGraphs.Keep(global::Sample.Graphs.Stamp stamp, global::Sample.Graphs.Fixed fixedOne, global::Sample.Graphs.Tagged tagged, global::Sample.Graphs.Counter counter)
+    global::Sample.Graphs.Stamp global::Sample.Graphs.IGraphs.Keep(global::Sample.Graphs.Stamp stamp, global::Sample.Graphs.Fixed fixedOne, global::Sample.Graphs.Tagged tagged, global::Sample.Graphs.Counter counter, global::Sample.Graphs.Tally tally)
     {
         var __t = this.Target;
         var __copy = global::XCall.Domain.DomainCopy.RentBuffer();
@@ -699,18 +701,20 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
         global::XCall.Generated.Sample_Graphs_Fixed_XCallMarshaller.Write(ref __copyW, fixedOne);
         global::XCall.Generated.Sample_Graphs_Tagged_XCallMarshaller.Write(ref __copyW, tagged);
         global::XCall.Generated.Sample_Graphs_Counter_XCallMarshaller.Write(ref __copyW, counter);
+        global::XCall.Generated.Sample_Graphs_Tally_XCallMarshaller.Write(ref __copyW, tally);
         __copyW.Flush();
         var __copyR = new global::XCall.Marshal.MarshalReader(__copy.WrittenSpan) { Context = __copyW.Context };
         global::Sample.Graphs.Stamp __a0 = global::XCall.Generated.Sample_Graphs_Stamp_XCallMarshaller.Read(ref __copyR);
         global::Sample.Graphs.Fixed __a1 = global::XCall.Generated.Sample_Graphs_Fixed_XCallMarshaller.Read(ref __copyR);
         global::Sample.Graphs.Tagged __a2 = global::XCall.Generated.Sample_Graphs_Tagged_XCallMarshaller.Read(ref __copyR);
         global::Sample.Graphs.Counter __a3 = global::XCall.Generated.Sample_Graphs_Counter_XCallMarshaller.Read(ref __copyR);
+        global::Sample.Graphs.Tally __a4 = global::XCall.Generated.Sample_Graphs_Tally_XCallMarshaller.Read(ref __copyR);
         __copyR.EnsureFullyConsumed();
         global::XCall.Domain.DomainCopy.ReturnBuffer(__copy);
         global::Sample.Graphs.Stamp __ret;
         try
         {
-            __ret = __t.Keep(__a0, __a1, __a2, __a3);
+            __ret = __t.Keep(__a0, __a1, __a2, __a3, __a4);
         }
         catch (global::System.Exception __e) when (__e is not global::System.OperationCanceledException)
         {
@@ -940,7 +944,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal sealed class Sample_Graphs_IGraphs_XCallContract : global::XCall.Runtime.Contract<global::Sample.Graphs.IGraphs>
 {
-    public const ulong ContractHash = 0x059d478f7d8fd593UL;
+    public const ulong ContractHash = 0xf1252512434df439UL;
     public static readonly Sample_Graphs_IGraphs_XCallDispatcher SharedDispatcher = new();
     public override string Name => "Sample.Graphs.IGraphs";
     public override ulong Hash => ContractHash;
