@@ -674,17 +674,24 @@ public sealed partial class ProxyGenerator
 
         /// <summary>
         /// Whether no object of the class (the last of <paramref name="chain"/>) can change once built: every
-        /// instance field of every class in the chain, whatever its accessibility, is read-only (a get-only or
-        /// init-only auto-property's too) and holds an unmanaged value or a string. A domain call may then hand
-        /// the callee the caller's object itself. Only classes declared in source qualify: a referenced
-        /// assembly shows the compiler its public members only, not the private fields that could change.
+        /// instance field of every class in the chain, whatever its accessibility, is read-only (the compiler
+        /// marks a get-only or init-only auto-property's backing field so; a property whose accessor writes its
+        /// <c>field</c> is not) and holds an unmanaged value or a string, and no class has an instance event (its
+        /// subscriber list changes; the compiler does not list its field). A domain call may then hand the callee
+        /// the caller's object itself. Only classes declared in source, and not partial, qualify: a referenced
+        /// assembly shows the compiler its public members only, and another generator may add fields to a
+        /// partial class that this one never sees.
         /// </summary>
         private static bool IsFrozen(List<INamedTypeSymbol> chain) =>
             chain.Count > 0 && !chain[chain.Count - 1].IsValueType &&
-            chain.All(t => t.DeclaringSyntaxReferences.Length > 0) &&
+            chain.All(t => t.DeclaringSyntaxReferences.Length == 1 && !IsPartial(t)) &&
+            chain.All(t => !t.GetMembers().OfType<IEventSymbol>().Any(e => !e.IsStatic)) &&
             chain.All(t => t.GetMembers().OfType<IFieldSymbol>().Where(f => !f.IsStatic && !f.IsConst).All(f =>
-                (f.IsReadOnly || f.AssociatedSymbol is IPropertySymbol { SetMethod: null or { IsInitOnly: true } }) &&
-                (f.Type.SpecialType == SpecialType.System_String || (f.Type.IsUnmanagedType && f.Type.TypeKind != TypeKind.Pointer))));
+                f.IsReadOnly && (f.Type.SpecialType == SpecialType.System_String || (f.Type.IsUnmanagedType && f.Type.TypeKind != TypeKind.Pointer))));
+
+        private static bool IsPartial(INamedTypeSymbol type) =>
+            type.DeclaringSyntaxReferences.Any(r => r.GetSyntax() is TypeDeclarationSyntax declaration
+                && declaration.Modifiers.Any(m => m.ValueText == "partial"));
 
         private static int IndexOfParameter(IMethodSymbol constructor, string name)
         {

@@ -19,6 +19,7 @@ internal sealed partial class TcpFrameChannel : IHeartbeatChannel
     private long _lastReceiveTick;
     private long _lastSendTick;
     private int _controlQueued;
+    private int _heartbeatClosing;
     private int _pingOwed;
     private int _pongOwed;
     private ulong _pongCallId;
@@ -53,7 +54,14 @@ internal sealed partial class TcpFrameChannel : IHeartbeatChannel
         }
         else if (_timeoutMs >= 0 && now - _lastReceiveTick >= _timeoutMs)
         {
-            Close(new XCallDisconnectedException(_endpoint, $"no heartbeat for {_timeoutMs} ms"));
+            // On the pool: closing runs the handler's close (user code: Closed events, reconnects), and the shared
+            // heartbeat thread beats for every channel of the process, shared-memory ones included, whose peers
+            // would take this process for dead while it waited.
+            if (Interlocked.Exchange(ref _heartbeatClosing, 1) == 0)
+            {
+                var error = new XCallDisconnectedException(_endpoint, $"no heartbeat for {_timeoutMs} ms");
+                ThreadPool.UnsafeQueueUserWorkItem(static s => s.Channel.Close(s.Error), (Channel: this, Error: error), preferLocal: false);
+            }
             return;
         }
 

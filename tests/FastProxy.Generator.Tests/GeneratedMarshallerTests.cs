@@ -118,7 +118,11 @@ public sealed class GeneratedMarshallerTests
                 Stamp? none = Sample_Graphs_Stamp_XCallMarshaller.Clone(null!, Link);
                 var tally = new Tally(5);
                 Tally tallyCopy = Sample_Graphs_Tally_XCallMarshaller.Clone(tally, Link);
-                return $"{ReferenceEquals(stamp, stampCopy)},{ReferenceEquals(fixedOne, fixedCopy)},{ReferenceEquals(tagged, taggedCopy)},{ReferenceEquals(counter, counterCopy)},{none is null},{ReferenceEquals(tally, tallyCopy)}";
+                var notifier = new Notifier(7);
+                var piece = new Piece(8);
+                bool notifierShared = ReferenceEquals(notifier, Sample_Graphs_Notifier_XCallMarshaller.Clone(notifier, Link));
+                bool pieceShared = ReferenceEquals(piece, Sample_Graphs_Piece_XCallMarshaller.Clone(piece, Link));
+                return $"{ReferenceEquals(stamp, stampCopy)},{ReferenceEquals(fixedOne, fixedCopy)},{ReferenceEquals(tagged, taggedCopy)},{ReferenceEquals(counter, counterCopy)},{none is null},{ReferenceEquals(tally, tallyCopy)};{notifierShared},{pieceShared}";
             }
 
             public static string Records()
@@ -247,8 +251,9 @@ public sealed class GeneratedMarshallerTests
     public void Domain_clone_shares_only_objects_that_cannot_change()
     {
         // Stamp (a positional record) and Fixed (get-only members, a private read-only field) are frozen; Tagged
-        // has a private mutable field, Counter and Tally (built by its constructor) a private setter: copied.
-        Assert.Equal("True,True,False,False,True,False", Call("Sharing"));
+        // has a private mutable field, Counter and Tally (built by its constructor) a private setter: copied. So
+        // are Notifier (an event) and Piece (partial).
+        Assert.Equal("True,True,False,False,True,False;False,False", Call("Sharing"));
     }
 
     [Fact]

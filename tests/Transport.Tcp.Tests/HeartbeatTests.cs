@@ -43,6 +43,81 @@ public sealed class HeartbeatTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public async Task A_close_handler_that_blocks_does_not_stop_the_shared_heartbeat_thread()
+    {
+        // The heartbeat thread beats for every channel of the process (shared memory too): the close of a silent
+        // peer's channel, which runs handlers' code, must not run on it.
+        using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        listener.Listen();
+        Task<FrameChannel> connecting = TcpTransport.ConnectAsync("127.0.0.1", ((IPEndPoint)listener.LocalEndPoint!).Port, Short);
+        using RawPeer silent = RawPeer.Wrap(await listener.AcceptAsync());
+        await silent.HandshakeAsync();
+        using FrameChannel channel = await connecting;
+        var ticks = new TickCounter();
+        HeartbeatScheduler.Register(ticks, 400);
+        using var release = new ManualResetEventSlim();
+        var blocking = new BlockingOnClose(release);
+        try
+        {
+            channel.Start(blocking);
+            await blocking.Entered.Task.WaitAsync(Short.HeartbeatTimeout * 10);
+            long before = ticks.Count;
+            await ticks.Reached(before + 3).WaitAsync(TimeSpan.FromSeconds(10));
+        }
+        finally
+        {
+            release.Set();
+            HeartbeatScheduler.Unregister(ticks);
+        }
+    }
+
+    private sealed class TickCounter : IHeartbeatChannel
+    {
+        private long _count;
+        private (long Target, TaskCompletionSource Done)? _waiter;
+
+        public long Count => Interlocked.Read(ref _count);
+
+        public Task Reached(long target)
+        {
+            var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            _waiter = (target, done);
+            if (Count >= target)
+            {
+                done.TrySetResult();
+            }
+            return done.Task;
+        }
+
+        public void OnHeartbeatTick(long now, long stalledMs)
+        {
+            long count = Interlocked.Increment(ref _count);
+            if (_waiter is { } waiter && count >= waiter.Target)
+            {
+                waiter.Done.TrySetResult();
+            }
+        }
+    }
+
+    private sealed class BlockingOnClose(ManualResetEventSlim release) : IFrameHandler
+    {
+        public TaskCompletionSource Entered { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public XCall.Marshal.MarshalLimits Limits => XCall.Marshal.MarshalLimits.Default;
+
+        public void OnFrame(in FrameHeader header, ref XCall.Marshal.MarshalReader payload)
+        {
+        }
+
+        public void OnClosed(Exception? error)
+        {
+            Entered.TrySetResult();
+            release.Wait(TimeSpan.FromSeconds(30));
+        }
+    }
+
+    [Fact]
     public async Task Idle_channel_sends_pings_and_answers_the_peers_pings()
     {
         using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);

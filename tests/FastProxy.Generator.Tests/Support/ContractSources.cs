@@ -262,6 +262,25 @@ internal static class ContractSources
             public void Hit() => Hits++;
         }
 
+        // Also copied: an event, a partial class (another generator may add state).
+        public sealed class Notifier
+        {
+            public Notifier(int id) => Id = id;
+
+            public int Id { get; }
+
+            public event Action? Changed;
+
+            public void Raise() => Changed?.Invoke();
+        }
+
+        public sealed partial class Piece
+        {
+            public Piece(int id) => Id = id;
+
+            public int Id { get; }
+        }
+
         public sealed class Counter
         {
             public int Value { get; private set; }
@@ -272,7 +291,7 @@ internal static class ContractSources
         [Remotable]
         public interface IGraphs
         {
-            Stamp Keep(Stamp stamp, Fixed fixedOne, Tagged tagged, Counter counter, Tally tally);
+            Stamp Keep(Stamp stamp, Fixed fixedOne, Tagged tagged, Counter counter, Tally tally, Notifier notifier, Piece piece);
             Node? Reverse(Node? head);
             bool Same(Node a, Node b);
             Shape[] Scale(Shape[] shapes, double factor);

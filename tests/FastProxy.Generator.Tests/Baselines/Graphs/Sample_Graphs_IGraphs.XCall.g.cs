@@ -10,10 +10,10 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
 {
     public Sample_Graphs_IGraphs_XCallProxy(global::XCall.Runtime.XCallConnection connection, ulong objectId) : base(connection, objectId, Sample_Graphs_IGraphs_XCallContract.SharedDispatcher) { }
 
-    global::Sample.Graphs.Stamp global::Sample.Graphs.IGraphs.Keep(global::Sample.Graphs.Stamp stamp, global::Sample.Graphs.Fixed fixedOne, global::Sample.Graphs.Tagged tagged, global::Sample.Graphs.Counter counter, global::Sample.Graphs.Tally tally)
+    global::Sample.Graphs.Stamp global::Sample.Graphs.IGraphs.Keep(global::Sample.Graphs.Stamp stamp, global::Sample.Graphs.Fixed fixedOne, global::Sample.Graphs.Tagged tagged, global::Sample.Graphs.Counter counter, global::Sample.Graphs.Tally tally, global::Sample.Graphs.Notifier notifier, global::Sample.Graphs.Piece piece)
     {
         var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0xd45a3e9au, false, out var __call);
+        var __out = __conn.BeginCall(this, 0x7fd4b804u, false, out var __call);
         try
         {
             var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
@@ -22,6 +22,8 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             global::XCall.Generated.Sample_Graphs_Tagged_XCallMarshaller.Write(ref __w, tagged);
             global::XCall.Generated.Sample_Graphs_Counter_XCallMarshaller.Write(ref __w, counter);
             global::XCall.Generated.Sample_Graphs_Tally_XCallMarshaller.Write(ref __w, tally);
+            global::XCall.Generated.Sample_Graphs_Notifier_XCallMarshaller.Write(ref __w, notifier);
+            global::XCall.Generated.Sample_Graphs_Piece_XCallMarshaller.Write(ref __w, piece);
             __w.Flush();
             __call.RequestBytes = __w.BytesWritten;
         }
@@ -438,14 +440,14 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
 internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runtime.Dispatcher
 {
     public override string ContractName => "Sample.Graphs.IGraphs";
-    public override ulong ContractHash => 0xf1252512434df439UL;
+    public override ulong ContractHash => 0x7104ac6d9968683bUL;
 
     public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
     {
         var __t = (global::Sample.Graphs.IGraphs)target;
         switch (methodId)
         {
-            case 0xd45a3e9au: return __Dispatch_Keep_d45a3e9a(__t, ref __r, call);
+            case 0x7fd4b804u: return __Dispatch_Keep_7fd4b804(__t, ref __r, call);
             case 0xc10a602du: return __Dispatch_Reverse_c10a602d(__t, ref __r, call);
             case 0xcbad9421u: return __Dispatch_Same_cbad9421(__t, ref __r, call);
             case 0x46d9e618u: return __Dispatch_Scale_46d9e618(__t, ref __r, call);
@@ -463,16 +465,18 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Keep_d45a3e9a(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Keep_7fd4b804(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
     {
         var __a0 = global::XCall.Generated.Sample_Graphs_Stamp_XCallMarshaller.Read(ref __r);
         var __a1 = global::XCall.Generated.Sample_Graphs_Fixed_XCallMarshaller.Read(ref __r);
         var __a2 = global::XCall.Generated.Sample_Graphs_Tagged_XCallMarshaller.Read(ref __r);
         var __a3 = global::XCall.Generated.Sample_Graphs_Counter_XCallMarshaller.Read(ref __r);
         var __a4 = global::XCall.Generated.Sample_Graphs_Tally_XCallMarshaller.Read(ref __r);
+        var __a5 = global::XCall.Generated.Sample_Graphs_Notifier_XCallMarshaller.Read(ref __r);
+        var __a6 = global::XCall.Generated.Sample_Graphs_Piece_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
         call.ArgumentsRead();
-        var __ret = __t.Keep(__a0, __a1, __a2, __a3, __a4);
+        var __ret = __t.Keep(__a0, __a1, __a2, __a3, __a4, __a5, __a6);
 
         {
             var __w = call.BeginReply();
@@ -670,7 +674,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
 
     public override string GetMethodName(uint methodId) => methodId switch
     {
-        0xd45a3e9au => "Keep",
+        0x7fd4b804u => "Keep",
         0xc10a602du => "Reverse",
         0xcbad9421u => "Same",
         0x46d9e618u => "Scale",
@@ -692,7 +696,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
 {
     public Sample_Graphs_IGraphs_XCallDomainProxy(global::XCall.Domain.DomainLink link) : base(link) { }
 
-    global::Sample.Graphs.Stamp global::Sample.Graphs.IGraphs.Keep(global::Sample.Graphs.Stamp stamp, global::Sample.Graphs.Fixed fixedOne, global::Sample.Graphs.Tagged tagged, global::Sample.Graphs.Counter counter, global::Sample.Graphs.Tally tally)
+    global::Sample.Graphs.Stamp global::Sample.Graphs.IGraphs.Keep(global::Sample.Graphs.Stamp stamp, global::Sample.Graphs.Fixed fixedOne, global::Sample.Graphs.Tagged tagged, global::Sample.Graphs.Counter counter, global::Sample.Graphs.Tally tally, global::Sample.Graphs.Notifier notifier, global::Sample.Graphs.Piece piece)
     {
         var __t = this.Target;
         var __copy = global::XCall.Domain.DomainCopy.RentBuffer();
@@ -702,6 +706,8 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
         global::XCall.Generated.Sample_Graphs_Tagged_XCallMarshaller.Write(ref __copyW, tagged);
         global::XCall.Generated.Sample_Graphs_Counter_XCallMarshaller.Write(ref __copyW, counter);
         global::XCall.Generated.Sample_Graphs_Tally_XCallMarshaller.Write(ref __copyW, tally);
+        global::XCall.Generated.Sample_Graphs_Notifier_XCallMarshaller.Write(ref __copyW, notifier);
+        global::XCall.Generated.Sample_Graphs_Piece_XCallMarshaller.Write(ref __copyW, piece);
         __copyW.Flush();
         var __copyR = new global::XCall.Marshal.MarshalReader(__copy.WrittenSpan) { Context = __copyW.Context };
         global::Sample.Graphs.Stamp __a0 = global::XCall.Generated.Sample_Graphs_Stamp_XCallMarshaller.Read(ref __copyR);
@@ -709,12 +715,14 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
         global::Sample.Graphs.Tagged __a2 = global::XCall.Generated.Sample_Graphs_Tagged_XCallMarshaller.Read(ref __copyR);
         global::Sample.Graphs.Counter __a3 = global::XCall.Generated.Sample_Graphs_Counter_XCallMarshaller.Read(ref __copyR);
         global::Sample.Graphs.Tally __a4 = global::XCall.Generated.Sample_Graphs_Tally_XCallMarshaller.Read(ref __copyR);
+        global::Sample.Graphs.Notifier __a5 = global::XCall.Generated.Sample_Graphs_Notifier_XCallMarshaller.Read(ref __copyR);
+        global::Sample.Graphs.Piece __a6 = global::XCall.Generated.Sample_Graphs_Piece_XCallMarshaller.Read(ref __copyR);
         __copyR.EnsureFullyConsumed();
         global::XCall.Domain.DomainCopy.ReturnBuffer(__copy);
         global::Sample.Graphs.Stamp __ret;
         try
         {
-            __ret = __t.Keep(__a0, __a1, __a2, __a3, __a4);
+            __ret = __t.Keep(__a0, __a1, __a2, __a3, __a4, __a5, __a6);
         }
         catch (global::System.Exception __e) when (__e is not global::System.OperationCanceledException)
         {
@@ -944,7 +952,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDomainProxy : global::XCall.Dom
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal sealed class Sample_Graphs_IGraphs_XCallContract : global::XCall.Runtime.Contract<global::Sample.Graphs.IGraphs>
 {
-    public const ulong ContractHash = 0xf1252512434df439UL;
+    public const ulong ContractHash = 0x7104ac6d9968683bUL;
     public static readonly Sample_Graphs_IGraphs_XCallDispatcher SharedDispatcher = new();
     public override string Name => "Sample.Graphs.IGraphs";
     public override ulong Hash => ContractHash;
