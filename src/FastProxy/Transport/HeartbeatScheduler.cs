@@ -19,7 +19,7 @@ internal interface IHeartbeatChannel
 /// Design: registration copies the channel array under <see cref="s_lock"/> (rare); a tick reads the array
 /// without the lock and works on that snapshot, so a channel that closes during a tick is simply skipped
 /// by its own closed check. Only the heartbeat thread ticks, so ticks never overlap. The thread never
-/// blocks on a channel: pings it cannot send at once go to the thread pool.
+/// blocks on a channel: pings it cannot send at once, and closes (which run handlers' code), go to the thread pool.
 /// </remarks>
 internal static class HeartbeatScheduler
 {

@@ -101,7 +101,8 @@ internal static unsafe partial class Libc
     [LibraryImport(LibraryName, EntryPoint = "kill", SetLastError = true)]
     private static partial int Kill(int pid, int signal);
 
-    private const int ESrch = 3;
+    /// <summary>errno ESRCH: no such process.</summary>
+    public const int ESrch = 3;
 
     /// <summary>Copies <c>destination.Length</c> bytes at <paramref name="address"/> in process <paramref name="pid"/>
     /// into <paramref name="destination"/>; the count read, or -1 with errno set.</summary>

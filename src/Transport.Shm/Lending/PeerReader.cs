@@ -12,8 +12,6 @@ namespace XCall.Transport.Shm.Lending;
 /// </summary>
 internal sealed unsafe class PeerReader(ShmSegment segment, ulong* slots, int peerPid, string endpoint, long maxBlockBytes) : IPeerMemory
 {
-    private const int ESrch = 3;
-
     /// <inheritdoc/>
     public long MaxBlockBytes => maxBlockBytes;
 
@@ -62,7 +60,7 @@ internal sealed unsafe class PeerReader(ShmSegment segment, ulong* slots, int pe
         {
             int n = Math.Min(Chunk, destination.Length - done);
             long read = Libc.ReadProcessMemory(peerPid, address + (ulong)done, destination.Slice(done, n));
-            if (read <= 0 && Libc.LastErrorNumber == ESrch)
+            if (read <= 0 && Libc.LastErrorNumber == Libc.ESrch)
             {
                 throw new XCallDisconnectedException(endpoint, "the peer that lent the call's arrays is gone");
             }

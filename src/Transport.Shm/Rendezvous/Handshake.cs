@@ -87,8 +87,7 @@ internal static class Handshake
                 return null;
             }
             int capacity = Math.Max(ringSize, options.RingSize);
-            bool readsClient = options.CrossMemoryAttach && peer is { } prober
-                && LendProbe.CanRead(prober.Pid, BinaryPrimitives.ReadUInt64LittleEndian(hello[24..]), BinaryPrimitives.ReadUInt64LittleEndian(hello[32..]));
+            bool readsClient = ReadsProbe(hello[24..], peer, options);
             bool portable = (flags & FlagPortableWake) != 0 || options.ForcePortableWake || !Futex.IsSupported;
 
             SafeFileHandle memory;
@@ -219,8 +218,7 @@ internal static class Handshake
                 throw new XCallDisconnectedException(endpoint, $"cannot map the server's segment: {ex.Message}", ex);
             }
             memory.Dispose(); // the mapping stays
-            bool readsServer = options.CrossMemoryAttach && server is { } probed
-                && LendProbe.CanRead(probed.Pid, BinaryPrimitives.ReadUInt64LittleEndian(fields[8..]), BinaryPrimitives.ReadUInt64LittleEndian(fields[16..]));
+            bool readsServer = ReadsProbe(fields[8..], server, options);
             // From here the socket belongs to the channel: a cancellation must not dispose it under that.
             registration.Dispose();
             cancellationToken.ThrowIfCancellationRequested();
@@ -273,6 +271,11 @@ internal static class Handshake
         BinaryPrimitives.WriteUInt64LittleEndian(fields, offer ? LendProbe.Address : 0);
         BinaryPrimitives.WriteUInt64LittleEndian(fields[8..], offer ? LendProbe.Value : 0);
     }
+
+    /// <summary>Whether this side, lending allowed, reads the probe the peer wrote in <paramref name="fields"/> (see <see cref="WriteProbe"/>).</summary>
+    private static bool ReadsProbe(ReadOnlySpan<byte> fields, PeerCredentials? peer, ShmOptions options) =>
+        options.CrossMemoryAttach && peer is { } prober
+        && LendProbe.CanRead(prober.Pid, BinaryPrimitives.ReadUInt64LittleEndian(fields), BinaryPrimitives.ReadUInt64LittleEndian(fields[8..]));
 
     private static bool IsRingSize(int size) => size >= ShmOptions.MinRingSize && size <= ShmOptions.MaxRingSize && (size & (size - 1)) == 0;
 
