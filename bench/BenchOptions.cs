@@ -67,6 +67,7 @@ internal sealed record BenchOptions
         single measurements instead of the run:
           --limits                        the machine-limit probes only (C and C# side by side)
           --side-by-side shm|tcp [ROUNDS] int and byte paired with the limit probe, every round printed
+          --latency shm|tcp [CALLS]       int calls timed one by one: percentiles (p50 to p99.99, max) and mean
           --concurrent-probe shm|tcp      int against a server with the default concurrent dispatch
           --async-probe shm|tcp           awaited Task<int> calls, alone and while one long call stays pending
         """;

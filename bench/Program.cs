@@ -33,6 +33,11 @@ if (args.Length > 1 && args[0] == "--concurrent-probe")
     return SideBySide.RunConcurrent(args[1]);
 }
 
+if (args.Length > 1 && args[0] == "--latency")
+{
+    return SideBySide.RunLatency(args[1], args.Length > 2 ? int.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture) : 2_000_000);
+}
+
 if (args.Length > 1 && args[0] == "--side-by-side")
 {
     return SideBySide.Run(args[1], args.Length > 2 ? int.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture) : 7);

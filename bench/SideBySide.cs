@@ -144,6 +144,37 @@ internal static class SideBySide
     public static int RunConcurrent(string transport) =>
         PrintBatches(transport, concurrent: true, transport == "shm" ? 20_000 : 5_000, warmUp: true, "int, concurrent dispatch", static (p, i) => p.Test(i));
 
+    /// <summary>
+    /// The spread of single <c>int</c> calls, back to back against a fresh server: each call timed on its own (the
+    /// timer adds ~20 ns to each), percentiles over <paramref name="calls"/> calls, three times. Batches and the
+    /// median hide what a call that waits for a woken thread or a core costs; the tail shows it.
+    /// </summary>
+    public static int RunLatency(string transport, int calls)
+    {
+        using RemoteServer server = RemoteServer.Start(transport);
+        using RemoteService<ICallCost> remote = Remote.Open<ICallCost>(server.Address, RemoteServer.Options);
+        ICallCost proxy = remote.Proxy;
+        Burst(proxy, transport == "shm" ? 200_000 : 5_000); // warm up: tiered JIT in both processes
+        long[] ticks = new long[calls];
+        double ns = 1e9 / System.Diagnostics.Stopwatch.Frequency;
+        for (int round = 0; round < 3; round++)
+        {
+            long previous = System.Diagnostics.Stopwatch.GetTimestamp();
+            for (int i = 0; i < calls; i++)
+            {
+                proxy.Test(i);
+                long now = System.Diagnostics.Stopwatch.GetTimestamp();
+                ticks[i] = now - previous;
+                previous = now;
+            }
+            double mean = ticks.Average() * ns;
+            Array.Sort(ticks);
+            string At(double q) => $"{ticks[(int)(q * (calls - 1))] * ns:0}";
+            Console.WriteLine($"{transport} int, {calls} calls one by one (ns): p50 {At(0.5)}  p90 {At(0.9)}  p99 {At(0.99)}  p99.9 {At(0.999)}  p99.99 {At(0.9999)}  max {ticks[^1] * ns:0}  mean {mean:0}");
+        }
+        return 0;
+    }
+
     /// <summary>Five rounds of five batches of <paramref name="call"/> against a fresh server, each round printed.</summary>
     private static int PrintBatches(string transport, bool concurrent, int calls, bool warmUp, string what, Action<ICallCost, int> call, bool parkOne = false)
     {

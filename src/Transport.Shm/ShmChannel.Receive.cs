@@ -24,6 +24,19 @@ namespace XCall.Transport.Shm;
 // (B) on a local semaphore, when it finds the role taken by a caller: it sets _rtBlocked, fences and
 //     re-checks the role; the caller that releases the role clears _rtBlocked and releases the semaphore.
 // Both checks are Dekker pairs (store flag, fence, load the other side's word), so no wake-up is lost.
+//
+// Re-arming in (A) is an interlocked write to a word the peer read when it published the reply: its cache line
+// comes back across cores, on the round trip's critical path, call after call. So a caller that takes the role
+// while the receive thread sleeps marks the word "callers poll" (3, RingSignal.MarkCallerPolls; written only if it
+// says something else) instead of clearing it: the peer then wakes nobody for a reply, an error or a call nested in
+// one of our calls, and the receive thread for anything else. A caller that gives the role back when every call and
+// hello this side sent has its answer read (_callsSent = RingReader.Answers) and the mark still holds leaves the
+// ring so: no answer is owed, and anything else wakes the receive thread. A call that goes out meanwhile is seen
+// by one of two checks: its caller takes the role afterwards (sync calls, and async calls that poll), or the
+// releaser, after letting go (a full fence), reads _callsSent again and then takes the role and re-arms; the
+// sender counts the call before its frame's publish (a full fence) and reads the role after, so one of them sees
+// the other. A pipelined async call, whose caller reads no role, re-arms itself when it finds the role free and the
+// mark set (CommitFrameBatched). Calls a peer never answers only keep the mark from being left.
 internal sealed partial class ShmChannel
 {
     private const int RoleFree = 0;
@@ -40,6 +53,10 @@ internal sealed partial class ShmChannel
     private int _rtSleeping;
     private int _rtBlocked;
     private int _receiveThreadId;
+    private long _releasesLeftMarked; // by the role's holder
+
+    /// <summary>Tests: how many times a caller gave the role back leaving the ring marked for callers (not re-armed).</summary>
+    internal long ReleasesLeftMarked => Volatile.Read(ref _releasesLeftMarked);
 
     private enum PumpOutcome
     {
@@ -144,7 +161,7 @@ internal sealed partial class ShmChannel
         }
         if (Volatile.Read(ref _rtSleeping) != 0)
         {
-            _inSignal.DisarmConsumer();
+            _inSignal.MarkCallerPolls();
         }
         return true;
     }
@@ -233,6 +250,32 @@ internal sealed partial class ShmChannel
     {
         if (Volatile.Read(ref _stopping) == 0 && Volatile.Read(ref _rtSleeping) != 0)
         {
+            long sent = Volatile.Read(ref _callsSent);
+            if (sent == _reader.Answers && _inSignal.IsMarkedCallerPolls)
+            {
+                // Every call of ours is answered, and the peer wakes the receive thread for anything else while
+                // the mark holds: leave the ring as it is (no write to the word the peer reads after each frame).
+                _releasesLeftMarked++;
+                LetGoOfRole();
+                if (Volatile.Read(ref _callsSent) != sent && TryTakeFreeRole(Environment.CurrentManagedThreadId))
+                {
+                    // A call went out meanwhile, and its caller may have found the role taken: re-arm for its reply.
+                    RearmAndLetGo(handler);
+                }
+                return;
+            }
+            RearmAndLetGo(handler);
+            return;
+        }
+        LetGoOfRole();
+    }
+
+    /// <summary>The holder of the role re-arms the ring for the sleeping receive thread, handles what slipped in,
+    /// and gives the role back.</summary>
+    private void RearmAndLetGo(IFrameHandler handler)
+    {
+        if (Volatile.Read(ref _stopping) == 0 && Volatile.Read(ref _rtSleeping) != 0)
+        {
             // The receive thread sleeps on the ring and we disarmed it: re-arm, and handle what slipped in.
             for (int handled = 0; ; )
             {
@@ -269,6 +312,11 @@ internal sealed partial class ShmChannel
                 }
             }
         }
+        LetGoOfRole();
+    }
+
+    private void LetGoOfRole()
+    {
         Interlocked.Exchange(ref _roleOwner, RoleFree);
         if (Volatile.Read(ref _rtBlocked) != 0 && Interlocked.Exchange(ref _rtBlocked, 0) != 0)
         {

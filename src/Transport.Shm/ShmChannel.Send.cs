@@ -1,10 +1,15 @@
 using System.Buffers;
 using System.Diagnostics.CodeAnalysis;
+using XCall.Transport.Shm.Ring;
 
 namespace XCall.Transport.Shm;
 
 internal sealed partial class ShmChannel
 {
+    private FrameKind _openKind;   // the open frame's kind and nesting (under the send lock)
+    private bool _openNested;
+    private long _callsSent;       // call and hello frames sent: each gets one reply or error (see ReleaseRole)
+
     /// <inheritdoc/>
     public override IBufferWriter<byte> BeginFrame(in FrameHeader header)
     {
@@ -29,6 +34,8 @@ internal sealed partial class ShmChannel
             }
             _writer.Deadline = deadline;
             _writer.BeginFrame(header);
+            _openKind = header.Kind;
+            _openNested = (header.Flags & FrameFlags.Nested) != 0;
             return _writer;
         }
         catch
@@ -44,13 +51,34 @@ internal sealed partial class ShmChannel
         CheckSendLockHeld();
         try
         {
+            FrameKind kind = _openKind;
+            if (kind is FrameKind.Call or FrameKind.Hello)
+            {
+                Volatile.Write(ref _callsSent, _callsSent + 1); // before the frame is out (see ReleaseRole); one writer: the lock's holder
+            }
             _writer.Commit();
-            _outSignal.WakeConsumerIfSleeping(_writer.Tail);
+            // What the peer's callers poll for needs no wake-up while they mark the ring so (RingSignal.MarkCallerPolls).
+            _outSignal.WakeConsumerIfSleeping(_writer.Tail, polledFor: kind is FrameKind.Reply or FrameKind.Error || (kind == FrameKind.Call && _openNested));
         }
         finally
         {
             StopIfBroken();
             _sendLock.Exit();
+        }
+    }
+
+    /// <summary>
+    /// Commits a pipelined asynchronous call's frame. Its caller does not poll for the reply, nor look at the
+    /// receiver role afterwards: so when nobody polls and the ring is left marked for callers (see ReleaseRole),
+    /// this re-arms it for the receive thread, which then gets the reply.
+    /// </summary>
+    public override void CommitFrameBatched()
+    {
+        CommitFrame();
+        if (_inSignal.IsMarkedCallerPolls && Volatile.Read(ref _roleOwner) == RoleFree && Volatile.Read(ref _handler) is { } handler &&
+            TryTakeFreeRole(Environment.CurrentManagedThreadId))
+        {
+            RearmAndLetGo(handler);
         }
     }
 

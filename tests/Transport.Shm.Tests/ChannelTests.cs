@@ -49,6 +49,59 @@ public sealed class ChannelTests(ITestOutputHelper output) : IDisposable
         Assert.Empty(ShmFiles.Of(Environment.ProcessId));
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task A_frame_no_caller_polls_for_wakes_the_receive_thread_after_callers_left_the_ring_marked(bool portableWake)
+    {
+        // Back-to-back calls give the role back without re-arming the ring for the sleeping receive thread (every
+        // call answered, the ring marked "callers poll"). A frame that is no answer must still wake that thread:
+        // here a ping from the server, which the client's connection answers with a pong.
+        ShmOptions options = _dir.Options() with { ForcePortableWake = portableWake };
+        using ShmListener listener = ShmTransport.Listen("marked", options);
+        (FrameChannel client, FrameChannel server) = await PairAsync(listener, options);
+        using (server)
+        using (var echo = new EchoClient(client))
+        {
+            var watcher = new PongWatcher(new EchoHandler(server));
+            server.Start(watcher);
+            long left = 0;
+            for (int round = 0; round < 20 && left == 0; round++)
+            {
+                for (int i = 0; i < 1000; i++)
+                {
+                    Assert.Equal([(byte)i], echo.RoundTrip([(byte)i]));
+                }
+                left = ((ShmChannel)client).ReleasesLeftMarked;
+            }
+            output.WriteLine($"releases that left the ring marked: {left}");
+            Assert.True(left > 0, "no caller left the ring marked: the case under test did not happen");
+            server.BeginFrame(new FrameHeader(FrameKind.Ping, 77, 0, 0));
+            server.CommitFrame();
+            Assert.Equal(77UL, await watcher.Pong.Task.WaitAsync(TimeSpan.FromSeconds(30)));
+            Assert.Equal([9], echo.RoundTrip([9]));
+        }
+    }
+
+    private sealed class PongWatcher(IFrameHandler inner) : IFrameHandler
+    {
+        public TaskCompletionSource<ulong> Pong { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public XCall.Marshal.MarshalLimits Limits => inner.Limits;
+
+        public void OnFrame(in FrameHeader header, ref XCall.Marshal.MarshalReader payload)
+        {
+            if (header.Kind == FrameKind.Pong)
+            {
+                Pong.TrySetResult(header.CallId);
+                return;
+            }
+            inner.OnFrame(header, ref payload);
+        }
+
+        public void OnClosed(Exception? error) => inner.OnClosed(error);
+    }
+
     [Fact]
     public async Task Frames_larger_than_the_ring_pass_both_ways_through_a_channel()
     {

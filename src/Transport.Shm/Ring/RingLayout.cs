@@ -39,7 +39,8 @@ internal static class RingLayout
 
     /// <summary>Non-zero while a consumer-side thread sleeps and wants a wake-up when a record is published:
     /// 1 the receive thread (wake <see cref="ConsumerWakeSeqOffset"/>), 2 a caller polling for its reply
-    /// (wake <see cref="LeaderWakeSeqOffset"/>).</summary>
+    /// (wake <see cref="LeaderWakeSeqOffset"/>), 3 the receive thread, except for a frame the consumer's callers
+    /// poll for (a reply, an error, a call nested in a call of theirs).</summary>
     public const int ConsumerSleepingOffset = 384;
 
     /// <summary>Futex word the receive thread sleeps on; bumped by every wake.</summary>

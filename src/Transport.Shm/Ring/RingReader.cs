@@ -60,6 +60,9 @@ internal sealed unsafe class RingReader
     /// <summary>The read position (everything before it is consumed).</summary>
     public long Position => _position;
 
+    /// <summary>Reply and error frames read so far (counted as each starts; only the thread that polls reads it).</summary>
+    public long Answers { get; private set; }
+
     /// <summary>
     /// Consumes records until one frame was delivered to <paramref name="handler"/>, or the ring is empty,
     /// or a streamed frame made progress. Exceptions from the handler propagate; the reader must not be
@@ -113,9 +116,13 @@ internal sealed unsafe class RingReader
             throw Malformed(_position, $"frame record of {length} bytes is shorter than its header");
         }
         FrameHeader header = FrameHeaderCodec.Read(record + RingLayout.RecordHeaderLength);
-        if (Loans is { HasSealed: true } loans && header.Kind is FrameKind.Reply or FrameKind.Error)
+        if (header.Kind is FrameKind.Reply or FrameKind.Error)
         {
-            loans.Release(header.CallId); // the peer answers a call after reading its arguments
+            Answers++;
+            if (Loans is { HasSealed: true } loans)
+            {
+                loans.Release(header.CallId); // the peer answers a call after reading its arguments
+            }
         }
         int total = *(int*)(record + RingLayout.TotalLengthOffset);
         int first = length - RingLayout.FirstPayloadOffset;

@@ -33,6 +33,7 @@ internal sealed unsafe class RingSignal
 
     private const int ReceiveThreadArmed = 1;
     private const int LeaderArmed = 2;
+    private const int CallerPolls = 3;
 
     private readonly ShmRing _ring;
     private readonly string _endpoint;
@@ -84,6 +85,23 @@ internal sealed unsafe class RingSignal
     /// <summary>Tells the producer not to bother waking us (a thread of ours is polling).</summary>
     public void DisarmConsumer() => Volatile.Write(ref *_ring.ConsumerSleeping, 0);
 
+    /// <summary>
+    /// Tells the producer, while the receive thread sleeps, that a caller of ours polls (or that every call of ours
+    /// is answered): it wakes nobody for a frame that needs no other reader (<see cref="WakeConsumerIfSleeping(long, bool)"/>),
+    /// and the receive thread for any other. Written only when the word says something else: the producer reads it
+    /// after every frame, and each write would bring its cache line back across cores.
+    /// </summary>
+    public void MarkCallerPolls()
+    {
+        if (Volatile.Read(ref *_ring.ConsumerSleeping) != CallerPolls)
+        {
+            Volatile.Write(ref *_ring.ConsumerSleeping, CallerPolls);
+        }
+    }
+
+    /// <summary>True while the word holds <see cref="MarkCallerPolls"/>'s mark (no frame woke the receive thread since).</summary>
+    public bool IsMarkedCallerPolls => Volatile.Read(ref *_ring.ConsumerSleeping) == CallerPolls;
+
     /// <summary>The leader wake sequence, read before <see cref="ArmLeader"/>.</summary>
     public int LeaderSeq => Volatile.Read(ref *_ring.LeaderWakeSeq);
 
@@ -114,17 +132,20 @@ internal sealed unsafe class RingSignal
     }
 
     /// <summary>Producer, after publishing through a full fence: wakes the consumer side if it sleeps.</summary>
-    public void WakeConsumerIfSleeping() => WakeConsumerIfSleeping(long.MaxValue);
+    public void WakeConsumerIfSleeping() => WakeConsumerIfSleeping(long.MaxValue, polledFor: false);
 
     /// <summary>
     /// Producer, after publishing records up to <paramref name="publishedEnd"/> through a full fence: wakes the
     /// consumer side if it sleeps and has not consumed them yet. A consumer that already moved past them
-    /// (a caller that polled its reply and re-armed the ring for the next one) needs no wake-up for them.
+    /// (a caller that polled its reply and re-armed the ring for the next one) needs no wake-up for them, nor
+    /// does a frame a caller of the consumer's side polls for (<paramref name="polledFor"/>: a reply or error, or
+    /// a call nested in one of its calls) while the word holds <see cref="MarkCallerPolls"/>'s mark.
     /// </summary>
-    public void WakeConsumerIfSleeping(long publishedEnd)
+    public void WakeConsumerIfSleeping(long publishedEnd, bool polledFor)
     {
         int* sleeping = _ring.ConsumerSleeping;
-        if (Volatile.Read(ref *sleeping) != 0 && Volatile.Read(ref *_ring.ConsumerPosition) < publishedEnd)
+        int word = Volatile.Read(ref *sleeping);
+        if (word != 0 && !(polledFor && word == CallerPolls) && Volatile.Read(ref *_ring.ConsumerPosition) < publishedEnd)
         {
             int armed = Interlocked.Exchange(ref *sleeping, 0);
             if (armed == LeaderArmed)
@@ -133,7 +154,7 @@ internal sealed unsafe class RingSignal
             }
             else if (armed != 0)
             {
-                WakeConsumer(remote: true);
+                WakeConsumer(remote: true); // the receive thread, also for a frame no caller polls for while one does
             }
         }
     }

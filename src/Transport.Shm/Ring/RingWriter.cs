@@ -157,7 +157,7 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
         _open = true;
     }
 
-    /// <summary>Publishes the open frame. The caller wakes the reader (<see cref="RingSignal.WakeConsumerIfSleeping(long)"/>).</summary>
+    /// <summary>Publishes the open frame. The caller wakes the reader (<see cref="RingSignal.WakeConsumerIfSleeping(long, bool)"/>).</summary>
     public void Commit()
     {
         Debug.Assert(_open);
