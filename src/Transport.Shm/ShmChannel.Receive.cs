@@ -17,10 +17,11 @@ namespace XCall.Transport.Shm;
 //
 // The receive thread sleeps in two ways:
 // (A) on the ring's futex, armed (the peer wakes it when it publishes), after releasing the role. It sets
-//     _rtSleeping first; a caller that then takes the role disarms the ring (the peer need not wake anybody
-//     while the caller polls) and, when it gives the role back while _rtSleeping is still set, re-arms
-//     the ring and re-checks it (arming is a full fence), handling anything that arrived meanwhile, all
-//     while it still holds the role, so it never touches shared memory after letting go.
+//     _rtSleeping first; a caller that then takes the role marks the ring "callers poll" (the peer need not
+//     wake anybody for what the caller polls for; see below) and, when it gives the role back while
+//     _rtSleeping is still set, either leaves the mark (below) or re-arms the ring and re-checks it (arming
+//     is a full fence), handling anything that arrived meanwhile, all while it still holds the role, so it
+//     never touches shared memory after letting go.
 // (B) on a local semaphore, when it finds the role taken by a caller: it sets _rtBlocked, fences and
 //     re-checks the role; the caller that releases the role clears _rtBlocked and releases the semaphore.
 // Both checks are Dekker pairs (store flag, fence, load the other side's word), so no wake-up is lost.
@@ -276,7 +277,8 @@ internal sealed partial class ShmChannel
     {
         if (Volatile.Read(ref _stopping) == 0 && Volatile.Read(ref _rtSleeping) != 0)
         {
-            // The receive thread sleeps on the ring and we disarmed it: re-arm, and handle what slipped in.
+            // The receive thread sleeps on the ring, which callers marked (or a leader's sleep disarmed): re-arm,
+            // and handle what slipped in.
             for (int handled = 0; ; )
             {
                 _inSignal.ArmConsumer();

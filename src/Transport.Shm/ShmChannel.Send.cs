@@ -8,7 +8,7 @@ internal sealed partial class ShmChannel
 {
     private FrameKind _openKind;   // the open frame's kind and nesting (under the send lock)
     private bool _openNested;
-    private long _callsSent;       // call and hello frames sent: each gets one reply or error (see ReleaseRole)
+    private long _callsSent;       // call and hello frames sent: a peer answers each with one reply or error (see ReleaseRole)
 
     /// <inheritdoc/>
     public override IBufferWriter<byte> BeginFrame(in FrameHeader header)
@@ -56,9 +56,11 @@ internal sealed partial class ShmChannel
             {
                 Volatile.Write(ref _callsSent, _callsSent + 1); // before the frame is out (see ReleaseRole); one writer: the lock's holder
             }
+            // What the peer's callers poll for needs no wake-up while they mark the ring so (RingSignal.MarkCallerPolls),
+            // unless it streamed: its start may have been read by a receive thread that then went back to sleep.
+            bool polledFor = !_writer.IsStreaming && (kind is FrameKind.Reply or FrameKind.Error || (kind == FrameKind.Call && _openNested));
             _writer.Commit();
-            // What the peer's callers poll for needs no wake-up while they mark the ring so (RingSignal.MarkCallerPolls).
-            _outSignal.WakeConsumerIfSleeping(_writer.Tail, polledFor: kind is FrameKind.Reply or FrameKind.Error || (kind == FrameKind.Call && _openNested));
+            _outSignal.WakeConsumerIfSleeping(_writer.Tail, polledFor);
         }
         finally
         {

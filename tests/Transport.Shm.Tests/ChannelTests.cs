@@ -83,6 +83,79 @@ public sealed class ChannelTests(ITestOutputHelper output) : IDisposable
         }
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task Async_calls_get_their_replies_after_the_server_dropped_a_streamed_reply_for_an_error(bool portableWake)
+    {
+        // A reply larger than the ring streams; the server drops it part-way (an abort record) and answers the call
+        // with an error frame instead: one answer for one call. Counting the dropped reply as an answer too made a
+        // caller that stopped polling for a slow async call take every call for answered and leave the ring marked,
+        // so the call's reply, which the server does not wake anybody for, stayed unread.
+        ShmOptions options = _dir.Options() with { RingSize = 4096, ForcePortableWake = portableWake };
+        using ShmListener listener = ShmTransport.Listen("dropped", options);
+        (FrameChannel client, FrameChannel server) = await PairAsync(listener, options);
+        using (server)
+        using (var echo = new EchoClient(client))
+        {
+            server.Start(new DroppingHandler(server, new EchoHandler(server)));
+            var error = Assert.Throws<RemoteInvocationException>(() => echo.RoundTrip([1], DroppingHandler.Method));
+            Assert.Equal("the reply failed", error.RemoteMessage);
+            for (int i = 0; i < 5; i++)
+            {
+                // 40 ms: longer than an async call polls for its reply before it leaves it to the receive thread.
+                System.Buffers.IBufferWriter<byte> output = echo.Connection.BeginCall(0, EchoHandler.SlowMethod, isAsync: true, out PendingCall call);
+                var writer = new XCall.Marshal.MarshalWriter(output);
+                writer.WriteBlock([40, (byte)i]);
+                writer.Flush();
+                await echo.Connection.SendAsync(call, CancellationToken.None).AsTask().WaitAsync(TimeSpan.FromSeconds(30));
+                XCall.Marshal.MarshalReader reply = call.GetReplyReader();
+                byte[] bytes = new byte[reply.Remaining];
+                reply.ReadBlock(bytes);
+                echo.Connection.EndCall(call);
+                Assert.Equal([40, (byte)i], bytes);
+            }
+        }
+    }
+
+    /// <summary>Answers calls of <see cref="Method"/> with 12 KiB of reply it then drops, and an error frame.</summary>
+    private sealed class DroppingHandler(FrameChannel channel, IFrameHandler inner) : IFrameHandler
+    {
+        public const uint Method = 0xAB07;
+
+        public XCall.Marshal.MarshalLimits Limits => inner.Limits;
+
+        public void OnFrame(in FrameHeader header, ref XCall.Marshal.MarshalReader payload)
+        {
+            if (header.Kind != FrameKind.Call || header.MethodId != Method)
+            {
+                inner.OnFrame(header, ref payload);
+                return;
+            }
+            System.Buffers.IBufferWriter<byte> output = channel.BeginFrame(new FrameHeader(FrameKind.Reply, header.CallId, 0, header.MethodId));
+            for (int written = 0; written < 12 * 1024;)
+            {
+                Span<byte> span = output.GetSpan(1);
+                int n = Math.Min(span.Length, 12 * 1024 - written);
+                span[..n].Fill(7);
+                output.Advance(n);
+                written += n;
+            }
+            channel.AbortFrame();
+            var writer = new XCall.Marshal.MarshalWriter(channel.BeginFrame(new FrameHeader(FrameKind.Error, header.CallId, 0, header.MethodId)));
+            writer.Write((byte)1); // the error record's format version, then type, message, stack, data and inner counts
+            writer.WriteString("Tests.Dropped");
+            writer.WriteString("the reply failed");
+            writer.WriteString(null);
+            writer.Write(0);
+            writer.Write(0);
+            writer.Flush();
+            channel.CommitFrame();
+        }
+
+        public void OnClosed(Exception? error) => inner.OnClosed(error);
+    }
+
     private sealed class PongWatcher(IFrameHandler inner) : IFrameHandler
     {
         public TaskCompletionSource<ulong> Pong { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);

@@ -19,6 +19,9 @@ internal sealed unsafe class GatheredFrame(RingReader owner) : IMarshalInput
 
     public bool IsActive { get; private set; }
 
+    /// <summary>The kind of the frame being gathered.</summary>
+    public FrameKind Kind => _header.Kind;
+
     public void Begin(in FrameHeader header)
     {
         _header = header;

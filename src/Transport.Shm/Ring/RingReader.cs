@@ -60,7 +60,9 @@ internal sealed unsafe class RingReader
     /// <summary>The read position (everything before it is consumed).</summary>
     public long Position => _position;
 
-    /// <summary>Reply and error frames read so far (counted as each starts; only the thread that polls reads it).</summary>
+    /// <summary>Reply and error frames handed to the handler so far (only the thread that polls reads it). Counted
+    /// when a frame is delivered, not when it starts: a streamed reply the peer aborts (and follows with an error
+    /// frame for the same call) never counts, so each call is answered once.</summary>
     public long Answers { get; private set; }
 
     /// <summary>
@@ -116,13 +118,10 @@ internal sealed unsafe class RingReader
             throw Malformed(_position, $"frame record of {length} bytes is shorter than its header");
         }
         FrameHeader header = FrameHeaderCodec.Read(record + RingLayout.RecordHeaderLength);
-        if (header.Kind is FrameKind.Reply or FrameKind.Error)
+        bool answer = header.Kind is FrameKind.Reply or FrameKind.Error;
+        if (answer && Loans is { HasSealed: true } loans)
         {
-            Answers++;
-            if (Loans is { HasSealed: true } loans)
-            {
-                loans.Release(header.CallId); // the peer answers a call after reading its arguments
-            }
+            loans.Release(header.CallId); // the peer answers a call after reading its arguments
         }
         int total = *(int*)(record + RingLayout.TotalLengthOffset);
         int first = length - RingLayout.FirstPayloadOffset;
@@ -130,6 +129,10 @@ internal sealed unsafe class RingReader
         if (total == first)
         {
             var reader = new MarshalReader(new ReadOnlySpan<byte>(payload, first), handler.Limits) { PeerMemory = PeerMemoryFor(header) };
+            if (answer)
+            {
+                Answers++;
+            }
             handler.OnFrame(in header, ref reader);
             Release(next);
             return PollResult.Frame;
@@ -147,6 +150,10 @@ internal sealed unsafe class RingReader
         }
         _inPlace.Begin(next, total - first);
         var chunked = new MarshalReader(new ReadOnlySpan<byte>(payload, first), total, _inPlace, handler.Limits) { PeerMemory = PeerMemoryFor(header) };
+        if (answer)
+        {
+            Answers++;
+        }
         handler.OnFrame(in header, ref chunked);
         _inPlace.Finish();
         return PollResult.Frame;
@@ -167,6 +174,10 @@ internal sealed unsafe class RingReader
             case RecordType.FrameEnd:
                 _gathered.Append(record + RingLayout.RecordHeaderLength, length - RingLayout.RecordHeaderLength, _maxFrameLength, _position);
                 Release(next);
+                if (_gathered.Kind is FrameKind.Reply or FrameKind.Error)
+                {
+                    Answers++;
+                }
                 _gathered.Dispatch(handler);
                 return PollResult.Frame;
             default:

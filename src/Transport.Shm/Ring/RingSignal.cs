@@ -13,6 +13,9 @@ namespace XCall.Transport.Shm.Ring;
 // that has not reached FUTEX_WAIT yet return at once (the word no longer holds the expected value).
 // Without futexes (not Linux), the sequence words stay and the sleep is a local semaphore; a wake for the
 // other process is a byte on the rendezvous socket that its monitor thread turns into a release.
+// A third value, 3 = "callers poll" (MarkCallerPolls), is no sleeper's: callers of the consumer's side write it
+// while its receive thread sleeps, and the producer then wakes that thread for every frame except the ones they
+// poll for (see WakeConsumerIfSleeping and the design notes in ShmChannel.Receive.cs).
 
 /// <summary>
 /// Sleeping and waking for one ring: the consumer side sleeps when the ring is empty, the producer when it
@@ -99,7 +102,8 @@ internal sealed unsafe class RingSignal
         }
     }
 
-    /// <summary>True while the word holds <see cref="MarkCallerPolls"/>'s mark (no frame woke the receive thread since).</summary>
+    /// <summary>True while the word holds <see cref="MarkCallerPolls"/>'s mark: no wake-up cleared it and no leader's
+    /// sleep (<see cref="ArmLeader"/>, then <see cref="DisarmConsumer"/>) replaced it since.</summary>
     public bool IsMarkedCallerPolls => Volatile.Read(ref *_ring.ConsumerSleeping) == CallerPolls;
 
     /// <summary>The leader wake sequence, read before <see cref="ArmLeader"/>.</summary>
@@ -139,7 +143,8 @@ internal sealed unsafe class RingSignal
     /// consumer side if it sleeps and has not consumed them yet. A consumer that already moved past them
     /// (a caller that polled its reply and re-armed the ring for the next one) needs no wake-up for them, nor
     /// does a frame a caller of the consumer's side polls for (<paramref name="polledFor"/>: a reply or error, or
-    /// a call nested in one of its calls) while the word holds <see cref="MarkCallerPolls"/>'s mark.
+    /// a call nested in one of its calls, that did not stream: a streamed frame's start may have been read by
+    /// the receive thread, which then slept again) while the word holds <see cref="MarkCallerPolls"/>'s mark.
     /// </summary>
     public void WakeConsumerIfSleeping(long publishedEnd, bool polledFor)
     {
