@@ -59,6 +59,11 @@ internal sealed partial class ShmChannel
     /// <summary>Tests: how many times a caller gave the role back leaving the ring marked for callers (not re-armed).</summary>
     internal long ReleasesLeftMarked => Volatile.Read(ref _releasesLeftMarked);
 
+    private long _receiveThreadWakes; // by the receive thread
+
+    /// <summary>Tests: how many times the receive thread woke from its sleep on the ring.</summary>
+    internal long ReceiveThreadWakes => Volatile.Read(ref _receiveThreadWakes);
+
     private enum PumpOutcome
     {
         Completed,
@@ -403,6 +408,7 @@ internal sealed partial class ShmChannel
         }
         Interlocked.Exchange(ref _roleOwner, RoleFree); // callers may poll while we sleep
         _inSignal.WaitConsumer(seq);
+        _receiveThreadWakes++;
         Volatile.Write(ref _rtSleeping, 0);
     }
 

@@ -6,8 +6,8 @@ namespace XCall.Transport.Shm;
 
 internal sealed partial class ShmChannel
 {
-    private FrameKind _openKind;   // the open frame's kind and nesting (under the send lock)
-    private bool _openNested;
+    private FrameKind _openKind;   // the open frame's kind, and whether the peer's callers poll for it (under the send lock)
+    private bool _openPolledFor;
     private long _callsSent;       // call and hello frames sent: a peer answers each with one reply or error (see ReleaseRole)
 
     /// <inheritdoc/>
@@ -35,7 +35,7 @@ internal sealed partial class ShmChannel
             _writer.Deadline = deadline;
             _writer.BeginFrame(header);
             _openKind = header.Kind;
-            _openNested = (header.Flags & FrameFlags.Nested) != 0;
+            _openPolledFor = RingSignal.IsPolledFor(header);
             return _writer;
         }
         catch
@@ -58,7 +58,7 @@ internal sealed partial class ShmChannel
             }
             // What the peer's callers poll for needs no wake-up while they mark the ring so (RingSignal.MarkCallerPolls),
             // unless it streamed: its start may have been read by a receive thread that then went back to sleep.
-            bool polledFor = !_writer.IsStreaming && (kind is FrameKind.Reply or FrameKind.Error || (kind == FrameKind.Call && _openNested));
+            bool polledFor = _openPolledFor && !_writer.IsStreaming;
             _writer.Commit();
             _outSignal.WakeConsumerIfSleeping(_writer.Tail, polledFor);
         }

@@ -137,7 +137,9 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
             Publish(p, (int)(lapEnd - p));
             // A reader asleep on the ring must consume the padding before this frame can have the room
             // behind it: a frame larger than what is left would otherwise wait for a reader that waits for it.
-            _signal.WakeConsumerIfSleeping();
+            // Padding before a frame the consumer's callers poll for wakes nobody while they mark the ring so
+            // (their caller reads it on the way): else once a lap the receive thread woke for nothing.
+            _signal.WakeConsumerIfSleeping(long.MaxValue, RingSignal.IsPolledFor(header));
             p = lapEnd;
             _tail = p;
         }
