@@ -61,8 +61,12 @@ internal sealed partial class ShmChannel
 
     private long _receiveThreadWakes; // by the receive thread
 
-    /// <summary>Tests: how many times the receive thread woke from its sleep on the ring.</summary>
+    /// <summary>Tests: how many times the receive thread woke from its sleep on the ring (for a frame, a close, a flood
+    /// a caller handed over, or a spurious return).</summary>
     internal long ReceiveThreadWakes => Volatile.Read(ref _receiveThreadWakes);
+
+    /// <summary>Tests: end-of-lap padding records this side published that woke a thread of the peer.</summary>
+    internal long PaddingWakes => _writer.PaddingWakes;
 
     private enum PumpOutcome
     {

@@ -107,14 +107,19 @@ public sealed class ChannelTests(ITestOutputHelper output) : IDisposable
                 marked = shm.ReleasesLeftMarked;
             }
             Assert.True(marked > 0, "no caller left the ring marked: the case under test did not happen");
+            var serverShm = (ShmChannel)server;
             long wakesBefore = shm.ReceiveThreadWakes;
+            long paddingWakesBefore = serverShm.PaddingWakes;
             for (int i = 0; i < 30_000; i++)
             {
                 Assert.Equal([(byte)i, 2], echo.RoundTrip([(byte)i, 2]));
             }
             long wakes = shm.ReceiveThreadWakes - wakesBefore;
-            output.WriteLine($"receive-thread wake-ups over 30,000 calls (~350 wraps): {wakes}; releases that left the mark: {shm.ReleasesLeftMarked - marked}");
-            Assert.True(wakes < 20, $"the receive thread woke {wakes} times");
+            long paddingWakes = serverShm.PaddingWakes - paddingWakesBefore;
+            output.WriteLine($"over 30,000 calls (~350 wraps): {paddingWakes} wake-ups for the server's padding, {wakes} of the client's receive thread in all; releases that left the mark: {shm.ReleasesLeftMarked - marked}");
+            // Only a padding published in the moment between a re-arm (after a caller slept on a slow reply) and the
+            // next caller's mark may still wake somebody, rightly: rare even on a loaded machine.
+            Assert.True(paddingWakes < 10, $"the server's padding woke the client {paddingWakes} times");
         }
     }
 

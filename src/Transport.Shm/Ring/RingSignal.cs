@@ -141,7 +141,7 @@ internal sealed unsafe class RingSignal
         header.Kind is FrameKind.Reply or FrameKind.Error || (header.Kind == FrameKind.Call && (header.Flags & FrameFlags.Nested) != 0);
 
     /// <summary>Producer, after publishing through a full fence: wakes the consumer side if it sleeps.</summary>
-    public void WakeConsumerIfSleeping() => WakeConsumerIfSleeping(long.MaxValue, polledFor: false);
+    public void WakeConsumerIfSleeping() => _ = WakeConsumerIfSleeping(long.MaxValue, polledFor: false);
 
     /// <summary>
     /// Producer, after publishing records up to <paramref name="publishedEnd"/> through a full fence: wakes the
@@ -151,7 +151,8 @@ internal sealed unsafe class RingSignal
     /// a call nested in one of its calls, that did not stream: a streamed frame's start may have been read by
     /// the receive thread, which then slept again) while the word holds <see cref="MarkCallerPolls"/>'s mark.
     /// </summary>
-    public void WakeConsumerIfSleeping(long publishedEnd, bool polledFor)
+    /// <returns>True when it woke somebody.</returns>
+    public bool WakeConsumerIfSleeping(long publishedEnd, bool polledFor)
     {
         int* sleeping = _ring.ConsumerSleeping;
         int word = Volatile.Read(ref *sleeping);
@@ -161,12 +162,15 @@ internal sealed unsafe class RingSignal
             if (armed == LeaderArmed)
             {
                 WakeLeader(remote: true);
+                return true;
             }
-            else if (armed != 0)
+            if (armed != 0)
             {
                 WakeConsumer(remote: true); // the receive thread, also for a frame no caller polls for while one does
+                return true;
             }
         }
+        return false;
     }
 
     /// <summary>Wakes the receive thread unconditionally (close, hand-over, or a record published).</summary>

@@ -99,6 +99,9 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
     /// <summary>End of the published records.</summary>
     public long Tail => _tail;
 
+    /// <summary>Tests: end-of-lap padding records whose publishing woke a consumer-side thread.</summary>
+    public long PaddingWakes { get; private set; }
+
     /// <summary>The arrays this side lends its peer; null when the peer cannot read our memory (or lending is off).</summary>
     public Lending.LoanBook? Loans { get; init; }
 
@@ -137,9 +140,15 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
             Publish(p, (int)(lapEnd - p));
             // A reader asleep on the ring must consume the padding before this frame can have the room
             // behind it: a frame larger than what is left would otherwise wait for a reader that waits for it.
-            // Padding before a frame the consumer's callers poll for wakes nobody while they mark the ring so
-            // (their caller reads it on the way): else once a lap the receive thread woke for nothing.
-            _signal.WakeConsumerIfSleeping(long.MaxValue, RingSignal.IsPolledFor(header));
+            // So the padding is woken for as the frame after it will be: not at all when the consumer's callers
+            // mark the ring and poll for that frame (see ShmChannel.Receive.cs). Whoever is to read the frame then
+            // reads the padding first: a caller that polls, or one that stops polling while it still owes an
+            // answer, which re-arms the ring and drains what is there. Woken unconditionally, the padding woke the
+            // sleeping receive thread for nothing once a lap.
+            if (_signal.WakeConsumerIfSleeping(long.MaxValue, RingSignal.IsPolledFor(header)))
+            {
+                PaddingWakes++;
+            }
             p = lapEnd;
             _tail = p;
         }
