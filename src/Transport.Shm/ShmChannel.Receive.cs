@@ -258,26 +258,21 @@ internal sealed partial class ShmChannel
     /// <summary>A caller gives the role back (it holds it).</summary>
     private void ReleaseRole(IFrameHandler handler)
     {
-        if (Volatile.Read(ref _stopping) == 0 && Volatile.Read(ref _rtSleeping) != 0)
+        long sent = Volatile.Read(ref _callsSent);
+        if (sent == _reader.Answers && Volatile.Read(ref _stopping) == 0 && Volatile.Read(ref _rtSleeping) != 0 && _inSignal.IsMarkedCallerPolls)
         {
-            long sent = Volatile.Read(ref _callsSent);
-            if (sent == _reader.Answers && _inSignal.IsMarkedCallerPolls)
+            // Every call of ours is answered, and the peer wakes the receive thread for anything else while
+            // the mark holds: leave the ring as it is (no write to the word the peer reads after each frame).
+            _releasesLeftMarked++;
+            LetGoOfRole();
+            if (Volatile.Read(ref _callsSent) != sent && TryTakeFreeRole(Environment.CurrentManagedThreadId))
             {
-                // Every call of ours is answered, and the peer wakes the receive thread for anything else while
-                // the mark holds: leave the ring as it is (no write to the word the peer reads after each frame).
-                _releasesLeftMarked++;
-                LetGoOfRole();
-                if (Volatile.Read(ref _callsSent) != sent && TryTakeFreeRole(Environment.CurrentManagedThreadId))
-                {
-                    // A call went out meanwhile, and its caller may have found the role taken: re-arm for its reply.
-                    RearmAndLetGo(handler);
-                }
-                return;
+                // A call went out meanwhile, and its caller may have found the role taken: re-arm for its reply.
+                RearmAndLetGo(handler);
             }
-            RearmAndLetGo(handler);
             return;
         }
-        LetGoOfRole();
+        RearmAndLetGo(handler); // re-arms only while the receive thread sleeps and the channel runs
     }
 
     /// <summary>The holder of the role re-arms the ring for the sleeping receive thread, handles what slipped in,
