@@ -65,17 +65,8 @@ public sealed class ChannelTests(ITestOutputHelper output) : IDisposable
         {
             var watcher = new PongWatcher(new EchoHandler(server));
             server.Start(watcher);
-            long left = 0;
-            for (int round = 0; round < 20 && left == 0; round++)
-            {
-                for (int i = 0; i < 1000; i++)
-                {
-                    Assert.Equal([(byte)i], echo.RoundTrip([(byte)i]));
-                }
-                left = ((ShmChannel)client).ReleasesLeftMarked;
-            }
+            long left = CallUntilCallersLeaveTheRingMarked(echo, (ShmChannel)client);
             output.WriteLine($"releases that left the ring marked: {left}");
-            Assert.True(left > 0, "no caller left the ring marked: the case under test did not happen");
             server.BeginFrame(new FrameHeader(FrameKind.Ping, 77, 0, 0));
             server.CommitFrame();
             Assert.Equal(77UL, await watcher.Pong.Task.WaitAsync(TimeSpan.FromSeconds(30)));
@@ -87,8 +78,8 @@ public sealed class ChannelTests(ITestOutputHelper output) : IDisposable
     public async Task Back_to_back_calls_do_not_wake_the_sleeping_receive_thread_when_the_ring_wraps()
     {
         // A 4 KiB ring wraps every ~85 calls, each time with a padding record before the next reply. While the
-        // callers mark the ring, padding before a frame they poll for wakes nobody: the caller reads it on the
-        // way. Before, every wrap woke the receive thread (for nothing), which then competed for a core.
+        // callers mark the ring, padding before a frame they poll for wakes nobody: whoever reads that frame reads
+        // the padding first. Before, every wrap woke the receive thread (for nothing), which then competed for a core.
         ShmOptions options = _dir.Options() with { RingSize = 4096 };
         using ShmListener listener = ShmTransport.Listen("wraps", options);
         (FrameChannel client, FrameChannel server) = await PairAsync(listener, options);
@@ -97,16 +88,7 @@ public sealed class ChannelTests(ITestOutputHelper output) : IDisposable
         {
             server.Start(new EchoHandler(server));
             var shm = (ShmChannel)client;
-            long marked = 0;
-            for (int round = 0; round < 20 && marked == 0; round++)
-            {
-                for (int i = 0; i < 500; i++)
-                {
-                    Assert.Equal([1], echo.RoundTrip([1]));
-                }
-                marked = shm.ReleasesLeftMarked;
-            }
-            Assert.True(marked > 0, "no caller left the ring marked: the case under test did not happen");
+            long marked = CallUntilCallersLeaveTheRingMarked(echo, shm);
             var serverShm = (ShmChannel)server;
             long wakesBefore = shm.ReceiveThreadWakes;
             long paddingWakesBefore = serverShm.PaddingWakes;
@@ -156,6 +138,25 @@ public sealed class ChannelTests(ITestOutputHelper output) : IDisposable
                 Assert.Equal([40, (byte)i], bytes);
             }
         }
+    }
+
+    /// <summary>
+    /// Makes back-to-back calls (each checked) until a caller gave the role back leaving the ring marked "callers
+    /// poll", which takes the receive thread asleep first; returns how many releases did. Fails when none did.
+    /// </summary>
+    private static long CallUntilCallersLeaveTheRingMarked(EchoClient echo, ShmChannel client)
+    {
+        long marked = 0;
+        for (int round = 0; round < 20 && marked == 0; round++)
+        {
+            for (int i = 0; i < 500; i++)
+            {
+                Assert.Equal([(byte)i], echo.RoundTrip([(byte)i]));
+            }
+            marked = client.ReleasesLeftMarked;
+        }
+        Assert.True(marked > 0, "no caller left the ring marked: the case under test did not happen");
+        return marked;
     }
 
     /// <summary>Answers calls of <see cref="Method"/> with 12 KiB of reply it then drops, and an error frame.</summary>

@@ -18,14 +18,9 @@ public sealed class HeartbeatTests(ITestOutputHelper output)
     [Fact]
     public async Task Silent_peer_is_declared_dead_after_the_heartbeat_timeout()
     {
-        using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        listener.Listen();
-        Task<FrameChannel> connecting = TcpTransport.ConnectAsync("127.0.0.1", ((IPEndPoint)listener.LocalEndPoint!).Port, Short);
-        using RawPeer silent = RawPeer.Wrap(await listener.AcceptAsync());
-        await silent.HandshakeAsync(); // then never a byte more
-
-        using FrameChannel channel = await connecting;
+        (RawPeer accepted, FrameChannel connected) = await RawPeer.AcceptHandshakenAsync(Short); // then never a byte more
+        using RawPeer silent = accepted;
+        using FrameChannel channel = connected;
         var replies = new ReplyCollector();
         var clock = Stopwatch.StartNew();
         channel.Start(replies);
@@ -47,13 +42,9 @@ public sealed class HeartbeatTests(ITestOutputHelper output)
     {
         // The heartbeat thread beats for every channel of the process (shared memory too): the close of a silent
         // peer's channel, which runs handlers' code, must not run on it.
-        using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        listener.Listen();
-        Task<FrameChannel> connecting = TcpTransport.ConnectAsync("127.0.0.1", ((IPEndPoint)listener.LocalEndPoint!).Port, Short);
-        using RawPeer silent = RawPeer.Wrap(await listener.AcceptAsync());
-        await silent.HandshakeAsync();
-        using FrameChannel channel = await connecting;
+        (RawPeer accepted, FrameChannel connected) = await RawPeer.AcceptHandshakenAsync(Short);
+        using RawPeer silent = accepted;
+        using FrameChannel channel = connected;
         var ticks = new TickCounter();
         HeartbeatScheduler.Register(ticks, 400);
         using var release = new ManualResetEventSlim();
@@ -120,15 +111,11 @@ public sealed class HeartbeatTests(ITestOutputHelper output)
     [Fact]
     public async Task Idle_channel_sends_pings_and_answers_the_peers_pings()
     {
-        using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        listener.Listen();
         // Pings every interval, but a generous timeout: the raw peer only answers pings, so a slow
         // (loaded) test process must not look dead.
-        Task<FrameChannel> connecting = TcpTransport.ConnectAsync("127.0.0.1", ((IPEndPoint)listener.LocalEndPoint!).Port, Short with { HeartbeatTimeout = TimeSpan.FromSeconds(30) });
-        using RawPeer raw = RawPeer.Wrap(await listener.AcceptAsync());
-        await raw.HandshakeAsync();
-        using FrameChannel channel = await connecting;
+        (RawPeer accepted, FrameChannel connected) = await RawPeer.AcceptHandshakenAsync(Short with { HeartbeatTimeout = TimeSpan.FromSeconds(30) });
+        using RawPeer raw = accepted;
+        using FrameChannel channel = connected;
         var replies = new ReplyCollector { RecordOrder = true };
         channel.Start(replies);
 

@@ -13,13 +13,9 @@ public sealed class SendDeadlineTests
     public async Task A_callers_deadline_does_not_cut_off_the_frames_queued_behind_its_own()
     {
         var options = new TcpOptions { HeartbeatInterval = Timeout.InfiniteTimeSpan, HeartbeatTimeout = Timeout.InfiniteTimeSpan };
-        using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        listener.Listen();
-        Task<FrameChannel> connecting = TcpTransport.ConnectAsync("127.0.0.1", ((IPEndPoint)listener.LocalEndPoint!).Port, options);
-        using RawPeer peer = RawPeer.Wrap(await listener.AcceptAsync());
-        await peer.HandshakeAsync();
-        using FrameChannel channel = await connecting;
+        (RawPeer accepted, FrameChannel connected) = await RawPeer.AcceptHandshakenAsync(options);
+        using RawPeer peer = accepted;
+        using FrameChannel channel = connected;
         channel.Start(new ReplyCollector());
         var tcp = (TcpFrameChannel)channel;
         long writesBefore = tcp.SendCount;

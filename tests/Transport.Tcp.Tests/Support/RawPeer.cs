@@ -20,6 +20,21 @@ internal sealed class RawPeer : IDisposable
 
     public static RawPeer Wrap(Socket socket) => new(socket);
 
+    /// <summary>
+    /// A client channel connected over loopback to a raw peer that has exchanged the preambles and says nothing
+    /// more unless told to.
+    /// </summary>
+    public static async Task<(RawPeer Peer, FrameChannel Channel)> AcceptHandshakenAsync(TcpOptions options)
+    {
+        using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        listener.Listen();
+        Task<FrameChannel> connecting = TcpTransport.ConnectAsync("127.0.0.1", ((IPEndPoint)listener.LocalEndPoint!).Port, options);
+        RawPeer peer = Wrap(await listener.AcceptAsync());
+        await peer.HandshakeAsync();
+        return (peer, await connecting);
+    }
+
     public static byte[] Preamble(uint magic = 0x4C414358, ushort version = 1)
     {
         byte[] bytes = new byte[8];
