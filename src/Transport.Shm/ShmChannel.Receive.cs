@@ -1,5 +1,4 @@
 using System.Runtime.CompilerServices;
-using XCall.Runtime;
 using XCall.Transport.Shm.Ring;
 
 namespace XCall.Transport.Shm;
@@ -76,7 +75,7 @@ internal sealed partial class ShmChannel
     }
 
     /// <inheritdoc/>
-    public override bool WaitForReply(PendingCall call, long deadline)
+    public override bool WaitForReply(IReplyWait call, long deadline)
     {
         if (call.WaitOver)
         {
@@ -100,12 +99,12 @@ internal sealed partial class ShmChannel
     }
 
     /// <inheritdoc/>
-    public override bool TryPollForReply(PendingCall call) =>
+    public override bool TryPollForReply(IReplyWait call) =>
         call.IsCompleted || (TryPumpAsReceiver(call, long.MaxValue, maySleep: false, out PumpOutcome outcome) && outcome == PumpOutcome.Completed);
 
     /// <summary>Takes the receiver role and polls for <paramref name="call"/>'s reply on this thread; false when the
     /// role cannot be had (the channel stops, another caller polls, or this thread is inside a frame it polled).</summary>
-    private bool TryPumpAsReceiver(PendingCall call, long deadline, bool maySleep, out PumpOutcome outcome, bool mayAskHandOver = true)
+    private bool TryPumpAsReceiver(IReplyWait call, long deadline, bool maySleep, out PumpOutcome outcome, bool mayAskHandOver = true)
     {
         outcome = PumpOutcome.GaveUp;
         IFrameHandler? handler = Volatile.Read(ref _handler);
@@ -124,7 +123,7 @@ internal sealed partial class ShmChannel
         return true;
     }
 
-    private bool TryTakeRole(int me, PendingCall call, bool mayAskHandOver)
+    private bool TryTakeRole(int me, IReplyWait call, bool mayAskHandOver)
     {
         int owner = Volatile.Read(ref _roleOwner);
         if (owner == RoleFree)
@@ -179,7 +178,7 @@ internal sealed partial class ShmChannel
     /// <summary>Polls until the call completes, the deadline passes, the channel stops, or the caller waited
     /// long enough (then it blocks on the call instead). Without <paramref name="maySleep"/> (an async call)
     /// it gives up once the idle strategy's spinning and yielding are spent, instead of sleeping on the ring.</summary>
-    private PumpOutcome Pump(PendingCall call, long deadline, IFrameHandler handler, bool maySleep)
+    private PumpOutcome Pump(IReplyWait call, long deadline, IFrameHandler handler, bool maySleep)
     {
         var spinner = new IdleSpinner();
         ShmIdleStrategy strategy = _options.IdleStrategy;

@@ -11,14 +11,13 @@ internal sealed partial class ShmChannel
     private long _callsSent;       // call and hello frames sent: a peer answers each with one reply or error (see ReleaseRole)
 
     /// <inheritdoc/>
-    public override IBufferWriter<byte> BeginFrame(in FrameHeader header)
+    public override IBufferWriter<byte> BeginFrame(in FrameHeader header, long deadline)
     {
-        long deadline = SendDeadline;
         if (deadline == 0)
         {
             _sendLock.Enter();
         }
-        else if (!_sendLock.TryEnter(RemainingMs(deadline)))
+        else if (!_sendLock.TryEnter(Deadline.RemainingMs(deadline)))
         {
             throw new XCallTimeoutException(_endpoint, "another frame of the connection held the send side for the call's timeout (the peer takes no data)");
         }

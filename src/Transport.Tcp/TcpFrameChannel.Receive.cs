@@ -133,7 +133,7 @@ internal sealed partial class TcpFrameChannel
 
     /// <summary>Leads: reads and dispatches frames on the caller's thread until <paramref name="call"/> completes,
     /// the deadline passes or the channel closes. The caller holds the token; this releases it.</summary>
-    private bool LeadUntil(Runtime.PendingCall call, long deadline, ref bool counted)
+    private bool LeadUntil(IReplyWait call, long deadline, ref bool counted)
     {
         Interlocked.Increment(ref _leaderGeneration);
         s_leads++; // racy on purpose: a diagnostic count

@@ -44,11 +44,10 @@ internal sealed partial class TcpFrameChannel
     private long _sendCount;
     private int _holdingThread;
     private bool _held;
-    private long _frameDeadline; // the open frame's SendDeadline (0: none), for the write that sends it
+    private long _frameDeadline; // the open frame's send deadline (0: none), for the write that sends it
 
-    public override IBufferWriter<byte> BeginFrame(in FrameHeader header)
+    public override IBufferWriter<byte> BeginFrame(in FrameHeader header, long deadline)
     {
-        long deadline = SendDeadline;
         Monitor.Enter(_sendLock);
         if (_frameOpen || _closed != 0 || (_flushing && _filling.Length >= HighWater))
         {
@@ -199,7 +198,7 @@ internal sealed partial class TcpFrameChannel
                 return;
             }
             _waitingForRoom++;
-            bool woken = Monitor.Wait(_sendLock, RemainingMs(deadline));
+            bool woken = Monitor.Wait(_sendLock, Deadline.RemainingMs(deadline));
             _waitingForRoom--;
             if (!woken && _flushing && _filling.Length >= HighWater && _closed == 0)
             {
@@ -288,7 +287,7 @@ internal sealed partial class TcpFrameChannel
     /// <summary>A flush bounded by a call's send deadline: the socket's send timeout is set for the write and cleared after it.</summary>
     private void WriteBefore(SendBuffer batch, long deadline)
     {
-        int left = RemainingMs(deadline);
+        int left = Deadline.RemainingMs(deadline);
         if (left == 0)
         {
             throw SendTimedOut();
@@ -465,7 +464,7 @@ internal sealed partial class TcpFrameChannel
     private void ThrowFrameTooLarge(long size) =>
         throw new InvalidOperationException($"The frame to {_endpoint} would be {size} bytes, more than TcpOptions.MaxFrameSize ({_options.MaxFrameSize}).");
 
-    /// <summary>The output <see cref="BeginFrame"/> hands out: the open frame at the end of the send buffer.</summary>
+    /// <summary>The output <see cref="BeginFrame(in FrameHeader, long)"/> hands out: the open frame at the end of the send buffer.</summary>
     private sealed class FrameWriter(TcpFrameChannel channel) : IBufferWriter<byte>
     {
         public void Advance(int count) => channel.AdvanceFrame(count);

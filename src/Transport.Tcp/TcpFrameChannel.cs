@@ -1,6 +1,5 @@
 using System.Buffers;
 using System.Diagnostics;
-using XCall.Runtime;
 
 namespace XCall.Transport.Tcp;
 
@@ -88,7 +87,7 @@ internal sealed partial class TcpFrameChannel : FrameChannel
     /// with <see cref="TcpOptions.CallerReadsReplies"/> tries to take the socket's receive side (it then reads
     /// until its reply is in, see the receive design note); after that it sleeps until the reply is delivered.
     /// </summary>
-    public override bool WaitForReply(PendingCall call, long deadline)
+    public override bool WaitForReply(IReplyWait call, long deadline)
     {
         if (call.WaitOver)
         {
@@ -179,7 +178,7 @@ internal sealed partial class TcpFrameChannel : FrameChannel
         }
     }
 
-    private bool SpinThenWait(PendingCall call, long deadline)
+    private bool SpinThenWait(IReplyWait call, long deadline)
     {
         if (_replySpinTicks > 0)
         {
@@ -199,11 +198,11 @@ internal sealed partial class TcpFrameChannel : FrameChannel
     }
 
     /// <summary>
-    /// <see cref="PendingCall.Wait"/> in slices of <see cref="SleepSliceMs"/>: a wake-up lost between the
-    /// completer and the sleeper (PendingCall publishes its state and reads the sleeper flag, and the sleeper
+    /// <see cref="IReplyWait.Wait"/> in slices of <see cref="SleepSliceMs"/>: a wake-up lost between the
+    /// completer and the sleeper (the runtime publishes its state and reads the sleeper flag, and the sleeper
     /// the reverse, with no full fence between store and load) then costs one slice, not the whole call.
     /// </summary>
-    private static bool SleepUntilReply(PendingCall call, long deadline)
+    private static bool SleepUntilReply(IReplyWait call, long deadline)
     {
         while (true)
         {

@@ -84,12 +84,12 @@ internal sealed class ReconnectingChannel : FrameChannel
         inner.Start(new Link(this, inner, 0));
     }
 
-    public override IBufferWriter<byte> BeginFrame(in FrameHeader header) =>
-        BeginOn(Usable(header) ?? Reconnect(), header);
+    public override IBufferWriter<byte> BeginFrame(in FrameHeader header, long deadline) =>
+        BeginOn(Usable(header) ?? Reconnect(deadline), header, deadline);
 
     /// <inheritdoc/>
-    public override IBufferWriter<byte>? TryBeginFrame(in FrameHeader header) =>
-        Usable(header) is { } inner ? BeginOn(inner, header) : null;
+    public override IBufferWriter<byte>? TryBeginFrame(in FrameHeader header, long deadline) =>
+        Usable(header) is { } inner ? BeginOn(inner, header, deadline) : null;
 
     /// <summary>The link a frame of <paramref name="header"/>'s kind may go to now; null while there is none, and for a
     /// call while a new link's contract is re-checked (see <see cref="Install"/>).</summary>
@@ -101,9 +101,9 @@ internal sealed class ReconnectingChannel : FrameChannel
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private IBufferWriter<byte> BeginOn(FrameChannel inner, in FrameHeader header)
+    private IBufferWriter<byte> BeginOn(FrameChannel inner, in FrameHeader header, long deadline)
     {
-        IBufferWriter<byte> output = inner.BeginFrame(header);
+        IBufferWriter<byte> output = inner.BeginFrame(header, deadline);
         _sending = inner; // the inner channel's send lock is held until Commit / Abort
         t_sendingOwner = this;
         t_sendingInner = inner;
@@ -134,25 +134,23 @@ internal sealed class ReconnectingChannel : FrameChannel
     /// <inheritdoc/>
     public override FrameChannel? LoanLink => Volatile.Read(ref _inner)?.LoanLink;
 
-    public override bool WaitForReply(PendingCall call, long deadline)
+    public override bool WaitForReply(IReplyWait call, long deadline)
     {
         FrameChannel? inner = Volatile.Read(ref _inner);
         return inner is null ? call.Wait(deadline) : inner.WaitForReply(call, deadline);
     }
 
     /// <inheritdoc/>
-    public override bool TryPollForReply(PendingCall call)
+    public override bool TryPollForReply(IReplyWait call)
     {
         FrameChannel? inner = Volatile.Read(ref _inner);
         return inner is null ? call.IsCompleted : inner.TryPollForReply(call);
     }
 
-    /// <summary>A synchronous call's reconnect, on its thread.</summary>
-    private FrameChannel Reconnect()
+    /// <summary>A synchronous call's reconnect, on its thread. The call keeps its send deadline for the wait behind
+    /// another call's attempt and for its own.</summary>
+    private FrameChannel Reconnect(long deadline)
     {
-        // The call that reconnects keeps its timeout (SendDeadline, set around BeginFrame): for the wait
-        // behind another call's attempt and for its own.
-        long deadline = SendDeadline;
         while (true)
         {
             TaskCompletionSource<FrameChannel?>? attempt = JoinAttempt(out FrameChannel? current, out bool mine);
@@ -167,7 +165,7 @@ internal sealed class ReconnectingChannel : FrameChannel
             bool ended;
             try
             {
-                ended = attempt.Task.Wait(RemainingMs(deadline));
+                ended = attempt.Task.Wait(Deadline.RemainingMs(deadline));
             }
             catch (AggregateException)
             {
@@ -202,7 +200,7 @@ internal sealed class ReconnectingChannel : FrameChannel
             }
             try
             {
-                await attempt.Task.WaitAsync(deadline == 0 ? Timeout.InfiniteTimeSpan : TimeSpan.FromMilliseconds(RemainingMs(deadline)), cancellationToken)
+                await attempt.Task.WaitAsync(deadline == 0 ? Timeout.InfiniteTimeSpan : TimeSpan.FromMilliseconds(Deadline.RemainingMs(deadline)), cancellationToken)
                     .ConfigureAwait(false);
             }
             catch (TimeoutException)
@@ -274,7 +272,7 @@ internal sealed class ReconnectingChannel : FrameChannel
     private FrameChannel ConnectHere(TaskCompletionSource<FrameChannel?> attempt, long deadline)
     {
         FrameChannel connected;
-        using CancellationTokenSource? timeout = deadline == 0 ? null : new CancellationTokenSource(RemainingMs(deadline));
+        using CancellationTokenSource? timeout = deadline == 0 ? null : new CancellationTokenSource(Deadline.RemainingMs(deadline));
         try
         {
             connected = _connect(timeout?.Token ?? CancellationToken.None).GetAwaiter().GetResult();

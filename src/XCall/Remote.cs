@@ -48,19 +48,18 @@ public static class Remote
         try
         {
             connection.Start();
-            Contract<T> contract = ContractRegistry.Get<T>();
             TimeSpan helloTimeout = Shorter(options.Connection.CallTimeout, transport == "shm" ? options.Shm.ConnectTimeout : options.Tcp.ConnectTimeout);
-            ulong objectId = connection.Hello(contract.Name, contract.Hash, helloTimeout);
-            var service = new RemoteService<T>(contract.CreateProxy(connection, objectId), parsed, transport, connection, null);
+            ulong objectId = connection.FindService<T>(helloTimeout);
+            var service = new RemoteService<T>(connection.GetProxy<T>(objectId), parsed, transport, connection, null);
             if (reconnecting is not null)
             {
                 reconnecting.StateChanged += service.OnStateChanged;
                 reconnecting.AfterReconnect = () =>
                 {
-                    ulong again = connection.Hello(contract.Name, contract.Hash, helloTimeout);
+                    ulong again = connection.FindService<T>(helloTimeout);
                     if (again != objectId)
                     {
-                        throw new XCallException($"{parsed} serves {contract.Name} under another object id after the reconnect; open the service again.");
+                        throw new XCallException($"{parsed} serves {typeof(T).FullName} under another object id after the reconnect; open the service again.");
                     }
                 };
             }

@@ -41,7 +41,7 @@ public sealed class ServerTests
         using var client = new XCallConnection(c);
         client.Start();
         ulong real = ContractRegistry.Get<IGreeter>().Hash;
-        var ex = Assert.Throws<XCallException>(() => client.Hello("XCall.Tests.Contracts.IGreeter", 0x1234));
+        var ex = Assert.Throws<XCallException>(() => client.Hello("XCall.Tests.Contracts.IGreeter", 0x1234, client.Options.CallTimeout));
         Assert.Contains("XCall.Tests.Contracts.IGreeter", ex.Message);
         Assert.Contains("0000000000001234", ex.Message);
         Assert.Contains(real.ToString("x16"), ex.Message);
@@ -96,7 +96,7 @@ public sealed class ServerTests
 
         public override void Start(IFrameHandler handler) => throw new XCallDisconnectedException(RemoteEndpoint, "gone before it started");
 
-        public override System.Buffers.IBufferWriter<byte> BeginFrame(in FrameHeader header) => throw new XCallDisconnectedException(RemoteEndpoint, "gone");
+        public override System.Buffers.IBufferWriter<byte> BeginFrame(in FrameHeader header, long deadline) => throw new XCallDisconnectedException(RemoteEndpoint, "gone");
 
         public override void CommitFrame()
         {

@@ -53,7 +53,7 @@ public sealed class InMemoryChannel : FrameChannel
     }
 
     /// <inheritdoc />
-    public override IBufferWriter<byte> BeginFrame(in FrameHeader header)
+    public override IBufferWriter<byte> BeginFrame(in FrameHeader header, long deadline)
     {
         Monitor.Enter(_sendLock);
         if (_frameOpen)

@@ -41,9 +41,7 @@ public sealed class SendDeadlineTests
 
     private static void SendBig(FrameChannel channel, ulong callId, long deadline)
     {
-        FrameChannel.SendDeadline = deadline;
-        var output = channel.BeginFrame(new FrameHeader(FrameKind.Call, callId, 0, 7));
-        FrameChannel.SendDeadline = 0;
+        var output = channel.BeginFrame(new FrameHeader(FrameKind.Call, callId, 0, 7), deadline);
         output.GetSpan(Size)[..Size].Fill((byte)callId);
         output.Advance(Size);
         channel.CommitFrame();

@@ -140,13 +140,13 @@ public sealed class LinkGenerationTests
 
         public override void Start(IFrameHandler handler) => inner.Start(new Garbler(handler));
 
-        public override IBufferWriter<byte> BeginFrame(in FrameHeader header) => inner.BeginFrame(header);
+        public override IBufferWriter<byte> BeginFrame(in FrameHeader header, long deadline) => inner.BeginFrame(header, deadline);
 
         public override void CommitFrame() => inner.CommitFrame();
 
         public override void AbortFrame() => inner.AbortFrame();
 
-        public override bool WaitForReply(PendingCall call, long deadline) => inner.WaitForReply(call, deadline);
+        public override bool WaitForReply(IReplyWait call, long deadline) => inner.WaitForReply(call, deadline);
 
         public override void Dispose() => inner.Dispose();
 
@@ -260,7 +260,7 @@ public sealed class LinkGenerationTests
 
         public override void Start(IFrameHandler handler) => _handler = handler;
 
-        public override IBufferWriter<byte> BeginFrame(in FrameHeader header)
+        public override IBufferWriter<byte> BeginFrame(in FrameHeader header, long deadline)
         {
             Begins++;
             return _output;
@@ -306,20 +306,20 @@ public sealed class LinkGenerationTests
 
         private int _replies;
 
-        public override IBufferWriter<byte> BeginFrame(in FrameHeader header)
+        public override IBufferWriter<byte> BeginFrame(in FrameHeader header, long deadline)
         {
             if (header.Kind == FrameKind.Reply)
             {
                 Interlocked.Increment(ref _replies);
             }
-            return inner.BeginFrame(header);
+            return inner.BeginFrame(header, deadline);
         }
 
         public override void CommitFrame() => inner.CommitFrame();
 
         public override void AbortFrame() => inner.AbortFrame();
 
-        public override bool WaitForReply(PendingCall call, long deadline)
+        public override bool WaitForReply(IReplyWait call, long deadline)
         {
             bool inTime = inner.WaitForReply(call, deadline);
             if (call.IsCompleted && Interlocked.Exchange(ref _hook, null) is { } hook)

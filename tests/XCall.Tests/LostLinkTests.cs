@@ -131,7 +131,7 @@ public sealed class LostLinkTests
 
         public override void Start(IFrameHandler handler) => inner.Start(new Handler(this, handler));
 
-        public override IBufferWriter<byte> BeginFrame(in FrameHeader header) => inner.BeginFrame(header);
+        public override IBufferWriter<byte> BeginFrame(in FrameHeader header, long deadline) => inner.BeginFrame(header, deadline);
 
         public override void CommitFrame() => inner.CommitFrame();
 
@@ -139,9 +139,9 @@ public sealed class LostLinkTests
 
         public override void AbortFrame() => inner.AbortFrame();
 
-        public override bool WaitForReply(PendingCall call, long deadline) => inner.WaitForReply(call, deadline);
+        public override bool WaitForReply(IReplyWait call, long deadline) => inner.WaitForReply(call, deadline);
 
-        public override bool TryPollForReply(PendingCall call) => inner.TryPollForReply(call);
+        public override bool TryPollForReply(IReplyWait call) => inner.TryPollForReply(call);
 
         public override void Dispose() => inner.Dispose();
 

@@ -94,7 +94,7 @@ public sealed class ReconnectAttemptTests
             inner.Start(handler);
         }
 
-        public override System.Buffers.IBufferWriter<byte> BeginFrame(in FrameHeader header) => inner.BeginFrame(header);
+        public override System.Buffers.IBufferWriter<byte> BeginFrame(in FrameHeader header, long deadline) => inner.BeginFrame(header, deadline);
 
         public override void CommitFrame() => inner.CommitFrame();
 

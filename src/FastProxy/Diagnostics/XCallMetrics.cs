@@ -5,7 +5,8 @@ namespace XCall.Diagnostics;
 
 /// <summary>
 /// XCall's meter (name <c>XCall</c>): per contract, method and side, the number of calls, payload sizes
-/// and marshalling time; per endpoint, the bytes of arrays lent instead of copied (<c>xcall.lent.bytes</c>). Read it with dotnet-counters or a <see cref="MeterListener"/>.
+/// and marshalling time. The shared-memory transport adds, under the same meter name, the bytes of arrays lent
+/// instead of copied per endpoint (<c>xcall.lent.bytes</c>). Read it with dotnet-counters or a <see cref="MeterListener"/>.
 /// </summary>
 public static class XCallMetrics
 {
@@ -18,18 +19,7 @@ public static class XCallMetrics
     private static readonly Histogram<long> s_replyBytes = s_meter.CreateHistogram<long>("xcall.reply.bytes", "By", "Result payload per call");
     private static readonly Histogram<double> s_marshal = s_meter.CreateHistogram<double>("xcall.marshal.duration", "us", "Time spent marshalling per call");
 
-    private static readonly Counter<long> s_lentBytes = s_meter.CreateCounter<long>("xcall.lent.bytes", "By", "Argument arrays the peer copied straight out of the caller's memory instead of through the transport");
-
     internal static bool Enabled => s_calls.Enabled;
-
-    /// <summary>A transport lent the peer <paramref name="bytes"/> of an argument array (tag: the endpoint).</summary>
-    internal static void RecordLent(string endpoint, long bytes)
-    {
-        if (s_lentBytes.Enabled)
-        {
-            s_lentBytes.Add(bytes, new KeyValuePair<string, object?>("endpoint", endpoint));
-        }
-    }
 
     internal static void Record(string contract, string method, string side, long requestBytes, long replyBytes, long marshalNanoseconds)
     {

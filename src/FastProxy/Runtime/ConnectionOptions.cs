@@ -42,7 +42,9 @@ public sealed record ConnectionOptions
     /// <summary>Limits applied to every payload read from the peer.</summary>
     public Marshal.MarshalLimits Limits { get; init; } = Marshal.MarshalLimits.Default;
 
-    internal void Validate()
+    /// <summary>Checks every option's range; a connection checks them when it is made.</summary>
+    /// <exception cref="ArgumentOutOfRangeException">An option is out of its range.</exception>
+    public void Validate()
     {
         if (MaxConcurrentCalls < 1 || MaxConcurrentCalls > MaxConcurrentCallsLimit)
         {

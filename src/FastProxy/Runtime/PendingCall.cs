@@ -25,7 +25,7 @@ namespace XCall.Runtime;
 /// </para>
 /// </remarks>
 [EditorBrowsable(EditorBrowsableState.Never)]
-public sealed class PendingCall : IValueTaskSource
+public sealed class PendingCall : IValueTaskSource, IReplyWait
 {
     private const int Waiting = 0;
     private const int Done = 1;
@@ -98,6 +98,8 @@ public sealed class PendingCall : IValueTaskSource
     /// callback): the transports then leave the receiving to their receive thread (see "Dispatch" in docs/remoting.md).
     /// </summary>
     internal bool IsNested => _connection.IsDispatchingOnThisThread;
+
+    bool IReplyWait.IsNested => IsNested;
 
     /// <summary>True when a waiter stops waiting: the call completed, or a call nested in it waits to run on the caller's thread.</summary>
     public bool WaitOver => Volatile.Read(ref _state) == Done || Volatile.Read(ref _nested) is not null;

@@ -102,20 +102,23 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     /// the interface and both hashes.
     /// </summary>
     /// <exception cref="XCallException">The peer has no such service, or its contract differs.</exception>
-    public T GetService<T>() where T : class
+    public T GetService<T>() where T : class => GetProxy<T>(FindService<T>(Options.CallTimeout));
+
+    /// <summary>
+    /// Asks the peer for its service of contract <typeparamref name="T"/>, as <see cref="GetService{T}"/> does, and
+    /// returns the object id the peer exposes it under (for <see cref="GetProxy{T}"/>), waiting at most
+    /// <paramref name="timeout"/> for the answer: a transport bounds it by its connect timeout too, so a peer that
+    /// accepted the connection and never answers holds nobody for ever when calls have no timeout.
+    /// </summary>
+    /// <exception cref="XCallException">The peer has no such service, or its contract differs.</exception>
+    /// <exception cref="XCallTimeoutException">No answer within <paramref name="timeout"/>.</exception>
+    public ulong FindService<T>(TimeSpan timeout) where T : class
     {
         Contract<T> contract = ContractRegistry.Get<T>();
-        return contract.CreateProxy(this, Hello(contract.Name, contract.Hash));
+        return Hello(contract.Name, contract.Hash, timeout);
     }
 
     /// <summary>Sends a Hello for a contract and returns the object id the peer exposed it under.</summary>
-    internal ulong Hello(string contractName, ulong contractHash) => Hello(contractName, contractHash, Options.CallTimeout);
-
-    /// <summary>
-    /// <see cref="Hello(string, ulong)"/> with a timeout of its own: opening a service bounds it by the
-    /// transport's connect timeout too, so a peer that accepted the connection and never answers cannot hold
-    /// <c>Remote.Open</c> for ever when calls have no timeout.
-    /// </summary>
     internal ulong Hello(string contractName, ulong contractHash, TimeSpan timeout)
     {
         if (NestingCallId() == OnReceivingThread)
@@ -588,24 +591,13 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         BeginBoundedFrame(new FrameHeader(FrameKind.OneWay, 0, objectId, methodId))!;
 
     /// <summary>
-    /// Begins a call's frame with the call timeout as the transport's send deadline (<see cref="FrameChannel.SendDeadline"/>);
+    /// Begins a call's frame with the call timeout as the transport's send deadline;
     /// <paramref name="mayDefer"/>: through <see cref="FrameChannel.TryBeginFrame"/>, null when the link is down.
     /// </summary>
     private IBufferWriter<byte>? BeginBoundedFrame(in FrameHeader header, bool mayDefer = false, long deadline = -1)
     {
-        if (_sendTimeoutMs == 0)
-        {
-            return mayDefer ? Channel.TryBeginFrame(header) : Channel.BeginFrame(header);
-        }
-        FrameChannel.SendDeadline = deadline > 0 ? deadline : NewDeadline();
-        try
-        {
-            return mayDefer ? Channel.TryBeginFrame(header) : Channel.BeginFrame(header);
-        }
-        finally
-        {
-            FrameChannel.SendDeadline = 0;
-        }
+        long sendDeadline = _sendTimeoutMs == 0 ? 0 : deadline > 0 ? deadline : NewDeadline();
+        return mayDefer ? Channel.TryBeginFrame(header, sendDeadline) : Channel.BeginFrame(header, sendDeadline);
     }
 
     /// <summary>Publishes a one-way call frame.</summary>

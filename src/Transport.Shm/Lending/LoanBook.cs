@@ -74,7 +74,7 @@ internal sealed unsafe class LoanBook
         GCHandle handle = GCHandle.Alloc(array, GCHandleType.Pinned);
         _open.Add(handle);
         LentBytes += byteLength;
-        Diagnostics.XCallMetrics.RecordLent(_endpoint, byteLength);
+        LendingMetrics.RecordLent(_endpoint, byteLength);
         address = (ulong)handle.AddrOfPinnedObject();
         ticket = LoanSlots.Ticket(_openSlot, _generations[_openSlot]);
         return true;

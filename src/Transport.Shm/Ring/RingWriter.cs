@@ -486,7 +486,7 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
     /// <summary>One turn of waiting for the reader to free room, bounded by <see cref="Deadline"/>.</summary>
     private void WaitForRoom(ref IdleSpinner spinner, long observedConsumer)
     {
-        int timeoutMs = FrameChannel.RemainingMs(Deadline);
+        int timeoutMs = Transport.Deadline.RemainingMs(Deadline);
         if (timeoutMs == 0)
         {
             ThrowTimedOut();

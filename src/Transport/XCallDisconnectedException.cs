@@ -22,7 +22,7 @@ public sealed class XCallDisconnectedException : XCallException
     /// The same failure as a new instance: each caller that fails with it throws its own object (one instance
     /// thrown on many threads at once gets its stack trace overwritten by each of them).
     /// </summary>
-    internal XCallDisconnectedException Copy() => new(this);
+    public XCallDisconnectedException Copy() => new(this);
 
     /// <summary>The address of the peer that is gone.</summary>
     public string Endpoint { get; }

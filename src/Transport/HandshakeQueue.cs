@@ -10,7 +10,7 @@ namespace XCall.Transport;
 /// <param name="GraceOption">The option that sets <paramref name="Grace"/>, named in the replaced peer's message.</param>
 /// <param name="ThreadName">Prefix of the accept and handshake threads' names.</param>
 /// <param name="Describe">The peer's name in reports (its address, or its process), read once at accept.</param>
-internal readonly record struct HandshakePolicy(
+public readonly record struct HandshakePolicy(
     TimeSpan Deadline,
     string DeadlineOption,
     TimeSpan Grace,
@@ -40,7 +40,7 @@ internal readonly record struct HandshakePolicy(
 // which it removes from _handshakes before closing that peer's socket outside the lock. A handshake thread
 // gives its slot back only if it still finds itself in _handshakes when it ends; one that is gone was
 // replaced, its slot already passed on. So a slot changes hands exactly once whichever side gets there first.
-internal sealed class HandshakeQueue<TChannel> : IDisposable
+public sealed class HandshakeQueue<TChannel> : IDisposable
     where TChannel : FrameChannel
 {
     /// <summary>Connections accepted but not yet taken by <see cref="AcceptAsync"/>, handshakes included.</summary>
@@ -94,10 +94,10 @@ internal sealed class HandshakeQueue<TChannel> : IDisposable
     public event Action<string, Exception>? HandshakeFailed;
 
     /// <summary>Slots taken: handshakes running and channels not yet accepted (tests).</summary>
-    internal int SlotsTaken => Volatile.Read(ref _slotsTaken);
+    public int SlotsTaken => Volatile.Read(ref _slotsTaken);
 
     /// <summary>True while an accepted connection waits for a slot that nobody may give up yet (tests).</summary>
-    internal bool NewcomerWaits => Volatile.Read(ref _newcomerWaits);
+    public bool NewcomerWaits => Volatile.Read(ref _newcomerWaits);
 
     /// <summary>Waits for the next channel whose handshake completed.</summary>
     /// <exception cref="ObjectDisposedException">The queue was disposed.</exception>

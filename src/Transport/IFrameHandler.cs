@@ -2,7 +2,7 @@ using XCall.Marshal;
 
 namespace XCall.Transport;
 
-/// <summary>Receives the frames of a <see cref="FrameChannel"/>; implemented by <see cref="XCall.Runtime.XCallConnection"/>.</summary>
+/// <summary>Receives the frames of a <see cref="FrameChannel"/>; the call runtime's connection implements it.</summary>
 public interface IFrameHandler
 {
     /// <summary>The limits the channel applies to the readers it hands to <see cref="OnFrame"/>.</summary>

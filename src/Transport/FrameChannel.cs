@@ -4,10 +4,10 @@ namespace XCall.Transport;
 
 /// <summary>
 /// One established connection of a transport, carrying frames both ways. Transports (shm, tcp, ...)
-/// implement it; the call runtime above (<see cref="XCall.Runtime.XCallConnection"/>) knows nothing else of them.
+/// implement it; the call runtime above knows nothing else of them.
 /// </summary>
 /// <remarks>
-/// Sending: <see cref="BeginFrame"/> reserves the send side for the calling thread and returns an output
+/// Sending: <see cref="BeginFrame(in FrameHeader, long)"/> reserves the send side for the calling thread and returns an output
 /// that writes straight into transport memory; <see cref="CommitFrame"/> publishes the frame and wakes the
 /// peer; <see cref="AbortFrame"/> drops it (the marshalling threw). Other senders wait in between, so
 /// frames never interleave. Receiving: after <see cref="Start"/>, every incoming frame is handed to the
@@ -37,36 +37,26 @@ public abstract class FrameChannel : IDisposable
     /// <summary>For a channel that replaces its link: counts <see cref="LinkGeneration"/> up, before the new link carries a frame; returns the new value.</summary>
     protected int NextLinkGeneration() => Interlocked.Increment(ref _linkGeneration);
 
-    [ThreadStatic]
-    private static long t_sendDeadline;
-
-    /// <summary>
-    /// The <see cref="Environment.TickCount64"/> by which the frame this thread begins next must be out (0: no
-    /// deadline): set by the connection around <see cref="BeginFrame"/> from the call's timeout. A transport
-    /// reads it in <see cref="BeginFrame"/> and bounds every wait of that frame's sending with it (for the
-    /// send side, for room in its buffer); past it, it throws <see cref="XCallTimeoutException"/>, and a
-    /// transport that had already put part of the frame on the wire closes the channel (the frame cannot be
-    /// taken back).
-    /// </summary>
-    public static long SendDeadline
-    {
-        get => t_sendDeadline;
-        set => t_sendDeadline = value;
-    }
-
-    /// <summary>Milliseconds left until <paramref name="deadline"/> (a <see cref="SendDeadline"/>): -1 for none, 0 once past.</summary>
-    protected internal static int RemainingMs(long deadline) =>
-        deadline == 0 ? -1 : (int)Math.Clamp(deadline - Environment.TickCount64, 0, int.MaxValue);
-
     /// <summary>Starts delivering incoming frames to <paramref name="handler"/>.</summary>
     public abstract void Start(IFrameHandler handler);
 
-    /// <summary>Reserves the send side and writes <paramref name="header"/>; returns the output for the payload.</summary>
+    /// <summary>Reserves the send side and writes <paramref name="header"/>, with no deadline; returns the output for the payload.</summary>
     /// <exception cref="XCallDisconnectedException">The channel is closed.</exception>
-    public abstract IBufferWriter<byte> BeginFrame(in FrameHeader header);
+    public IBufferWriter<byte> BeginFrame(in FrameHeader header) => BeginFrame(header, 0);
 
     /// <summary>
-    /// What <see cref="BeginFrame"/> throws when this thread has a frame open on the channel already: a call made
+    /// Reserves the send side and writes <paramref name="header"/>; returns the output for the payload.
+    /// <paramref name="deadline"/> (an <see cref="Environment.TickCount64"/> value, 0 for none) bounds every wait of
+    /// this frame's sending (for the send side, for room in the transport's buffer): past it the transport throws
+    /// <see cref="XCallTimeoutException"/>, and one that had already put part of the frame on the wire closes the
+    /// channel (the frame cannot be taken back).
+    /// </summary>
+    /// <exception cref="XCallDisconnectedException">The channel is closed.</exception>
+    /// <exception cref="XCallTimeoutException">The deadline passed before the frame could be sent.</exception>
+    public abstract IBufferWriter<byte> BeginFrame(in FrameHeader header, long deadline);
+
+    /// <summary>
+    /// What <see cref="BeginFrame(in FrameHeader, long)"/> throws when this thread has a frame open on the channel already: a call made
     /// while another call's arguments are being written (by a property getter or a marshaller of an argument).
     /// </summary>
     protected static InvalidOperationException FrameAlreadyOpen(string endpoint) =>
@@ -74,13 +64,13 @@ public abstract class FrameChannel : IDisposable
             "(by a property getter or a marshaller of an argument): a connection writes one frame at a time. Make that call before the outer one, or on another connection.");
 
     /// <summary>
-    /// Begins a frame as <see cref="BeginFrame"/> does, for an asynchronous call, unless the channel would first
+    /// Begins a frame as <see cref="BeginFrame(in FrameHeader, long)"/> does, for an asynchronous call, unless the channel would first
     /// have to make its link (a channel that replaces lost links, between a loss and the next link): then it
     /// returns null with nothing begun, and the caller awaits <see cref="ConnectAsync"/> and begins again, so no
     /// connect runs on the caller's thread. The default always begins the frame.
     /// </summary>
     /// <exception cref="XCallDisconnectedException">The channel is closed.</exception>
-    public virtual IBufferWriter<byte>? TryBeginFrame(in FrameHeader header) => BeginFrame(header);
+    public virtual IBufferWriter<byte>? TryBeginFrame(in FrameHeader header, long deadline) => BeginFrame(header, deadline);
 
     /// <summary>
     /// Makes the link <see cref="TryBeginFrame"/> found missing without blocking the caller: joins the attempt
@@ -93,11 +83,11 @@ public abstract class FrameChannel : IDisposable
     /// <exception cref="XCallDisconnectedException">The attempt failed, the backoff after a failed one runs, or the channel is closed.</exception>
     public virtual ValueTask ConnectAsync(long deadline, CancellationToken cancellationToken) => default;
 
-    /// <summary>Publishes the frame begun by <see cref="BeginFrame"/> and releases the send side.</summary>
+    /// <summary>Publishes the frame begun by <see cref="BeginFrame(in FrameHeader, long)"/> and releases the send side.</summary>
     public abstract void CommitFrame();
 
     /// <summary>
-    /// Publishes the frame begun by <see cref="BeginFrame"/> like <see cref="CommitFrame"/>, for a frame nobody
+    /// Publishes the frame begun by <see cref="BeginFrame(in FrameHeader, long)"/> like <see cref="CommitFrame"/>, for a frame nobody
     /// waits on right away (a pipelined asynchronous call, made while the one before it is still owed): the
     /// transport may send it a moment later, on another thread, in one write with the frames committed after
     /// it. The default sends it like <see cref="CommitFrame"/>.
@@ -122,7 +112,7 @@ public abstract class FrameChannel : IDisposable
     {
     }
 
-    /// <summary>Drops the frame begun by <see cref="BeginFrame"/> and releases the send side.</summary>
+    /// <summary>Drops the frame begun by <see cref="BeginFrame(in FrameHeader, long)"/> and releases the send side.</summary>
     public abstract void AbortFrame();
 
     /// <summary>
@@ -132,7 +122,7 @@ public abstract class FrameChannel : IDisposable
     /// (leader / follower), which saves a thread hop per reply.
     /// </summary>
     /// <returns>False when the deadline passed first.</returns>
-    public virtual bool WaitForReply(Runtime.PendingCall call, long deadline) => call.Wait(deadline);
+    public virtual bool WaitForReply(IReplyWait call, long deadline) => call.Wait(deadline);
 
     /// <summary>
     /// For an asynchronous call that is not pipelined (the async call made before it on the connection has
@@ -142,7 +132,7 @@ public abstract class FrameChannel : IDisposable
     /// Never blocks beyond a short spin. The default does nothing.
     /// </summary>
     /// <returns>True when the call completed while polling.</returns>
-    public virtual bool TryPollForReply(Runtime.PendingCall call) => call.IsCompleted;
+    public virtual bool TryPollForReply(IReplyWait call) => call.IsCompleted;
 
     /// <summary>Closes the channel; pending calls fail with <see cref="XCallDisconnectedException"/>.</summary>
     public abstract void Dispose();

@@ -1,7 +1,7 @@
 namespace XCall.Transport;
 
 /// <summary>A channel whose liveness the shared heartbeat thread watches.</summary>
-internal interface IHeartbeatChannel
+public interface IHeartbeatChannel
 {
     /// <summary>Called by the shared heartbeat thread, never concurrently with itself; <paramref name="stalledMs"/>
     /// is how long this process did not run since the last tick, which does not count as the peer's silence.</summary>
@@ -21,7 +21,7 @@ internal interface IHeartbeatChannel
 /// by its own closed check. Only the heartbeat thread ticks, so ticks never overlap. The thread never
 /// blocks on a channel: pings it cannot send at once, and closes (which run handlers' code), go to the thread pool.
 /// </remarks>
-internal static class HeartbeatScheduler
+public static class HeartbeatScheduler
 {
     private const long MinPeriodMs = 10;
     private const long MaxPeriodMs = 250;
@@ -45,6 +45,8 @@ internal static class HeartbeatScheduler
         }
     }
 
+    /// <summary>Starts ticking <paramref name="channel"/>, at most every quarter of <paramref name="shortestMs"/> (its
+    /// shortest heartbeat interval or timeout); starts the thread when it is the first channel.</summary>
     public static void Register(IHeartbeatChannel channel, long shortestMs)
     {
         long period = Math.Clamp(shortestMs / 4, MinPeriodMs, MaxPeriodMs);
@@ -65,6 +67,7 @@ internal static class HeartbeatScheduler
         }
     }
 
+    /// <summary>Stops ticking <paramref name="channel"/>; the thread ends when no channel is left.</summary>
     public static void Unregister(IHeartbeatChannel channel)
     {
         lock (s_lock)

@@ -1,0 +1,24 @@
+namespace XCall.Transport;
+
+/// <summary>
+/// A call waiting for its reply, as the transport that carries it sees it: <see cref="FrameChannel.WaitForReply"/>
+/// and <see cref="FrameChannel.TryPollForReply"/> wait on it, and may pump incoming frames on the caller's thread
+/// meanwhile. The call runtime implements it.
+/// </summary>
+public interface IReplyWait
+{
+    /// <summary>The call has its reply or its failure.</summary>
+    bool IsCompleted { get; }
+
+    /// <summary>The waiting thread has something to do: the call completed, or a call nested in it (a callback it
+    /// caused) was handed to the waiting thread to run.</summary>
+    bool WaitOver { get; }
+
+    /// <summary>The waiting thread is itself running a call received on the same connection, so it must not
+    /// take over the connection's receiving while it waits.</summary>
+    bool IsNested { get; }
+
+    /// <summary>Blocks until <see cref="WaitOver"/> or <paramref name="deadline"/> (an <see cref="Environment.TickCount64"/>
+    /// value, or <see cref="long.MaxValue"/>) passes; false when the deadline passed first.</summary>
+    bool Wait(long deadline);
+}
