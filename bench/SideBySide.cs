@@ -146,7 +146,7 @@ internal static class SideBySide
 
     /// <summary>
     /// The spread of single <c>int</c> calls, back to back against a fresh server: each call timed on its own (the
-    /// timer adds ~20 ns to each), percentiles over <paramref name="calls"/> calls, three times. Batches and the
+    /// timer's own cost is in each figure), percentiles over <paramref name="calls"/> calls, three times. Batches and the
     /// median hide what a call that waits for a woken thread or a core costs; the tail shows it.
     /// </summary>
     public static int RunLatency(string transport, int calls)

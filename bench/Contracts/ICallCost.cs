@@ -34,7 +34,7 @@ public interface ICallBase
     void TestVirt(int value);
 }
 
-/// <summary>The six classic signatures of the call-cost benchmark (see README, "Reading the table").</summary>
+/// <summary>The six classic signatures of the call-cost benchmark (see docs/benchmarks.md, "Reading the table").</summary>
 [Remotable]
 public interface ICallCost : ICallBase
 {

@@ -52,8 +52,8 @@ public interface IBoundedService
 /// <see cref="ConnectionOptions.MaxConcurrentCalls"/> and <see cref="ConnectionOptions.MaxConcurrentArgumentBytes"/>
 /// under Concurrent dispatch: past them a call is refused without running (<see cref="XCallServerBusyException"/>),
 /// a one-way call runs on the receiving thread (never lost), and calls nested in a waiting caller's call are not
-/// counted. Each call gives its room back exactly once, whatever its end. Before the bound, every received call was
-/// queued to the thread pool, however many were already waiting there.
+/// counted. Each call gives its room back exactly once, whatever its end. Without the bound, every received call
+/// would be queued to the thread pool, however many were already waiting there.
 /// </summary>
 public sealed class ConcurrentCallBoundTests
 {
@@ -185,8 +185,8 @@ public sealed class ConcurrentCallBoundTests
     [Fact]
     public async Task A_call_dispatched_inline_calls_back_asynchronously_and_fails_at_once_when_it_would_wait_on_its_own_receiving_thread()
     {
-        // Before, the synchronous callback waited for a reply that only its own thread could read: the whole
-        // connection hung until the callback's timeout (none by default).
+        // A synchronous callback here would wait for a reply that only its own thread can read: the whole
+        // connection would hang until the callback's timeout (none by default).
         using var pair = new Pair("inline-callback", new ConnectionOptions { DispatchMode = DispatchMode.Inline, CallTimeout = TimeSpan.FromSeconds(30) });
         IBoundedService proxy = pair.Proxy;
 

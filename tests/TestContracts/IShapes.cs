@@ -7,6 +7,9 @@ namespace XCall.Tests.Contracts;
 public interface IShapes
 {
     void Ping();
+
+    /// <summary>How many <see cref="Ping"/> calls reached this instance: what a test reads to see a void call arrive.</summary>
+    int PingCount();
     int Add(int a, int b);
     long Add(long a, long b);
     string? Echo(string? s);

@@ -13,7 +13,10 @@ public class Shapes : IShapes
     /// <summary>Signalled when <see cref="WaitForCancel"/> or <see cref="DelayAsync"/> starts waiting.</summary>
     public static Channel<string> Started { get; } = Channel.CreateUnbounded<string>();
 
-    public void Ping() { }
+    private int _pings;
+
+    public void Ping() => Interlocked.Increment(ref _pings);
+    public int PingCount() => Volatile.Read(ref _pings);
     public int Add(int a, int b) => a + b;
     public long Add(long a, long b) => a + b + 1_000_000_000_000L;
     public string? Echo(string? s) => s;

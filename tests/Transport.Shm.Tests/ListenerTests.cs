@@ -18,8 +18,8 @@ public sealed class ListenerTests : IDisposable
     [Fact]
     public async Task A_silent_client_does_not_block_the_next_client()
     {
-        // No handshake deadline on the listener: before handshakes ran in the background, the silent client
-        // held the accept loop forever.
+        // No handshake deadline on the listener: handshakes run in the background, or the silent client would
+        // hold the accept loop forever.
         using ShmListener listener = ShmTransport.Listen("silent", _dir.Options() with { ConnectTimeout = Timeout.InfiniteTimeSpan });
         using RawClient silent = RawClient.Connect(listener.SocketPath); // first in the backlog, sends nothing
         Task<FrameChannel> accepting = Task.Run(() => listener.AcceptAsync().AsTask());

@@ -85,9 +85,43 @@ public sealed unsafe class RingTests(ITestOutputHelper output)
         Assert.True(asleep.Wait(TimeSpan.FromSeconds(30)), "the reader did not go to sleep");
 
         var send = Task.Factory.StartNew(() => ring.Send(Header(2), Patterns.Make(3 * Capacity, 2)), TaskCreationOptions.LongRunning);
-        // Before the fix the writer waited for room the sleeping reader never made: both hung.
+        // Unless the padding wakes the reader, the writer waits for room the sleeping reader never makes: both hang.
         Assert.True(Task.WaitAll([send, reader], TimeSpan.FromSeconds(30)), "the writer and the reader waited for each other");
         Assert.Equal(Patterns.Make(3 * Capacity, 2), handler.Frames[1].Payload);
+    }
+
+    [Theory]
+    [InlineData(FrameKind.Reply, 0, false)]
+    [InlineData(FrameKind.Error, 0, false)]
+    [InlineData(FrameKind.Call, FrameFlags.Nested, false)]
+    [InlineData(FrameKind.Call, 0, true)]
+    [InlineData(FrameKind.OneWay, 0, true)]
+    public void The_padding_that_ends_a_lap_is_woken_for_as_the_frame_after_it(FrameKind kind, ushort flags, bool wakesReceiveThread)
+    {
+        // The consumer's callers marked the ring while its receive thread sleeps: a frame they poll for (a reply, an
+        // error, a call nested in one of their calls) needs no wake-up, and neither does the padding before it, since
+        // whoever reads the frame reads the padding first. Any other frame wakes the receive thread, and so does its
+        // padding.
+        const int Capacity = 4096;
+        using var ring = new NativeRing(Capacity);
+        var handler = new RecordingHandler();
+        ring.Send(Header(1), Patterns.Make(Capacity - 48 - RingLayout.FirstPayloadOffset, 1));
+        Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
+        ring.Signal.MarkCallerPolls();
+        int consumerSeq = ring.Signal.ConsumerSeq;
+        int leaderSeq = ring.Signal.LeaderSeq;
+        long tail = ring.Writer.Tail;
+
+        var header = new FrameHeader(kind, 2, 0, 7, flags);
+        ring.Writer.BeginFrame(header);
+
+        Assert.Equal(RecordType.Padding, Assert.Single(ring.Records(tail)).Type);
+        Assert.Equal(wakesReceiveThread ? consumerSeq + 1 : consumerSeq, ring.Signal.ConsumerSeq);
+        Assert.Equal(leaderSeq, ring.Signal.LeaderSeq);
+        Assert.Equal(!wakesReceiveThread, ring.Signal.IsMarkedCallerPolls);
+        ring.Writer.Commit();
+        Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
+        Assert.Equal(header, handler.Frames[1].Header);
     }
 
     /// <summary>The reader consumed everything before <paramref name="position"/> and sleeps on the ring.</summary>

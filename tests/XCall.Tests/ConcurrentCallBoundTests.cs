@@ -8,8 +8,8 @@ namespace XCall.Tests;
 /// <see cref="ConnectionOptions.MaxConcurrentCalls"/> over shared memory and TCP: a refusal crosses the wire as the
 /// runtime's own (the caller gets <see cref="XCallServerBusyException"/>), and one-way calls past the bound run
 /// where they are received, so a server whose calls block stops reading and the transport holds the sender back.
-/// Before the bound, the receiving thread copied every call out and queued it, so neither happened: the server
-/// queued without limit and the sender never waited.
+/// A receiving thread that copied every call out and queued it would do neither: the server would queue without
+/// limit and the sender never wait.
 /// </summary>
 public sealed class ConcurrentCallBoundTests
 {

@@ -66,7 +66,7 @@ public sealed class LargeArgumentTests
         Array.Fill(data, (byte)2); // the caller's array is its own again: whatever it writes, the callee must not see
         proxy.ReleaseChecksum();
 
-        // The late read finds the loan taken back (it used to read the 2s, as if the caller had sent them).
+        // The late read finds the loan taken back: reading the 2s would pass the caller's later writes off as sent.
         Assert.Contains("took back", proxy.AwaitChecksumOutcome());
     }
 

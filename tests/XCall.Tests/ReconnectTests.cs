@@ -105,7 +105,7 @@ public sealed class ReconnectTests
             Tcp = s_options.Tcp with { ConnectTimeout = connectTimeout },
         });
         RemoteService<IShapes> service = stalled.Service;
-        // The reconnect inside the call used to wait out the whole ConnectTimeout (20 s here, 5 s by default).
+        // The reconnect inside the call must not wait out the whole ConnectTimeout (20 s here, 5 s by default).
         var clock = System.Diagnostics.Stopwatch.StartNew();
         while (true)
         {

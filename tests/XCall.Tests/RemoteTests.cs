@@ -24,7 +24,7 @@ public sealed class RemoteTests
     public async Task Opening_a_service_whose_peer_never_answers_fails_within_the_connect_timeout()
     {
         // A TCP listener that completes the transport handshake but never takes the connection: nobody reads
-        // the Hello. With the default infinite CallTimeout, Remote.Open used to wait for ever.
+        // the Hello. The default CallTimeout is infinite: only the ConnectTimeout can end Remote.Open.
         using XCall.Transport.Tcp.TcpListenerChannel listener = XCall.Transport.Tcp.TcpTransport.Listen(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0));
         var options = new RemoteOptions { PreferSharedMemory = false, Reconnect = false, Tcp = new XCall.Transport.Tcp.TcpOptions { ConnectTimeout = TimeSpan.FromSeconds(2) } };
         var clock = Stopwatch.StartNew();

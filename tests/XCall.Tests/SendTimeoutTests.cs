@@ -5,7 +5,7 @@ namespace XCall.Tests;
 
 /// <summary>
 /// <see cref="ConnectionOptions.CallTimeout"/> bounds the sending of a call too: a server process that stops
-/// reading (its only receive thread stuck in an inline method) used to hold a caller whose argument did not
+/// reading (its only receive thread stuck in an inline method) must not hold a caller whose argument does not
 /// fit in the transport's buffers forever.
 /// </summary>
 public sealed class SendTimeoutTests

@@ -1,6 +1,6 @@
 namespace XCall.Transport.Shm.Tests.Support;
 
-/// <summary>Files in /dev/shm named after a process, as segments were before they became memfds: none may appear.</summary>
+/// <summary>Files in /dev/shm named after a process: segments are memfds, so none may appear.</summary>
 internal static class ShmFiles
 {
     public static string[] Of(int pid) =>
