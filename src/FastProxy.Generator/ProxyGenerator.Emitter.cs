@@ -10,6 +10,7 @@ public sealed partial class ProxyGenerator
     internal static class Emitter
     {
         private const string Runtime = "global::XCall.Runtime";
+        private const string CompilerServices = "global::XCall.Runtime.CompilerServices";
         private const string MarshalNs = "global::XCall.Marshal";
         private const string DomainNs = "global::XCall.Domain";
 
@@ -301,7 +302,7 @@ public sealed partial class ProxyGenerator
         {
             w.Line($"/// <summary>Generated proxy: calls of <see cref=\"{c.FullName}\"/> travel as frames over a connection.</summary>");
             w.Line("[global::System.CodeDom.Compiler.GeneratedCode(\"XCall.FastProxy.Generator\", \"1.0\")]");
-            w.Open($"internal sealed class {c.Identifier}_XCallProxy : {Runtime}.ProxyBase, {c.FullName}");
+            w.Open($"internal sealed class {c.Identifier}_XCallProxy : {CompilerServices}.ProxyBase, {c.FullName}");
             w.Line($"public {c.Identifier}_XCallProxy({Runtime}.XCallConnection connection, ulong objectId) : base(connection, objectId, {c.Identifier}_XCallContract.SharedDispatcher) {{ }}");
             foreach (MethodSpec m in c.Methods)
             {
@@ -313,7 +314,7 @@ public sealed partial class ProxyGenerator
                 }
                 else if (IsAsync(m))
                 {
-                    EmitAsyncCall(w, m);
+                    EmitAsyncCall(w, m, $"{c.Identifier}_XCallProxy");
                 }
                 else
                 {
@@ -328,59 +329,28 @@ public sealed partial class ProxyGenerator
 
         private static IEnumerable<ParameterSpec> Returned(MethodSpec m) => m.Parameters.Where(p => p.Mode is ParameterMode.Ref or ParameterMode.Out);
 
+        /// <summary>Writes the arguments into the open frame of <c>__call</c>, leaving the writer in <c>__w</c>.</summary>
         private static void EmitWriteArguments(IndentedWriter w, MethodSpec m)
         {
-            w.Line($"var __w = new {MarshalNs}.MarshalWriter(__out) {{ Context = __conn }};");
+            w.Line("var __w = __call.Arguments();");
             foreach (ParameterSpec p in Sent(m))
             {
                 w.Line(Write(p.Type!, Escape(p.Name)));
             }
-            w.Line("__w.Flush();");
         }
 
         private static void EmitOneWayCall(IndentedWriter w, MethodSpec m)
         {
-            w.Line("var __conn = Connection;");
-            w.Line($"var __out = __conn.BeginOneWay(this, 0x{m.Id:x8}u);");
+            w.Line($"var __call = BeginOneWay(0x{m.Id:x8}u);");
             w.Open("try");
             EmitWriteArguments(w, m);
+            w.Line("__w.Flush();");
             w.Close();
             w.Open("catch");
-            w.Line("__conn.AbortOneWay();");
+            w.Line("__call.Abort();");
             w.Line("throw;");
             w.Close();
-            w.Line("__conn.EndOneWay();");
-        }
-
-        private static void EmitBeginCall(IndentedWriter w, MethodSpec m, bool isAsync)
-        {
-            foreach (ParameterSpec p in m.Parameters.Where(p => p.Mode == ParameterMode.Out))
-            {
-                w.Line($"{Escape(p.Name)} = default!;");
-            }
-            w.Line("var __conn = Connection;");
-            if (isAsync)
-            {
-                // Null: the link is down. The call is made again once the reconnect is done, in the task the
-                // caller gets at once, so the caller's thread never waits for a connect.
-                w.Line($"var __out = __conn.BeginAsyncCall(this, 0x{m.Id:x8}u, out var __call);");
-                w.Open("if (__out is null)");
-                string arguments = string.Join(", ", m.Parameters.Select(p => Escape(p.Name)));
-                w.Line($"return __Reconnect(__conn, this{(arguments.Length == 0 ? "" : ", " + arguments)});");
-                w.Close();
-            }
-            else
-            {
-                w.Line($"var __out = __conn.BeginCall(this, 0x{m.Id:x8}u, false, out var __call);");
-            }
-            w.Open("try");
-            EmitWriteArguments(w, m);
-            w.Line("__call.RequestBytes = __w.BytesWritten;");
-            w.Close();
-            w.Open("catch");
-            w.Line("__conn.AbortCall(__call);");
-            w.Line("throw;");
-            w.Close();
+            w.Line("__call.Send();");
         }
 
         private static void EmitReadReply(IndentedWriter w, MethodSpec m, string call, bool assignRefs)
@@ -409,21 +379,35 @@ public sealed partial class ProxyGenerator
         /// <summary>A reply that cannot be read is a malformed frame: it closes the connection (the filter returns false, so the exception goes on unchanged).</summary>
         private static void EmitMalformedReplyFilter(IndentedWriter w)
         {
-            w.Open("catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))");
+            w.Open("catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))");
+            w.Line("throw;");
+            w.Close();
+        }
+
+        /// <summary>An exception before the call was sent (its arguments failed to marshal) drops its frame.</summary>
+        private static void EmitAbort(IndentedWriter w, bool end)
+        {
+            w.Open("catch");
+            w.Line("__call.Abort();");
+            if (end)
+            {
+                w.Line("__call.End();");
+            }
             w.Line("throw;");
             w.Close();
         }
 
         private static void EmitSyncCall(IndentedWriter w, MethodSpec m)
         {
-            EmitBeginCall(w, m, isAsync: false);
-            w.Open("try");
-            string? token = TokenName(m);
-            if (token is not null)
+            foreach (ParameterSpec p in m.Parameters.Where(p => p.Mode == ParameterMode.Out))
             {
-                w.Line($"using var __reg = __conn.RegisterCancellation(__call, {token});");
+                w.Line($"{Escape(p.Name)} = default!;");
             }
-            w.Line("__conn.SendAndWait(__call);");
+            w.Line($"var __call = BeginCall(0x{m.Id:x8}u);");
+            w.Open("try");
+            EmitWriteArguments(w, m);
+            string? token = TokenName(m);
+            w.Line(token is null ? "__call.SendAndWait(ref __w);" : $"__call.SendAndWait(ref __w, {token});");
             EmitReadReply(w, m, "__call", assignRefs: true);
             if (m.Result is not null)
             {
@@ -431,24 +415,29 @@ public sealed partial class ProxyGenerator
             }
             w.Close();
             EmitMalformedReplyFilter(w);
+            EmitAbort(w, end: false);
             w.Open("finally");
-            w.Line("__conn.EndCall(__call);");
+            w.Line("__call.End();");
             w.Close();
         }
 
-        private static void EmitAsyncCall(IndentedWriter w, MethodSpec m)
+        private static void EmitAsyncCall(IndentedWriter w, MethodSpec m, string proxyType)
         {
             string token = TokenName(m) ?? "default";
-            EmitBeginCall(w, m, isAsync: true);
+            string arguments = string.Join(", ", m.Parameters.Select(p => Escape(p.Name)));
+            w.Line($"var __call = BeginAsyncCall(0x{m.Id:x8}u);");
+            // Null: the link is down. The call is made again once the reconnect is done, in the task the caller
+            // gets at once, so the caller's thread never waits for a connect.
+            w.Open("if (__call is null)");
+            w.Line($"return __Reconnect(this{(arguments.Length == 0 ? "" : ", " + arguments)});");
+            w.Close();
             w.Line("global::System.Threading.Tasks.ValueTask __send;");
             w.Open("try");
-            w.Line($"__send = __conn.SendAsync(__call, {token});");
+            EmitWriteArguments(w, m);
+            w.Line($"__send = __call.SendAsync(ref __w, {token});");
             w.Close();
-            w.Open("catch");
-            w.Line("__conn.EndCall(__call);");
-            w.Line("throw;");
-            w.Close();
-            w.Line("return __Await(__conn, __call, __send);");
+            EmitAbort(w, end: true);
+            w.Line("return __Await(__call, __send);");
             w.Line();
             string resultType = m.Result?.FullName ?? "";
             string asyncReturn = m.ReturnKind switch
@@ -460,25 +449,25 @@ public sealed partial class ProxyGenerator
             };
             // Arguments by value: an async method has no ref, out or span parameters (XCALL005, XCALL009).
             string parameters = string.Concat(m.Parameters.Select(p => $", {p.DeclaredType} {Escape(p.Name)}"));
-            w.Open($"static async {asyncReturn} __Reconnect({Runtime}.XCallConnection __conn, {m.DeclaringInterface} __proxy{parameters})");
+            w.Open($"static async {asyncReturn} __Reconnect({proxyType} __proxy{parameters})");
             // The call made again keeps the deadline the first attempt began with (the call timeout bounds the whole call).
-            w.Line($"__conn.ContinueCall(await __conn.ReconnectAsync({token}).ConfigureAwait(false));");
-            string again = $"__proxy.{Escape(m.Name)}({string.Join(", ", m.Parameters.Select(p => Escape(p.Name)))})";
+            w.Line($"__proxy.ContinueCall(await __proxy.ReconnectAsync({token}).ConfigureAwait(false));");
+            string again = $"(({m.DeclaringInterface})__proxy).{Escape(m.Name)}({arguments})";
             w.Line(m.Result is null ? $"await {again}.ConfigureAwait(false);" : $"return await {again}.ConfigureAwait(false);");
             w.Close();
             w.Line();
-            w.Open($"static async {asyncReturn} __Await({Runtime}.XCallConnection __conn, {Runtime}.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)");
+            w.Open($"static async {asyncReturn} __Await({CompilerServices}.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)");
             w.Open("try");
             w.Line("await __send.ConfigureAwait(false);");
             w.Line(m.Result is null ? "__Read(__call);" : "return __Read(__call);");
             w.Close();
             EmitMalformedReplyFilter(w);
             w.Open("finally");
-            w.Line("__conn.EndCall(__call);");
+            w.Line("__call.End();");
             w.Close();
             w.Close();
             w.Line();
-            w.Open($"static {(m.Result is null ? "void" : resultType)} __Read({Runtime}.PendingCall __call)");
+            w.Open($"static {(m.Result is null ? "void" : resultType)} __Read({CompilerServices}.PendingCall __call)");
             EmitReadReply(w, m, "__call", assignRefs: false);
             if (m.Result is not null)
             {
@@ -497,7 +486,7 @@ public sealed partial class ProxyGenerator
             w.Line();
             // One method per contract method: inlined into one switch, every method's locals would make one
             // large stack frame that each call zeroes.
-            w.Open($"public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref {MarshalNs}.MarshalReader __r, {Runtime}.ServerCall call)");
+            w.Open($"public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref {MarshalNs}.MarshalReader __r, {CompilerServices}.ServerCall call)");
             w.Line($"var __t = ({c.FullName})target;");
             w.Open("switch (methodId)");
             foreach (MethodSpec m in c.Methods)
@@ -512,7 +501,7 @@ public sealed partial class ProxyGenerator
             {
                 w.Line();
                 w.Line("[global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]");
-                w.Open($"private static global::System.Threading.Tasks.ValueTask {DispatchMethodName(m)}({c.FullName} __t, ref {MarshalNs}.MarshalReader __r, {Runtime}.ServerCall call)");
+                w.Open($"private static global::System.Threading.Tasks.ValueTask {DispatchMethodName(m)}({c.FullName} __t, ref {MarshalNs}.MarshalReader __r, {CompilerServices}.ServerCall call)");
                 var args = new List<string>();
                 var rents = new List<(string Local, string Element)>();
                 int i = 0;

@@ -58,15 +58,6 @@ internal sealed partial class ShmChannel
     /// <summary>Tests: how many times a caller gave the role back leaving the ring marked for callers (not re-armed).</summary>
     internal long ReleasesLeftMarked => Volatile.Read(ref _releasesLeftMarked);
 
-    private long _receiveThreadWakes; // by the receive thread
-
-    /// <summary>Tests: how many times the receive thread woke from its sleep on the ring (for a frame, a close, a flood
-    /// a caller handed over, or a spurious return).</summary>
-    internal long ReceiveThreadWakes => Volatile.Read(ref _receiveThreadWakes);
-
-    /// <summary>Tests: end-of-lap padding records this side published that woke a thread of the peer.</summary>
-    internal long PaddingWakes => _writer.PaddingWakes;
-
     private enum PumpOutcome
     {
         Completed,
@@ -406,7 +397,6 @@ internal sealed partial class ShmChannel
         }
         Interlocked.Exchange(ref _roleOwner, RoleFree); // callers may poll while we sleep
         _inSignal.WaitConsumer(seq);
-        _receiveThreadWakes++;
         Volatile.Write(ref _rtSleeping, 0);
     }
 

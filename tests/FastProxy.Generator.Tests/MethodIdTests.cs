@@ -44,7 +44,7 @@ public sealed class MethodIdTests
         string contract = GeneratorHarness.Run(Calculator).Result.GeneratedSources
             .Single(s => s.HintName == "Sample_ICalculator.XCall.g.cs").SourceText.ToString();
 
-        Assert.Contains("__conn.BeginCall(this, 0xffd001a9u, false, out var __call);", contract);
+        Assert.Contains("var __call = BeginCall(0xffd001a9u);", contract);
         Assert.Contains("case 0xffd001a9u:", contract);
     }
 

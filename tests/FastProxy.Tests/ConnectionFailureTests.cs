@@ -4,6 +4,7 @@ using XCall.Marshal;
 using XCall.Runtime;
 using XCall.Tests.Contracts;
 using XCall.Transport;
+using XCall.Runtime.CompilerServices;
 
 namespace XCall.FastProxy.Tests;
 
@@ -75,10 +76,11 @@ public sealed class ConnectionFailureTests
     public void Unknown_method_id_is_reported_as_a_remote_error()
     {
         (XCallConnection client, XCallConnection server, _) = Connect();
-        _ = client.BeginCall(0, 0xdeadbeef, isAsync: false, out PendingCall call);
-        client.SendAndWait(call);
+        PendingCall call = client.BeginCall(0, 0xdeadbeef, isAsync: false);
+        MarshalWriter arguments = call.Arguments();
+        call.SendAndWait(ref arguments);
         var ex = Assert.Throws<RemoteInvocationException>(() => call.GetReplyReader());
-        client.EndCall(call);
+        call.End();
         Assert.Equal("XCall.XCallException", ex.RemoteTypeName);
         Assert.Contains("0xdeadbeef", ex.RemoteMessage);
         Assert.Contains("XCall.Tests.Contracts.IShapes", ex.RemoteMessage);

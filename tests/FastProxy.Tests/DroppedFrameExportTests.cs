@@ -1,6 +1,7 @@
 using XCall.Marshal;
 using XCall.Runtime;
 using XCall.Tests.Contracts;
+using XCall.Runtime.CompilerServices;
 
 namespace XCall.FastProxy.Tests;
 
@@ -61,7 +62,7 @@ public sealed class DroppedFrameExportTests
         using var pair = new Pair("dropped-reply");
         XCallConnection client = pair.Client;
         var kept = new Callback();
-        client.BeginCall(0, 1, isAsync: false, out PendingCall call); // a frame open on this thread...
+        PendingCall call = client.BeginCall(0, 1, isAsync: false); // a frame open on this thread...
         ulong id = client.ExportObject(kept, ContractRegistry.Get<ICallback>().Dispatcher); // ...that exposes an object
 
         // Meanwhile another thread writes the reply to a call of a link already lost (dropped, written without the send side).
@@ -77,7 +78,8 @@ public sealed class DroppedFrameExportTests
 
         Assert.Equal(1, client.ExposedObjectCount); // the open frame's export stands, the dropped reply added none
         Assert.Same(kept, client.FindExported(id));
-        client.AbortCall(call); // now that frame is dropped too: its export goes
+        call.Abort(); // now that frame is dropped too: its export goes
+        call.End();
         Assert.Equal(0, client.ExposedObjectCount);
     }
 

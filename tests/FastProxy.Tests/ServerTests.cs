@@ -33,6 +33,22 @@ public sealed class ServerTests
     }
 
     [Fact]
+    public async Task GetServiceAsync_awaits_the_peers_answer_and_fails_as_the_sync_call_does()
+    {
+        using var server = new XCallServer().Add<IGreeter>(new Greeter());
+        (InMemoryChannel c, InMemoryChannel s) = InMemoryChannel.CreatePair();
+        server.Attach(s);
+        using var client = new XCallConnection(c);
+        client.Start();
+        IGreeter greeter = await client.GetServiceAsync<IGreeter>();
+        Assert.Equal("Hello, Bo", greeter.Greet("Bo"));
+        var refused = await Assert.ThrowsAsync<XCallException>(() => client.GetServiceAsync<IShapes>());
+        Assert.Contains("no service for XCall.Tests.Contracts.IShapes", refused.Message);
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => client.GetServiceAsync<IGreeter>(new CancellationToken(canceled: true)));
+        Assert.Equal("Hello, Al", (await client.GetServiceAsync<IGreeter>()).Greet("Al")); // the cancelled Hello left nothing behind
+    }
+
+    [Fact]
     public void Contract_hash_mismatch_names_the_interface_and_both_hashes()
     {
         using var server = new XCallServer().Add<IGreeter>(new Greeter());

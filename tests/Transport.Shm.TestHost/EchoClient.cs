@@ -2,6 +2,7 @@ using System.Buffers;
 using XCall.Marshal;
 using XCall.Runtime;
 using XCall.Transport;
+using XCall.Runtime.CompilerServices;
 
 namespace XCall.Transport.Shm.TestHost;
 
@@ -20,21 +21,12 @@ public sealed class EchoClient : IDisposable
     /// <summary>One round trip; <paramref name="reply"/> must be as long as <paramref name="payload"/>.</summary>
     public void RoundTrip(ReadOnlySpan<byte> payload, Span<byte> reply, uint methodId = 1)
     {
-        IBufferWriter<byte> output = Connection.BeginCall(0, methodId, isAsync: false, out PendingCall call);
+        PendingCall call = Connection.BeginCall(0, methodId, isAsync: false);
         try
         {
-            var writer = new MarshalWriter(output);
+            MarshalWriter writer = call.Arguments();
             writer.WriteBlock(payload);
-            writer.Flush();
-        }
-        catch
-        {
-            Connection.AbortCall(call);
-            throw;
-        }
-        try
-        {
-            Connection.SendAndWait(call);
+            call.SendAndWait(ref writer);
             MarshalReader reader = call.GetReplyReader();
             if (reader.Remaining != reply.Length)
             {
@@ -42,9 +34,14 @@ public sealed class EchoClient : IDisposable
             }
             reader.ReadBlock(reply);
         }
+        catch
+        {
+            call.Abort();
+            throw;
+        }
         finally
         {
-            Connection.EndCall(call);
+            call.End();
         }
     }
 

@@ -3,6 +3,7 @@ using XCall.Transport.Shm.Interop;
 using XCall.Transport.Shm.Ring;
 using XCall.Transport.Shm.TestHost;
 using XCall.Transport.Shm.Tests.Support;
+using XCall.Runtime.CompilerServices;
 
 namespace XCall.Transport.Shm.Tests;
 
@@ -119,17 +120,21 @@ public sealed class ChannelTests(ITestOutputHelper output) : IDisposable
             for (int i = 0; i < 5; i++)
             {
                 // 40 ms: longer than an async call polls for its reply before it leaves it to the receive thread.
-                System.Buffers.IBufferWriter<byte> output = echo.Connection.BeginCall(0, EchoHandler.SlowMethod, isAsync: true, out PendingCall call);
-                var writer = new XCall.Marshal.MarshalWriter(output);
-                writer.WriteBlock([40, (byte)i]);
-                writer.Flush();
-                await echo.Connection.SendAsync(call, CancellationToken.None).AsTask().WaitAsync(TimeSpan.FromSeconds(30));
+                PendingCall call = echo.Connection.BeginCall(0, EchoHandler.SlowMethod, isAsync: true);
+                await SendSlow(call, (byte)i).AsTask().WaitAsync(TimeSpan.FromSeconds(30));
                 XCall.Marshal.MarshalReader reply = call.GetReplyReader();
                 byte[] bytes = new byte[reply.Remaining];
                 reply.ReadBlock(bytes);
-                echo.Connection.EndCall(call);
+                call.End();
                 Assert.Equal([40, (byte)i], bytes);
             }
+        }
+
+        static ValueTask SendSlow(PendingCall call, byte tag)
+        {
+            XCall.Marshal.MarshalWriter writer = call.Arguments();
+            writer.WriteBlock([40, tag]);
+            return call.SendAsync(ref writer, CancellationToken.None);
         }
     }
 

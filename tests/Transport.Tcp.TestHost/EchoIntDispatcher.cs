@@ -1,5 +1,6 @@
 using XCall.Marshal;
 using XCall.Runtime;
+using XCall.Runtime.CompilerServices;
 
 namespace XCall.Transport.Tcp.TestHost;
 

@@ -6,6 +6,7 @@ using XCall.Runtime;
 using XCall.Transport;
 using XCall.Transport.Tcp;
 using XCall.Transport.Tcp.TestHost;
+using XCall.Runtime.CompilerServices;
 
 // A peer for the TCP transport tests, run as its own process (and inside network namespaces):
 //   server <address> <port>                       echo server; prints "READY <port>", then serves until killed
@@ -154,13 +155,13 @@ static int RunCallPingPong(string host, int port, int iterations, TcpOptions opt
     connection.Start();
     int Call(int value)
     {
-        var writer = new MarshalWriter(connection.BeginCall(0, EchoIntDispatcher.MethodId, isAsync: false, out PendingCall call));
+        PendingCall call = connection.BeginCall(0, EchoIntDispatcher.MethodId, isAsync: false);
+        MarshalWriter writer = call.Arguments();
         writer.WriteInt32(value);
-        writer.Flush();
-        connection.SendAndWait(call);
+        call.SendAndWait(ref writer);
         MarshalReader reader = call.GetReplyReader();
         int result = reader.ReadInt32();
-        connection.EndCall(call);
+        call.End();
         return result;
     }
     for (int i = 0; i < Math.Min(iterations, 20_000); i++)

@@ -2,6 +2,7 @@ using System.Net;
 using XCall.Marshal;
 using XCall.Runtime;
 using XCall.Transport.Tcp.Tests.Support;
+using XCall.Runtime.CompilerServices;
 
 namespace XCall.Transport.Tcp.Tests;
 
@@ -127,34 +128,39 @@ public sealed class ConnectionTests(ITestOutputHelper output)
 
         public int Call(int value)
         {
-            var writer = new MarshalWriter(_client.BeginCall(0, EchoIntDispatcher.MethodId, isAsync: false, out PendingCall call));
-            writer.WriteInt32(value);
-            writer.Flush();
+            PendingCall call = _client.BeginCall(0, EchoIntDispatcher.MethodId, isAsync: false);
             try
             {
-                _client.SendAndWait(call);
+                MarshalWriter writer = call.Arguments();
+                writer.WriteInt32(value);
+                call.SendAndWait(ref writer);
                 MarshalReader reader = call.GetReplyReader();
                 return reader.ReadInt32();
             }
             finally
             {
-                _client.EndCall(call);
+                call.End();
             }
         }
 
         public async ValueTask<int> CallAsync(int value)
         {
-            var writer = new MarshalWriter(_client.BeginCall(0, EchoIntDispatcher.MethodId, isAsync: true, out PendingCall call));
-            writer.WriteInt32(value);
-            writer.Flush();
+            PendingCall call = _client.BeginCall(0, EchoIntDispatcher.MethodId, isAsync: true);
             try
             {
-                await _client.SendAsync(call, CancellationToken.None);
+                await Send(call, value);
                 return Read(call);
             }
             finally
             {
-                _client.EndCall(call);
+                call.End();
+            }
+
+            static ValueTask Send(PendingCall call, int value)
+            {
+                MarshalWriter writer = call.Arguments();
+                writer.WriteInt32(value);
+                return call.SendAsync(ref writer, CancellationToken.None);
             }
 
             static int Read(PendingCall call)

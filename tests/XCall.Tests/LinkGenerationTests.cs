@@ -2,6 +2,7 @@ using System.Buffers;
 using XCall.Runtime;
 using XCall.Tests.Contracts;
 using XCall.Transport;
+using XCall.Runtime.CompilerServices;
 
 namespace XCall.Tests;
 

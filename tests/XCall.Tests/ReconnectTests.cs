@@ -2,6 +2,7 @@ using System.Net;
 using System.Net.Sockets;
 using XCall.Runtime;
 using XCall.Tests.Contracts;
+using XCall.Runtime.CompilerServices;
 
 namespace XCall.Tests;
 

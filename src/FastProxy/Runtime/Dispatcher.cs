@@ -1,5 +1,6 @@
 using System.ComponentModel;
 using XCall.Marshal;
+using XCall.Runtime.CompilerServices;
 
 namespace XCall.Runtime;
 

@@ -1,6 +1,7 @@
 using System.ComponentModel;
 using XCall.Domain;
 using XCall.Marshal;
+using XCall.Runtime.CompilerServices;
 
 namespace XCall.Runtime;
 
@@ -86,11 +87,11 @@ public abstract class ObjectReferenceMarshaller<T> : IMarshaller<T?> where T : c
         {
             case NullTag:
                 return null;
-            case WriterObjectTag when reader.Context is XCallConnection.LinkScope scope:
+            case WriterObjectTag when reader.Context is LinkScope scope:
                 return scope.Connection.ImportProxy<T>(reader.Read<ulong>(), scope.Link);
             case WriterObjectTag when reader.Context is XCallConnection connection:
                 return connection.ImportProxy<T>(reader.Read<ulong>(), connection.Channel.LinkGeneration);
-            case ReaderObjectTag when reader.Context is XCallConnection.LinkScope scope:
+            case ReaderObjectTag when reader.Context is LinkScope scope:
                 return scope.Connection.FindExported(reader.Read<ulong>()) as T
                     ?? throw new XCallProtocolException($"An object sent back as {typeof(T).FullName} is not one.");
             case ReaderObjectTag when reader.Context is XCallConnection connection:

@@ -1,4 +1,5 @@
 using XCall.Marshal;
+using XCall.Runtime.CompilerServices;
 
 namespace XCall.Runtime;
 

@@ -2,15 +2,12 @@ using System.Buffers;
 using System.Runtime.CompilerServices;
 using XCall.Marshal;
 using XCall.Transport;
+using XCall.Runtime.CompilerServices;
 
 namespace XCall.Runtime;
 
 public sealed partial class XCallConnection
 {
-    // Registered calls since one found another call in flight (under _serverLock), up to AloneStreak.
-    private const int AloneStreak = 64;
-    private int _sharedCallsAgo;
-
     // The connection whose call this thread is running on the thread pool (the synchronous part of it), if
     // any: a call this thread makes now is nested in that call (a callback to its caller).
     [ThreadStatic]
@@ -26,23 +23,11 @@ public sealed partial class XCallConnection
     // slots are ints).
     private const ulong OnReceivingThread = ulong.MaxValue;
 
-    // Design: _admitted counts the calls received under Concurrent dispatch that are queued or running (their
-    // reply not sent yet), and the bytes of their arguments, in one word: the count in the low
-    // AdmittedCountBits bits, the bytes above. A call adds its weight (1 + bytes << AdmittedCountBits) when it is
-    // admitted and subtracts it once, when its reply is published or it ends without one (ServerCall.Admitted,
-    // cleared then): one interlocked add each way for both bounds. Only the thread that receives the frames
-    // admits (a transport hands its frames over one at a time), after reading the word: other threads can
-    // only lower it meanwhile, so a call admitted never takes either figure past its bound by more than itself.
-    // The bounds (ConnectionOptions) keep the count under 2^24 and the bytes under 2^39: the word stays positive.
-    private const int AdmittedCountBits = 24;
-    private const long AdmittedCountMask = (1L << AdmittedCountBits) - 1;
-    private long _admitted;
-
     /// <summary>Calls received under Concurrent dispatch that are queued or running (tests).</summary>
-    internal int AdmittedCalls => (int)(Volatile.Read(ref _admitted) & AdmittedCountMask);
+    internal int AdmittedCalls => _admission.Calls;
 
     /// <summary>The bytes of those calls' arguments (tests).</summary>
-    internal long AdmittedArgumentBytes => Volatile.Read(ref _admitted) >> AdmittedCountBits;
+    internal long AdmittedArgumentBytes => _admission.ArgumentBytes;
 
     /// <summary>Whether this thread runs a call this connection dispatched (a call it makes now is a callback's).</summary>
     internal bool IsDispatchingOnThisThread => ReferenceEquals(t_dispatching, this);
@@ -54,7 +39,7 @@ public sealed partial class XCallConnection
     {
         // A nested call names the call of ours it was made for (see BeginCall).
         ulong parentCallId = (header.Flags & FrameFlags.Nested) != 0 ? payload.Read<ulong>() : 0;
-        ExposedObject target = FindObject(header.ObjectId);
+        ExposedObject target = _references.FindObject(header.ObjectId);
         bool oneWay = header.Kind == FrameKind.OneWay;
         if (Options.DispatchMode == DispatchMode.Inline)
         {
@@ -65,14 +50,14 @@ public sealed partial class XCallConnection
         // Concurrent: copy the arguments out of transport memory so the receiver moves on at once, as long as the
         // connection is within its bounds (ConnectionOptions.MaxConcurrentCalls, MaxConcurrentArgumentBytes).
         int length = checked((int)payload.Remaining);
-        long weight = 1 + ((long)length << AdmittedCountBits);
+        long weight = Admission.Weight(length);
         ServerCall concurrentCall = RentServerCall(header.CallId, header.MethodId, oneWay);
         // A callback our caller's call caused is offered to that caller's thread first, and takes no room there:
         // that thread waits for its reply anyway, and runs it (re-entrant, as a local callback would run); no pool
         // thread, no lock the caller holds is waited for. Refusing it could fail a chain of callbacks that needs
         // no thread it does not already have.
         PendingCall? parent = parentCallId != 0 && !oneWay ? FindCall(parentCallId) : null;
-        if (parent is null && !TryAdmit(concurrentCall, weight, out long held))
+        if (parent is null && !_admission.TryAdmit(concurrentCall, weight, out long held))
         {
             OnCallPastBound(header, target, ref payload, concurrentCall, held);
             return;
@@ -87,7 +72,7 @@ public sealed partial class XCallConnection
             {
                 return;
             }
-            if (!TryAdmit(concurrentCall, weight, out held))
+            if (!_admission.TryAdmit(concurrentCall, weight, out held))
             {
                 // Nobody waits for it on a thread (an async call's callback, a call that ended, or a peer naming
                 // any call of ours): it needs the pool like any other call, and is refused like one.
@@ -110,34 +95,9 @@ public sealed partial class XCallConnection
         }
     }
 
-    /// <summary>
-    /// Takes room for <paramref name="call"/> within the connection's bounds; false when there is none, with what
-    /// the calls admitted before it hold in <paramref name="held"/> (for the refusal's message).
-    /// </summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private bool TryAdmit(ServerCall call, long weight, out long held)
-    {
-        held = Volatile.Read(ref _admitted);
-        if ((held & AdmittedCountMask) >= Options.MaxConcurrentCalls || (held >> AdmittedCountBits) >= Options.MaxConcurrentArgumentBytes)
-        {
-            return false;
-        }
-        Interlocked.Add(ref _admitted, weight);
-        call.Admitted = weight;
-        return true;
-    }
-
     /// <summary>Gives back the room <paramref name="call"/> holds, if any: when its reply is published, or it ends without one.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal void ReleaseAdmission(ServerCall call)
-    {
-        long weight = call.Admitted;
-        if (weight != 0)
-        {
-            call.Admitted = 0;
-            Interlocked.Add(ref _admitted, -weight);
-        }
-    }
+    internal void ReleaseAdmission(ServerCall call) => _admission.Release(call);
 
     /// <summary>
     /// A call past the connection's bounds: a one-way call runs here, on the receiving thread, as with
@@ -194,10 +154,7 @@ public sealed partial class XCallConnection
         {
             return;
         }
-        long calls = held & AdmittedCountMask;
-        string reason = calls >= Options.MaxConcurrentCalls
-            ? $"the connection already had {calls} calls queued or running there, its limit (ConnectionOptions.MaxConcurrentCalls = {Options.MaxConcurrentCalls})"
-            : $"the calls queued or running on the connection there already held {held >> AdmittedCountBits} bytes of arguments, its limit (ConnectionOptions.MaxConcurrentArgumentBytes = {Options.MaxConcurrentArgumentBytes})";
+        string reason = _admission.Refusal(held);
         SendErrorFrame(
             new FrameHeader(FrameKind.Error, header.CallId, RemoteError.NotRun, header.MethodId),
             link,
@@ -240,22 +197,6 @@ public sealed partial class XCallConnection
         }
         writer.Flush();
         Channel.CommitFrame();
-    }
-
-    private ExposedObject FindObject(ulong objectId)
-    {
-        ExposedObject? found = objectId == 0 ? _root : _objects.GetValueOrDefault(objectId);
-        if (found is null)
-        {
-            lock (_objectLock)
-            {
-                if (_exports.TryGetValue(objectId, out ExportedObject? e))
-                {
-                    found = new ExposedObject(e.Target, e.Dispatcher);
-                }
-            }
-        }
-        return found ?? throw new XCallProtocolException($"No object with id {objectId} is exposed on this connection.");
     }
 
     private void Invoke(ExposedObject target, uint methodId, ref MarshalReader args, ServerCall call)
@@ -360,64 +301,16 @@ public sealed partial class XCallConnection
         }
     }
 
-    // A call that completes while it is dispatched (the common case) takes the spare with one interlocked exchange
-    // of an int and gives it back with a store (see RentCall); the pool and the in-flight table (for cancel frames)
-    // take the lock.
-    private ServerCall RentServerCall(ulong callId, uint methodId, bool oneWay)
-    {
-        ServerCall? call = Interlocked.Exchange(ref _spareServerCallTaken, 1) == 0 ? _spareServerCall : null;
-        if (call is null)
-        {
-            lock (_serverLock)
-            {
-                _serverCallPool.TryPop(out call);
-            }
-            call ??= new ServerCall(this);
-        }
-        call.Prepare(callId, methodId, oneWay);
-        call.Link = Channel.LinkGeneration;
-        return call;
-    }
+    private ServerCall RentServerCall(ulong callId, uint methodId, bool oneWay) =>
+        _serverCalls.Rent(callId, methodId, oneWay, Channel.LinkGeneration);
 
-    /// <summary>Makes a call that outlives its dispatch reachable by cancel frames.</summary>
-    /// <returns>True when this call is the only one in flight and the last <see cref="AloneStreak"/> calls were too.</returns>
-    private bool Register(ServerCall call)
-    {
-        lock (_serverLock)
-        {
-            _inflight[call.CallId] = call;
-            call.InFlight = true;
-            _sharedCallsAgo = _inflight.Count > 1 ? 0 : Math.Min(_sharedCallsAgo + 1, AloneStreak);
-            return _sharedCallsAgo == AloneStreak;
-        }
-    }
+    /// <summary>Makes a call that outlives its dispatch reachable by cancel frames; true when it is alone (see <see cref="ServerCallTable.Register"/>).</summary>
+    private bool Register(ServerCall call) => _serverCalls.Register(call);
 
     private void ReturnServerCall(ServerCall call)
     {
         ReleaseAdmission(call); // a one-way call, or one whose reply or error was never published
-        if (call.InFlight)
-        {
-            lock (_serverLock)
-            {
-                if (_inflight.TryGetValue(call.CallId, out ServerCall? registered) && ReferenceEquals(registered, call))
-                {
-                    _inflight.Remove(call.CallId);
-                }
-                call.InFlight = false;
-            }
-        }
-        if (ReferenceEquals(call, _spareServerCall))
-        {
-            Volatile.Write(ref _spareServerCallTaken, 0);
-            return;
-        }
-        lock (_serverLock)
-        {
-            if (_serverCallPool.Count < 64)
-            {
-                _serverCallPool.Push(call);
-            }
-        }
+        _serverCalls.Return(call);
     }
 
     private sealed class QueuedCall(XCallConnection connection, ExposedObject target, byte[] buffer, int length, ServerCall call, int link, IPeerMemory? peerMemory) : IThreadPoolWorkItem

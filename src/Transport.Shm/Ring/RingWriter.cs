@@ -99,9 +99,6 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
     /// <summary>End of the published records.</summary>
     public long Tail => _tail;
 
-    /// <summary>Tests: end-of-lap padding records whose publishing woke a consumer-side thread.</summary>
-    public long PaddingWakes { get; private set; }
-
     /// <summary>The arrays this side lends its peer; null when the peer cannot read our memory (or lending is off).</summary>
     public Lending.LoanBook? Loans { get; init; }
 
@@ -143,12 +140,9 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
             // So the padding is woken for as the frame after it will be: not at all when the consumer's callers
             // mark the ring and poll for that frame (see ShmChannel.Receive.cs). Whoever is to read the frame then
             // reads the padding first: a caller that polls, or one that stops polling while it still owes an
-            // answer, which re-arms the ring and drains what is there. Woken unconditionally, the padding woke the
-            // sleeping receive thread for nothing once a lap.
-            if (_signal.WakeConsumerIfSleeping(long.MaxValue, RingSignal.IsPolledFor(header)))
-            {
-                PaddingWakes++;
-            }
+            // answer, which re-arms the ring and drains what is there. Woken unconditionally, the padding would wake
+            // the sleeping receive thread for nothing once a lap.
+            _signal.WakeConsumerIfSleeping(long.MaxValue, RingSignal.IsPolledFor(header));
             p = lapEnd;
             _tail = p;
         }

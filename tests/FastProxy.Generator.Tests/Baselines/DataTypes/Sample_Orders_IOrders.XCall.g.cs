@@ -6,100 +6,84 @@ namespace XCall.Generated;
 
 /// <summary>Generated proxy: calls of <see cref="global::Sample.Orders.IOrders"/> travel as frames over a connection.</summary>
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
-internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.ProxyBase, global::Sample.Orders.IOrders
+internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.CompilerServices.ProxyBase, global::Sample.Orders.IOrders
 {
     public Sample_Orders_IOrders_XCallProxy(global::XCall.Runtime.XCallConnection connection, ulong objectId) : base(connection, objectId, Sample_Orders_IOrders_XCallContract.SharedDispatcher) { }
 
     global::Sample.Orders.Order global::Sample.Orders.IOrders.RoundTrip(global::Sample.Orders.Order order)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x325f8744u, false, out var __call);
+        var __call = BeginCall(0x325f8744u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Write(ref __w, order);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     global::System.Threading.Tasks.Task<global::Sample.Orders.Order?> global::Sample.Orders.IOrders.FindAsync(global::System.Guid key)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginAsyncCall(this, 0xdec93c1cu, out var __call);
-        if (__out is null)
+        var __call = BeginAsyncCall(0xdec93c1cu);
+        if (__call is null)
         {
-            return __Reconnect(__conn, this, key);
-        }
-        try
-        {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
-            __w.Write<global::System.Guid>(key);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
+            return __Reconnect(this, key);
         }
         global::System.Threading.Tasks.ValueTask __send;
         try
         {
-            __send = __conn.SendAsync(__call, default);
+            var __w = __call.Arguments();
+            __w.Write<global::System.Guid>(key);
+            __send = __call.SendAsync(ref __w, default);
         }
         catch
         {
-            __conn.EndCall(__call);
+            __call.Abort();
+            __call.End();
             throw;
         }
-        return __Await(__conn, __call, __send);
+        return __Await(__call, __send);
 
-        static async global::System.Threading.Tasks.Task<global::Sample.Orders.Order?> __Reconnect(global::XCall.Runtime.XCallConnection __conn, global::Sample.Orders.IOrders __proxy, global::System.Guid key)
+        static async global::System.Threading.Tasks.Task<global::Sample.Orders.Order?> __Reconnect(Sample_Orders_IOrders_XCallProxy __proxy, global::System.Guid key)
         {
-            __conn.ContinueCall(await __conn.ReconnectAsync(default).ConfigureAwait(false));
-            return await __proxy.FindAsync(key).ConfigureAwait(false);
+            __proxy.ContinueCall(await __proxy.ReconnectAsync(default).ConfigureAwait(false));
+            return await ((global::Sample.Orders.IOrders)__proxy).FindAsync(key).ConfigureAwait(false);
         }
 
-        static async global::System.Threading.Tasks.Task<global::Sample.Orders.Order?> __Await(global::XCall.Runtime.XCallConnection __conn, global::XCall.Runtime.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
+        static async global::System.Threading.Tasks.Task<global::Sample.Orders.Order?> __Await(global::XCall.Runtime.CompilerServices.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
         {
             try
             {
                 await __send.ConfigureAwait(false);
                 return __Read(__call);
             }
-            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+            catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
             {
                 throw;
             }
             finally
             {
-                __conn.EndCall(__call);
+                __call.End();
             }
         }
 
-        static global::Sample.Orders.Order? __Read(global::XCall.Runtime.PendingCall __call)
+        static global::Sample.Orders.Order? __Read(global::XCall.Runtime.CompilerServices.PendingCall __call)
         {
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Read(ref __r);
@@ -110,306 +94,252 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.P
 
     global::Sample.Orders.Immutable global::Sample.Orders.IOrders.Make(int a, string b)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x85ed77e5u, false, out var __call);
+        var __call = BeginCall(0x85ed77e5u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             __w.Write<int>(a);
             __w.WriteString(b);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Generated.Sample_Orders_Immutable_XCallMarshaller.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     global::System.Collections.Generic.List<global::Sample.Orders.Order>? global::Sample.Orders.IOrders.All(global::System.Collections.Generic.List<int>? ids)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0xdd9f4563u, false, out var __call);
+        var __call = BeginCall(0xdd9f4563u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             __w.WriteList<int>(ids);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Marshal.ListMarshaller<global::Sample.Orders.Order, global::XCall.Generated.Sample_Orders_Order_XCallMarshaller>.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     int global::Sample.Orders.IOrders.Sum(global::System.ReadOnlySpan<int> values)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x7629c0f6u, false, out var __call);
+        var __call = BeginCall(0x7629c0f6u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             __w.WriteSpan<int>(values);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = __r.Read<int>();
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     void global::Sample.Orders.IOrders.Fill(global::System.ReadOnlySpan<byte> buffer)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0xafbf04c4u, false, out var __call);
+        var __call = BeginCall(0xafbf04c4u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             __w.WriteSpan<byte>(buffer);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
+            __call.SendAndWait(ref __w);
+            __call.EndVoidReply();
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
+        {
+            throw;
         }
         catch
         {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
-            __call.EndVoidReply();
-        }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
-        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     long global::Sample.Orders.IOrders.Store(global::XCall.LentSpan<long> block)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x2effbfacu, false, out var __call);
+        var __call = BeginCall(0x2effbfacu);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             __w.WriteLent<long>(block);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = __r.Read<long>();
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     void global::Sample.Orders.IOrders.Split(global::XCall.LentSpan<long> block, out global::System.ReadOnlySpan<long> head)
     {
         head = default!;
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x31f94097u, false, out var __call);
+        var __call = BeginCall(0x31f94097u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             __w.WriteLent<long>(block);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             head = __r.ReadArray<long>();
             __r.EnsureFullyConsumed();
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     global::System.ReadOnlyMemory<double> global::Sample.Orders.IOrders.Doubles(global::System.ReadOnlyMemory<double> values)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x3e4850e9u, false, out var __call);
+        var __call = BeginCall(0x3e4850e9u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             __w.WriteSpan<double>(values.Span);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Marshal.UnmanagedMemoryMarshaller<double>.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     global::Sample.Orders.Vec3 global::Sample.Orders.IOrders.Scale(in global::Sample.Orders.Vec3 v, float f)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0xe8d102b8u, false, out var __call);
+        var __call = BeginCall(0xe8d102b8u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             __w.Write<global::Sample.Orders.Vec3>(v);
             __w.Write<float>(f);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = __r.Read<global::Sample.Orders.Vec3>();
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     global::Sample.Orders.Money? global::Sample.Orders.IOrders.Total(global::System.Collections.Generic.Dictionary<string, global::Sample.Orders.Money> prices)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x8e0e3055u, false, out var __call);
+        var __call = BeginCall(0x8e0e3055u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>.Write(ref __w, prices);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Marshal.NullableValueMarshaller<global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 }
@@ -421,7 +351,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
     public override string ContractName => "Sample.Orders.IOrders";
     public override ulong ContractHash => 0x57dad44de351bf1dUL;
 
-    public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __t = (global::Sample.Orders.IOrders)target;
         switch (methodId)
@@ -443,7 +373,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_RoundTrip_325f8744(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_RoundTrip_325f8744(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
@@ -459,7 +389,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_FindAsync_dec93c1c(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_FindAsync_dec93c1c(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = __r.Read<global::System.Guid>();
         __r.EnsureFullyConsumed();
@@ -468,7 +398,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Make_85ed77e5(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Make_85ed77e5(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = __r.Read<int>();
         var __a1 = __r.ReadString();
@@ -485,7 +415,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_All_dd9f4563(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_All_dd9f4563(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = __r.ReadList<int>();
         __r.EnsureFullyConsumed();
@@ -501,7 +431,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Sum_7629c0f6(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Sum_7629c0f6(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         int[]? __rent0 = null;
         try
@@ -525,7 +455,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Fill_afbf04c4(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Fill_afbf04c4(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         byte[]? __rent0 = null;
         try
@@ -544,7 +474,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Store_2effbfac(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Store_2effbfac(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         long[]? __rent0 = null;
         try
@@ -568,7 +498,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Split_31f94097(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Split_31f94097(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = new global::XCall.LentSpan<long>(__r.ReadArray<long>());
         global::System.ReadOnlySpan<long> __a1 = default!;
@@ -585,7 +515,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Doubles_3e4850e9(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Doubles_3e4850e9(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Marshal.UnmanagedMemoryMarshaller<double>.Read(ref __r);
         __r.EnsureFullyConsumed();
@@ -601,7 +531,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Scale_e8d102b8(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Scale_e8d102b8(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         global::Sample.Orders.Vec3 __a0 = __r.Read<global::Sample.Orders.Vec3>();
         var __a1 = __r.Read<float>();
@@ -618,7 +548,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Total_8e0e3055(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Total_8e0e3055(global::Sample.Orders.IOrders __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>.Read(ref __r);
         __r.EnsureFullyConsumed();

@@ -6,17 +6,16 @@ namespace XCall.Generated;
 
 /// <summary>Generated proxy: calls of <see cref="global::Sample.Graphs.IGraphs"/> travel as frames over a connection.</summary>
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
-internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.ProxyBase, global::Sample.Graphs.IGraphs
+internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.CompilerServices.ProxyBase, global::Sample.Graphs.IGraphs
 {
     public Sample_Graphs_IGraphs_XCallProxy(global::XCall.Runtime.XCallConnection connection, ulong objectId) : base(connection, objectId, Sample_Graphs_IGraphs_XCallContract.SharedDispatcher) { }
 
     global::Sample.Graphs.Stamp global::Sample.Graphs.IGraphs.Keep(global::Sample.Graphs.Stamp stamp, global::Sample.Graphs.Fixed fixedOne, global::Sample.Graphs.Tagged tagged, global::Sample.Graphs.Counter counter, global::Sample.Graphs.Tally tally, global::Sample.Graphs.Notifier notifier, global::Sample.Graphs.Piece piece)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x7fd4b804u, false, out var __call);
+        var __call = BeginCall(0x7fd4b804u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Generated.Sample_Graphs_Stamp_XCallMarshaller.Write(ref __w, stamp);
             global::XCall.Generated.Sample_Graphs_Fixed_XCallMarshaller.Write(ref __w, fixedOne);
             global::XCall.Generated.Sample_Graphs_Tagged_XCallMarshaller.Write(ref __w, tagged);
@@ -24,260 +23,208 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             global::XCall.Generated.Sample_Graphs_Tally_XCallMarshaller.Write(ref __w, tally);
             global::XCall.Generated.Sample_Graphs_Notifier_XCallMarshaller.Write(ref __w, notifier);
             global::XCall.Generated.Sample_Graphs_Piece_XCallMarshaller.Write(ref __w, piece);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Generated.Sample_Graphs_Stamp_XCallMarshaller.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     global::Sample.Graphs.Node? global::Sample.Graphs.IGraphs.Reverse(global::Sample.Graphs.Node? head)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0xc10a602du, false, out var __call);
+        var __call = BeginCall(0xc10a602du);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __w, head);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     bool global::Sample.Graphs.IGraphs.Same(global::Sample.Graphs.Node a, global::Sample.Graphs.Node b)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0xcbad9421u, false, out var __call);
+        var __call = BeginCall(0xcbad9421u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __w, a);
             global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __w, b);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = __r.Read<bool>();
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     global::Sample.Graphs.Shape[] global::Sample.Graphs.IGraphs.Scale(global::Sample.Graphs.Shape[] shapes, double factor)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x46d9e618u, false, out var __call);
+        var __call = BeginCall(0x46d9e618u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Marshal.ArrayMarshaller<global::Sample.Graphs.Shape, global::XCall.Generated.Sample_Graphs_Shape_XCallMarshaller>.Write(ref __w, shapes);
             __w.Write<double>(factor);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Marshal.ArrayMarshaller<global::Sample.Graphs.Shape, global::XCall.Generated.Sample_Graphs_Shape_XCallMarshaller>.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     global::Sample.Graphs.IRound? global::Sample.Graphs.IGraphs.Roundest(global::System.Collections.Generic.List<global::Sample.Graphs.IRound> items)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x012de905u, false, out var __call);
+        var __call = BeginCall(0x012de905u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Marshal.ListMarshaller<global::Sample.Graphs.IRound, global::XCall.Generated.Sample_Graphs_IRound_XCallMarshaller>.Write(ref __w, items);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Generated.Sample_Graphs_IRound_XCallMarshaller.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     global::Sample.Graphs.Person global::Sample.Graphs.IGraphs.Rename(global::Sample.Graphs.Person person, string name)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x3be5544eu, false, out var __call);
+        var __call = BeginCall(0x3be5544eu);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Generated.Sample_Graphs_Person_XCallMarshaller.Write(ref __w, person);
             __w.WriteString(name);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Generated.Sample_Graphs_Person_XCallMarshaller.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     global::Sample.Graphs.Chain global::Sample.Graphs.IGraphs.Extend(global::Sample.Graphs.Chain chain)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0xcd71c0edu, false, out var __call);
+        var __call = BeginCall(0xcd71c0edu);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Generated.Sample_Graphs_Chain_XCallMarshaller.Write(ref __w, chain);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Generated.Sample_Graphs_Chain_XCallMarshaller.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     global::Sample.Graphs.Settings global::Sample.Graphs.IGraphs.Watch(global::Sample.Graphs.Settings settings, out global::Sample.Graphs.Node first, ref global::Sample.Graphs.Node? second)
     {
         first = default!;
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x031b95dbu, false, out var __call);
+        var __call = BeginCall(0x031b95dbu);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Generated.Sample_Graphs_Settings_XCallMarshaller.Write(ref __w, settings);
             global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Write(ref __w, second);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Generated.Sample_Graphs_Settings_XCallMarshaller.Read(ref __r);
             first = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __r);
@@ -285,152 +232,133 @@ internal sealed class Sample_Graphs_IGraphs_XCallProxy : global::XCall.Runtime.P
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     global::System.Collections.Generic.Dictionary<string, global::System.Collections.Generic.HashSet<global::Sample.Graphs.Node>> global::Sample.Graphs.IGraphs.Index(global::System.Collections.Immutable.ImmutableArray<global::Sample.Graphs.Node> nodes, global::System.Collections.Immutable.ImmutableArray<int> keys)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0xf4f999b9u, false, out var __call);
+        var __call = BeginCall(0xf4f999b9u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Marshal.ImmutableArrayMarshaller<global::Sample.Graphs.Node, global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller>.Write(ref __w, nodes);
             global::XCall.Marshal.UnmanagedImmutableArrayMarshaller<int>.Write(ref __w, keys);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::System.Collections.Generic.HashSet<global::Sample.Graphs.Node>, global::XCall.Marshal.HashSetMarshaller<global::Sample.Graphs.Node, global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller>>.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     global::System.Uri global::Sample.Graphs.IGraphs.Resolve(global::System.Uri root, string relative)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x285c1846u, false, out var __call);
+        var __call = BeginCall(0x285c1846u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Marshal.RegisteredMarshaller<global::System.Uri, global::Sample.Graphs.UriMarshaller>.Write(ref __w, root);
             __w.WriteString(relative);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Marshal.RegisteredMarshaller<global::System.Uri, global::Sample.Graphs.UriMarshaller>.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     global::Sample.Graphs.Holder global::Sample.Graphs.IGraphs.Wrap(global::Sample.Graphs.Holder holder)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x95f5d135u, false, out var __call);
+        var __call = BeginCall(0x95f5d135u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Generated.Sample_Graphs_Holder_XCallMarshaller.Write(ref __w, holder);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Generated.Sample_Graphs_Holder_XCallMarshaller.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     global::Sample.Graphs.Folder global::Sample.Graphs.IGraphs.Browse(global::Sample.Graphs.Folder folder, global::Sample.Graphs.Album album)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x0a0fa79cu, false, out var __call);
+        var __call = BeginCall(0x0a0fa79cu);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Generated.Sample_Graphs_Folder_XCallMarshaller.Write(ref __w, folder);
             global::XCall.Generated.Sample_Graphs_Album_XCallMarshaller.Write(ref __w, album);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Generated.Sample_Graphs_Folder_XCallMarshaller.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 }
@@ -442,7 +370,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
     public override string ContractName => "Sample.Graphs.IGraphs";
     public override ulong ContractHash => 0x7104ac6d9968683bUL;
 
-    public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __t = (global::Sample.Graphs.IGraphs)target;
         switch (methodId)
@@ -465,7 +393,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Keep_7fd4b804(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Keep_7fd4b804(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Generated.Sample_Graphs_Stamp_XCallMarshaller.Read(ref __r);
         var __a1 = global::XCall.Generated.Sample_Graphs_Fixed_XCallMarshaller.Read(ref __r);
@@ -487,7 +415,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Reverse_c10a602d(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Reverse_c10a602d(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
@@ -503,7 +431,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Same_cbad9421(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Same_cbad9421(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __r);
         var __a1 = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __r);
@@ -520,7 +448,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Scale_46d9e618(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Scale_46d9e618(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Marshal.ArrayMarshaller<global::Sample.Graphs.Shape, global::XCall.Generated.Sample_Graphs_Shape_XCallMarshaller>.Read(ref __r);
         var __a1 = __r.Read<double>();
@@ -537,7 +465,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Roundest_012de905(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Roundest_012de905(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Marshal.ListMarshaller<global::Sample.Graphs.IRound, global::XCall.Generated.Sample_Graphs_IRound_XCallMarshaller>.Read(ref __r);
         __r.EnsureFullyConsumed();
@@ -553,7 +481,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Rename_3be5544e(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Rename_3be5544e(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Generated.Sample_Graphs_Person_XCallMarshaller.Read(ref __r);
         var __a1 = __r.ReadString();
@@ -570,7 +498,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Extend_cd71c0ed(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Extend_cd71c0ed(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Generated.Sample_Graphs_Chain_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
@@ -586,7 +514,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Watch_031b95db(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Watch_031b95db(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Generated.Sample_Graphs_Settings_XCallMarshaller.Read(ref __r);
         global::Sample.Graphs.Node __a1 = default!;
@@ -606,7 +534,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Index_f4f999b9(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Index_f4f999b9(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Marshal.ImmutableArrayMarshaller<global::Sample.Graphs.Node, global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller>.Read(ref __r);
         var __a1 = global::XCall.Marshal.UnmanagedImmutableArrayMarshaller<int>.Read(ref __r);
@@ -623,7 +551,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Resolve_285c1846(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Resolve_285c1846(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Marshal.RegisteredMarshaller<global::System.Uri, global::Sample.Graphs.UriMarshaller>.Read(ref __r);
         var __a1 = __r.ReadString();
@@ -640,7 +568,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Wrap_95f5d135(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Wrap_95f5d135(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Generated.Sample_Graphs_Holder_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
@@ -656,7 +584,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Browse_0a0fa79c(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Browse_0a0fa79c(global::Sample.Graphs.IGraphs __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Generated.Sample_Graphs_Folder_XCallMarshaller.Read(ref __r);
         var __a1 = global::XCall.Generated.Sample_Graphs_Album_XCallMarshaller.Read(ref __r);

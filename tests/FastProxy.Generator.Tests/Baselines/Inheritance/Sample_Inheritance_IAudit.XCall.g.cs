@@ -6,26 +6,25 @@ namespace XCall.Generated;
 
 /// <summary>Generated proxy: calls of <see cref="global::Sample.Inheritance.IAudit"/> travel as frames over a connection.</summary>
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
-internal sealed class Sample_Inheritance_IAudit_XCallProxy : global::XCall.Runtime.ProxyBase, global::Sample.Inheritance.IAudit
+internal sealed class Sample_Inheritance_IAudit_XCallProxy : global::XCall.Runtime.CompilerServices.ProxyBase, global::Sample.Inheritance.IAudit
 {
     public Sample_Inheritance_IAudit_XCallProxy(global::XCall.Runtime.XCallConnection connection, ulong objectId) : base(connection, objectId, Sample_Inheritance_IAudit_XCallContract.SharedDispatcher) { }
 
     void global::Sample.Inheritance.IAudit.Record(global::Sample.Inheritance.Item item)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginOneWay(this, 0xba642a99u);
+        var __call = BeginOneWay(0xba642a99u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Write(ref __w, item);
             __w.Flush();
         }
         catch
         {
-            __conn.AbortOneWay();
+            __call.Abort();
             throw;
         }
-        __conn.EndOneWay();
+        __call.Send();
     }
 }
 
@@ -36,7 +35,7 @@ internal sealed class Sample_Inheritance_IAudit_XCallDispatcher : global::XCall.
     public override string ContractName => "Sample.Inheritance.IAudit";
     public override ulong ContractHash => 0xc1473697db6ae6b9UL;
 
-    public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __t = (global::Sample.Inheritance.IAudit)target;
         switch (methodId)
@@ -48,7 +47,7 @@ internal sealed class Sample_Inheritance_IAudit_XCallDispatcher : global::XCall.
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Record_ba642a99(global::Sample.Inheritance.IAudit __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Record_ba642a99(global::Sample.Inheritance.IAudit __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();

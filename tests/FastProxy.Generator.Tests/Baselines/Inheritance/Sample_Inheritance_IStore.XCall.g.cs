@@ -6,98 +6,82 @@ namespace XCall.Generated;
 
 /// <summary>Generated proxy: calls of <see cref="global::Sample.Inheritance.IStore"/> travel as frames over a connection.</summary>
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
-internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runtime.ProxyBase, global::Sample.Inheritance.IStore
+internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runtime.CompilerServices.ProxyBase, global::Sample.Inheritance.IStore
 {
     public Sample_Inheritance_IStore_XCallProxy(global::XCall.Runtime.XCallConnection connection, ulong objectId) : base(connection, objectId, Sample_Inheritance_IStore_XCallContract.SharedDispatcher) { }
 
     void global::Sample.Inheritance.IStore.Put(global::Sample.Inheritance.Item item, bool @checked)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x59630b2cu, false, out var __call);
+        var __call = BeginCall(0x59630b2cu);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Write(ref __w, item);
             __w.Write<bool>(@checked);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
+            __call.SendAndWait(ref __w);
+            __call.EndVoidReply();
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
+        {
+            throw;
         }
         catch
         {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
-            __call.EndVoidReply();
-        }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
-        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     global::System.Threading.Tasks.Task<string> global::Sample.Inheritance.IStore.DescribeAsync(global::Sample.Inheritance.Item @event)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginAsyncCall(this, 0xfb8616c6u, out var __call);
-        if (__out is null)
+        var __call = BeginAsyncCall(0xfb8616c6u);
+        if (__call is null)
         {
-            return __Reconnect(__conn, this, @event);
-        }
-        try
-        {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
-            global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Write(ref __w, @event);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
+            return __Reconnect(this, @event);
         }
         global::System.Threading.Tasks.ValueTask __send;
         try
         {
-            __send = __conn.SendAsync(__call, default);
+            var __w = __call.Arguments();
+            global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Write(ref __w, @event);
+            __send = __call.SendAsync(ref __w, default);
         }
         catch
         {
-            __conn.EndCall(__call);
+            __call.Abort();
+            __call.End();
             throw;
         }
-        return __Await(__conn, __call, __send);
+        return __Await(__call, __send);
 
-        static async global::System.Threading.Tasks.Task<string> __Reconnect(global::XCall.Runtime.XCallConnection __conn, global::Sample.Inheritance.IStore __proxy, global::Sample.Inheritance.Item @event)
+        static async global::System.Threading.Tasks.Task<string> __Reconnect(Sample_Inheritance_IStore_XCallProxy __proxy, global::Sample.Inheritance.Item @event)
         {
-            __conn.ContinueCall(await __conn.ReconnectAsync(default).ConfigureAwait(false));
-            return await __proxy.DescribeAsync(@event).ConfigureAwait(false);
+            __proxy.ContinueCall(await __proxy.ReconnectAsync(default).ConfigureAwait(false));
+            return await ((global::Sample.Inheritance.IStore)__proxy).DescribeAsync(@event).ConfigureAwait(false);
         }
 
-        static async global::System.Threading.Tasks.Task<string> __Await(global::XCall.Runtime.XCallConnection __conn, global::XCall.Runtime.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
+        static async global::System.Threading.Tasks.Task<string> __Await(global::XCall.Runtime.CompilerServices.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
         {
             try
             {
                 await __send.ConfigureAwait(false);
                 return __Read(__call);
             }
-            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+            catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
             {
                 throw;
             }
             finally
             {
-                __conn.EndCall(__call);
+                __call.End();
             }
         }
 
-        static string __Read(global::XCall.Runtime.PendingCall __call)
+        static string __Read(global::XCall.Runtime.CompilerServices.PendingCall __call)
         {
             var __r = __call.GetReplyReader();
             var __ret = __r.ReadString();
@@ -108,35 +92,29 @@ internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runti
 
     global::Sample.Inheritance.Item global::Sample.Inheritance.IReader.Get(int id)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x3f990142u, false, out var __call);
+        var __call = BeginCall(0x3f990142u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             __w.Write<int>(id);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 }
@@ -148,7 +126,7 @@ internal sealed class Sample_Inheritance_IStore_XCallDispatcher : global::XCall.
     public override string ContractName => "Sample.Inheritance.IStore";
     public override ulong ContractHash => 0xf915b6c2ab41aac8UL;
 
-    public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __t = (global::Sample.Inheritance.IStore)target;
         switch (methodId)
@@ -162,7 +140,7 @@ internal sealed class Sample_Inheritance_IStore_XCallDispatcher : global::XCall.
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Put_59630b2c(global::Sample.Inheritance.IStore __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Put_59630b2c(global::Sample.Inheritance.IStore __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Read(ref __r);
         var __a1 = __r.Read<bool>();
@@ -174,7 +152,7 @@ internal sealed class Sample_Inheritance_IStore_XCallDispatcher : global::XCall.
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_DescribeAsync_fb8616c6(global::Sample.Inheritance.IStore __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_DescribeAsync_fb8616c6(global::Sample.Inheritance.IStore __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
@@ -183,7 +161,7 @@ internal sealed class Sample_Inheritance_IStore_XCallDispatcher : global::XCall.
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Get_3f990142(global::Sample.Inheritance.IStore __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Get_3f990142(global::Sample.Inheritance.IStore __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = __r.Read<int>();
         __r.EnsureFullyConsumed();

@@ -6,41 +6,35 @@ namespace XCall.Generated;
 
 /// <summary>Generated proxy: calls of <see cref="global::Sample.ICallback"/> travel as frames over a connection.</summary>
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
-internal sealed class Sample_ICallback_XCallProxy : global::XCall.Runtime.ProxyBase, global::Sample.ICallback
+internal sealed class Sample_ICallback_XCallProxy : global::XCall.Runtime.CompilerServices.ProxyBase, global::Sample.ICallback
 {
     public Sample_ICallback_XCallProxy(global::XCall.Runtime.XCallConnection connection, ulong objectId) : base(connection, objectId, Sample_ICallback_XCallContract.SharedDispatcher) { }
 
     int global::Sample.ICallback.Report(int value)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x15afb2c7u, false, out var __call);
+        var __call = BeginCall(0x15afb2c7u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             __w.Write<int>(value);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = __r.Read<int>();
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 }
@@ -52,7 +46,7 @@ internal sealed class Sample_ICallback_XCallDispatcher : global::XCall.Runtime.D
     public override string ContractName => "Sample.ICallback";
     public override ulong ContractHash => 0x82fda711cb08065bUL;
 
-    public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __t = (global::Sample.ICallback)target;
         switch (methodId)
@@ -64,7 +58,7 @@ internal sealed class Sample_ICallback_XCallDispatcher : global::XCall.Runtime.D
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Report_15afb2c7(global::Sample.ICallback __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Report_15afb2c7(global::Sample.ICallback __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = __r.Read<int>();
         __r.EnsureFullyConsumed();

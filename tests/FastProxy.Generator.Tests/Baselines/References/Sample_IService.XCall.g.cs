@@ -6,134 +6,112 @@ namespace XCall.Generated;
 
 /// <summary>Generated proxy: calls of <see cref="global::Sample.IService"/> travel as frames over a connection.</summary>
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
-internal sealed class Sample_IService_XCallProxy : global::XCall.Runtime.ProxyBase, global::Sample.IService
+internal sealed class Sample_IService_XCallProxy : global::XCall.Runtime.CompilerServices.ProxyBase, global::Sample.IService
 {
     public Sample_IService_XCallProxy(global::XCall.Runtime.XCallConnection connection, ulong objectId) : base(connection, objectId, Sample_IService_XCallContract.SharedDispatcher) { }
 
     int global::Sample.IService.CallBack(global::Sample.ICallback callback, int n)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x2820abbdu, false, out var __call);
+        var __call = BeginCall(0x2820abbdu);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Write(ref __w, callback);
             __w.Write<int>(n);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = __r.Read<int>();
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     global::Sample.ICallback? global::Sample.IService.Echo(global::Sample.ICallback? callback)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x2f8ff7ceu, false, out var __call);
+        var __call = BeginCall(0x2f8ff7ceu);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Write(ref __w, callback);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     global::System.Threading.Tasks.Task<global::Sample.ICallback> global::Sample.IService.CreateAsync()
     {
-        var __conn = Connection;
-        var __out = __conn.BeginAsyncCall(this, 0x977d21c1u, out var __call);
-        if (__out is null)
+        var __call = BeginAsyncCall(0x977d21c1u);
+        if (__call is null)
         {
-            return __Reconnect(__conn, this);
-        }
-        try
-        {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
+            return __Reconnect(this);
         }
         global::System.Threading.Tasks.ValueTask __send;
         try
         {
-            __send = __conn.SendAsync(__call, default);
+            var __w = __call.Arguments();
+            __send = __call.SendAsync(ref __w, default);
         }
         catch
         {
-            __conn.EndCall(__call);
+            __call.Abort();
+            __call.End();
             throw;
         }
-        return __Await(__conn, __call, __send);
+        return __Await(__call, __send);
 
-        static async global::System.Threading.Tasks.Task<global::Sample.ICallback> __Reconnect(global::XCall.Runtime.XCallConnection __conn, global::Sample.IService __proxy)
+        static async global::System.Threading.Tasks.Task<global::Sample.ICallback> __Reconnect(Sample_IService_XCallProxy __proxy)
         {
-            __conn.ContinueCall(await __conn.ReconnectAsync(default).ConfigureAwait(false));
-            return await __proxy.CreateAsync().ConfigureAwait(false);
+            __proxy.ContinueCall(await __proxy.ReconnectAsync(default).ConfigureAwait(false));
+            return await ((global::Sample.IService)__proxy).CreateAsync().ConfigureAwait(false);
         }
 
-        static async global::System.Threading.Tasks.Task<global::Sample.ICallback> __Await(global::XCall.Runtime.XCallConnection __conn, global::XCall.Runtime.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
+        static async global::System.Threading.Tasks.Task<global::Sample.ICallback> __Await(global::XCall.Runtime.CompilerServices.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
         {
             try
             {
                 await __send.ConfigureAwait(false);
                 return __Read(__call);
             }
-            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+            catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
             {
                 throw;
             }
             finally
             {
-                __conn.EndCall(__call);
+                __call.End();
             }
         }
 
-        static global::Sample.ICallback __Read(global::XCall.Runtime.PendingCall __call)
+        static global::Sample.ICallback __Read(global::XCall.Runtime.CompilerServices.PendingCall __call)
         {
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Read(ref __r);
@@ -144,71 +122,59 @@ internal sealed class Sample_IService_XCallProxy : global::XCall.Runtime.ProxyBa
 
     int global::Sample.IService.Many(global::System.Collections.Generic.List<global::Sample.ICallback> callbacks, global::Sample.Holder holder)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x4975b567u, false, out var __call);
+        var __call = BeginCall(0x4975b567u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Marshal.ListMarshaller<global::Sample.ICallback, global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>>.Write(ref __w, callbacks);
             global::XCall.Generated.Sample_Holder_XCallMarshaller.Write(ref __w, holder);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = __r.Read<int>();
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     int global::Sample.IService.Named(global::Sample.Holder Link, global::Sample.ICallback Target)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0xf84273c1u, false, out var __call);
+        var __call = BeginCall(0xf84273c1u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Generated.Sample_Holder_XCallMarshaller.Write(ref __w, Link);
             global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Write(ref __w, Target);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = __r.Read<int>();
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 }
@@ -220,7 +186,7 @@ internal sealed class Sample_IService_XCallDispatcher : global::XCall.Runtime.Di
     public override string ContractName => "Sample.IService";
     public override ulong ContractHash => 0x21d16811e9a8588fUL;
 
-    public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __t = (global::Sample.IService)target;
         switch (methodId)
@@ -236,7 +202,7 @@ internal sealed class Sample_IService_XCallDispatcher : global::XCall.Runtime.Di
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_CallBack_2820abbd(global::Sample.IService __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_CallBack_2820abbd(global::Sample.IService __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Read(ref __r);
         var __a1 = __r.Read<int>();
@@ -253,7 +219,7 @@ internal sealed class Sample_IService_XCallDispatcher : global::XCall.Runtime.Di
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Echo_2f8ff7ce(global::Sample.IService __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Echo_2f8ff7ce(global::Sample.IService __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Read(ref __r);
         __r.EnsureFullyConsumed();
@@ -269,7 +235,7 @@ internal sealed class Sample_IService_XCallDispatcher : global::XCall.Runtime.Di
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_CreateAsync_977d21c1(global::Sample.IService __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_CreateAsync_977d21c1(global::Sample.IService __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         __r.EnsureFullyConsumed();
         call.ArgumentsRead();
@@ -277,7 +243,7 @@ internal sealed class Sample_IService_XCallDispatcher : global::XCall.Runtime.Di
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Many_4975b567(global::Sample.IService __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Many_4975b567(global::Sample.IService __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Marshal.ListMarshaller<global::Sample.ICallback, global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>>.Read(ref __r);
         var __a1 = global::XCall.Generated.Sample_Holder_XCallMarshaller.Read(ref __r);
@@ -294,7 +260,7 @@ internal sealed class Sample_IService_XCallDispatcher : global::XCall.Runtime.Di
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Named_f84273c1(global::Sample.IService __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Named_f84273c1(global::Sample.IService __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Generated.Sample_Holder_XCallMarshaller.Read(ref __r);
         var __a1 = global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Read(ref __r);

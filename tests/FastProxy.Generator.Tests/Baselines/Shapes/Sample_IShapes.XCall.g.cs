@@ -6,374 +6,310 @@ namespace XCall.Generated;
 
 /// <summary>Generated proxy: calls of <see cref="global::Sample.IShapes"/> travel as frames over a connection.</summary>
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
-internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBase, global::Sample.IShapes
+internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.CompilerServices.ProxyBase, global::Sample.IShapes
 {
     public Sample_IShapes_XCallProxy(global::XCall.Runtime.XCallConnection connection, ulong objectId) : base(connection, objectId, Sample_IShapes_XCallContract.SharedDispatcher) { }
 
     int global::Sample.IShapes.Add(int a, int b)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0xffd001a9u, false, out var __call);
+        var __call = BeginCall(0xffd001a9u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             __w.Write<int>(a);
             __w.Write<int>(b);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = __r.Read<int>();
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     long global::Sample.IShapes.Add(long a, long b)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x8a098dceu, false, out var __call);
+        var __call = BeginCall(0x8a098dceu);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             __w.Write<long>(a);
             __w.Write<long>(b);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = __r.Read<long>();
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     void global::Sample.IShapes.Ping()
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0xc286613fu, false, out var __call);
+        var __call = BeginCall(0xc286613fu);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
+            var __w = __call.Arguments();
+            __call.SendAndWait(ref __w);
+            __call.EndVoidReply();
+        }
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
+        {
+            throw;
         }
         catch
         {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
-            __call.EndVoidReply();
-        }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
-        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     string? global::Sample.IShapes.Echo(string? text)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x641cce5au, false, out var __call);
+        var __call = BeginCall(0x641cce5au);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             __w.WriteString(text);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = __r.ReadString();
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     byte[] global::Sample.IShapes.Reverse(byte[] data)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x2ab0480du, false, out var __call);
+        var __call = BeginCall(0x2ab0480du);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             __w.WriteArray<byte>(data);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = __r.ReadArray<byte>();
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     global::Sample.Data global::Sample.IShapes.Increment(global::Sample.Data data)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x7c6fc2bau, false, out var __call);
+        var __call = BeginCall(0x7c6fc2bau);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Generated.Sample_Data_XCallMarshaller.Write(ref __w, data);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Generated.Sample_Data_XCallMarshaller.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     global::Sample.Point global::Sample.IShapes.Move(global::Sample.Point point, int dx)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0xc0ffa1e9u, false, out var __call);
+        var __call = BeginCall(0xc0ffa1e9u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             global::XCall.Generated.Sample_Point_XCallMarshaller.Write(ref __w, point);
             __w.Write<int>(dx);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Generated.Sample_Point_XCallMarshaller.Read(ref __r);
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     void global::Sample.IShapes.Swap(ref int a, ref int b)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0xcad5b2b8u, false, out var __call);
+        var __call = BeginCall(0xcad5b2b8u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             __w.Write<int>(a);
             __w.Write<int>(b);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             a = __r.Read<int>();
             b = __r.Read<int>();
             __r.EnsureFullyConsumed();
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     bool global::Sample.IShapes.TryParse(string text, out int value)
     {
         value = default!;
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x8749d9c9u, false, out var __call);
+        var __call = BeginCall(0x8749d9c9u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             __w.WriteString(text);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            __conn.SendAndWait(__call);
+            __call.SendAndWait(ref __w);
             var __r = __call.GetReplyReader();
             var __ret = __r.Read<bool>();
             value = __r.Read<int>();
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 
     global::System.Threading.Tasks.Task global::Sample.IShapes.DelayAsync(int milliseconds, global::System.Threading.CancellationToken cancellationToken)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginAsyncCall(this, 0x7c85e636u, out var __call);
-        if (__out is null)
+        var __call = BeginAsyncCall(0x7c85e636u);
+        if (__call is null)
         {
-            return __Reconnect(__conn, this, milliseconds, cancellationToken);
-        }
-        try
-        {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
-            __w.Write<int>(milliseconds);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
+            return __Reconnect(this, milliseconds, cancellationToken);
         }
         global::System.Threading.Tasks.ValueTask __send;
         try
         {
-            __send = __conn.SendAsync(__call, cancellationToken);
+            var __w = __call.Arguments();
+            __w.Write<int>(milliseconds);
+            __send = __call.SendAsync(ref __w, cancellationToken);
         }
         catch
         {
-            __conn.EndCall(__call);
+            __call.Abort();
+            __call.End();
             throw;
         }
-        return __Await(__conn, __call, __send);
+        return __Await(__call, __send);
 
-        static async global::System.Threading.Tasks.Task __Reconnect(global::XCall.Runtime.XCallConnection __conn, global::Sample.IShapes __proxy, int milliseconds, global::System.Threading.CancellationToken cancellationToken)
+        static async global::System.Threading.Tasks.Task __Reconnect(Sample_IShapes_XCallProxy __proxy, int milliseconds, global::System.Threading.CancellationToken cancellationToken)
         {
-            __conn.ContinueCall(await __conn.ReconnectAsync(cancellationToken).ConfigureAwait(false));
-            await __proxy.DelayAsync(milliseconds, cancellationToken).ConfigureAwait(false);
+            __proxy.ContinueCall(await __proxy.ReconnectAsync(cancellationToken).ConfigureAwait(false));
+            await ((global::Sample.IShapes)__proxy).DelayAsync(milliseconds, cancellationToken).ConfigureAwait(false);
         }
 
-        static async global::System.Threading.Tasks.Task __Await(global::XCall.Runtime.XCallConnection __conn, global::XCall.Runtime.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
+        static async global::System.Threading.Tasks.Task __Await(global::XCall.Runtime.CompilerServices.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
         {
             try
             {
                 await __send.ConfigureAwait(false);
                 __Read(__call);
             }
-            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+            catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
             {
                 throw;
             }
             finally
             {
-                __conn.EndCall(__call);
+                __call.End();
             }
         }
 
-        static void __Read(global::XCall.Runtime.PendingCall __call)
+        static void __Read(global::XCall.Runtime.CompilerServices.PendingCall __call)
         {
             __call.EndVoidReply();
         }
@@ -381,61 +317,51 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
 
     global::System.Threading.Tasks.Task<int> global::Sample.IShapes.AddAsync(int a, int b)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginAsyncCall(this, 0xdb7bcaf4u, out var __call);
-        if (__out is null)
+        var __call = BeginAsyncCall(0xdb7bcaf4u);
+        if (__call is null)
         {
-            return __Reconnect(__conn, this, a, b);
-        }
-        try
-        {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
-            __w.Write<int>(a);
-            __w.Write<int>(b);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
+            return __Reconnect(this, a, b);
         }
         global::System.Threading.Tasks.ValueTask __send;
         try
         {
-            __send = __conn.SendAsync(__call, default);
+            var __w = __call.Arguments();
+            __w.Write<int>(a);
+            __w.Write<int>(b);
+            __send = __call.SendAsync(ref __w, default);
         }
         catch
         {
-            __conn.EndCall(__call);
+            __call.Abort();
+            __call.End();
             throw;
         }
-        return __Await(__conn, __call, __send);
+        return __Await(__call, __send);
 
-        static async global::System.Threading.Tasks.Task<int> __Reconnect(global::XCall.Runtime.XCallConnection __conn, global::Sample.IShapes __proxy, int a, int b)
+        static async global::System.Threading.Tasks.Task<int> __Reconnect(Sample_IShapes_XCallProxy __proxy, int a, int b)
         {
-            __conn.ContinueCall(await __conn.ReconnectAsync(default).ConfigureAwait(false));
-            return await __proxy.AddAsync(a, b).ConfigureAwait(false);
+            __proxy.ContinueCall(await __proxy.ReconnectAsync(default).ConfigureAwait(false));
+            return await ((global::Sample.IShapes)__proxy).AddAsync(a, b).ConfigureAwait(false);
         }
 
-        static async global::System.Threading.Tasks.Task<int> __Await(global::XCall.Runtime.XCallConnection __conn, global::XCall.Runtime.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
+        static async global::System.Threading.Tasks.Task<int> __Await(global::XCall.Runtime.CompilerServices.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
         {
             try
             {
                 await __send.ConfigureAwait(false);
                 return __Read(__call);
             }
-            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+            catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
             {
                 throw;
             }
             finally
             {
-                __conn.EndCall(__call);
+                __call.End();
             }
         }
 
-        static int __Read(global::XCall.Runtime.PendingCall __call)
+        static int __Read(global::XCall.Runtime.CompilerServices.PendingCall __call)
         {
             var __r = __call.GetReplyReader();
             var __ret = __r.Read<int>();
@@ -446,59 +372,49 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
 
     global::System.Threading.Tasks.ValueTask global::Sample.IShapes.PingAsync()
     {
-        var __conn = Connection;
-        var __out = __conn.BeginAsyncCall(this, 0xf133752du, out var __call);
-        if (__out is null)
+        var __call = BeginAsyncCall(0xf133752du);
+        if (__call is null)
         {
-            return __Reconnect(__conn, this);
-        }
-        try
-        {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
+            return __Reconnect(this);
         }
         global::System.Threading.Tasks.ValueTask __send;
         try
         {
-            __send = __conn.SendAsync(__call, default);
+            var __w = __call.Arguments();
+            __send = __call.SendAsync(ref __w, default);
         }
         catch
         {
-            __conn.EndCall(__call);
+            __call.Abort();
+            __call.End();
             throw;
         }
-        return __Await(__conn, __call, __send);
+        return __Await(__call, __send);
 
-        static async global::System.Threading.Tasks.ValueTask __Reconnect(global::XCall.Runtime.XCallConnection __conn, global::Sample.IShapes __proxy)
+        static async global::System.Threading.Tasks.ValueTask __Reconnect(Sample_IShapes_XCallProxy __proxy)
         {
-            __conn.ContinueCall(await __conn.ReconnectAsync(default).ConfigureAwait(false));
-            await __proxy.PingAsync().ConfigureAwait(false);
+            __proxy.ContinueCall(await __proxy.ReconnectAsync(default).ConfigureAwait(false));
+            await ((global::Sample.IShapes)__proxy).PingAsync().ConfigureAwait(false);
         }
 
-        static async global::System.Threading.Tasks.ValueTask __Await(global::XCall.Runtime.XCallConnection __conn, global::XCall.Runtime.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
+        static async global::System.Threading.Tasks.ValueTask __Await(global::XCall.Runtime.CompilerServices.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
         {
             try
             {
                 await __send.ConfigureAwait(false);
                 __Read(__call);
             }
-            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+            catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
             {
                 throw;
             }
             finally
             {
-                __conn.EndCall(__call);
+                __call.End();
             }
         }
 
-        static void __Read(global::XCall.Runtime.PendingCall __call)
+        static void __Read(global::XCall.Runtime.CompilerServices.PendingCall __call)
         {
             __call.EndVoidReply();
         }
@@ -506,60 +422,50 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
 
     global::System.Threading.Tasks.ValueTask<global::Sample.Point> global::Sample.IShapes.MoveAsync(global::Sample.Point point, global::System.Threading.CancellationToken cancellationToken)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginAsyncCall(this, 0x067f058cu, out var __call);
-        if (__out is null)
+        var __call = BeginAsyncCall(0x067f058cu);
+        if (__call is null)
         {
-            return __Reconnect(__conn, this, point, cancellationToken);
-        }
-        try
-        {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
-            global::XCall.Generated.Sample_Point_XCallMarshaller.Write(ref __w, point);
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
+            return __Reconnect(this, point, cancellationToken);
         }
         global::System.Threading.Tasks.ValueTask __send;
         try
         {
-            __send = __conn.SendAsync(__call, cancellationToken);
+            var __w = __call.Arguments();
+            global::XCall.Generated.Sample_Point_XCallMarshaller.Write(ref __w, point);
+            __send = __call.SendAsync(ref __w, cancellationToken);
         }
         catch
         {
-            __conn.EndCall(__call);
+            __call.Abort();
+            __call.End();
             throw;
         }
-        return __Await(__conn, __call, __send);
+        return __Await(__call, __send);
 
-        static async global::System.Threading.Tasks.ValueTask<global::Sample.Point> __Reconnect(global::XCall.Runtime.XCallConnection __conn, global::Sample.IShapes __proxy, global::Sample.Point point, global::System.Threading.CancellationToken cancellationToken)
+        static async global::System.Threading.Tasks.ValueTask<global::Sample.Point> __Reconnect(Sample_IShapes_XCallProxy __proxy, global::Sample.Point point, global::System.Threading.CancellationToken cancellationToken)
         {
-            __conn.ContinueCall(await __conn.ReconnectAsync(cancellationToken).ConfigureAwait(false));
-            return await __proxy.MoveAsync(point, cancellationToken).ConfigureAwait(false);
+            __proxy.ContinueCall(await __proxy.ReconnectAsync(cancellationToken).ConfigureAwait(false));
+            return await ((global::Sample.IShapes)__proxy).MoveAsync(point, cancellationToken).ConfigureAwait(false);
         }
 
-        static async global::System.Threading.Tasks.ValueTask<global::Sample.Point> __Await(global::XCall.Runtime.XCallConnection __conn, global::XCall.Runtime.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
+        static async global::System.Threading.Tasks.ValueTask<global::Sample.Point> __Await(global::XCall.Runtime.CompilerServices.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
         {
             try
             {
                 await __send.ConfigureAwait(false);
                 return __Read(__call);
             }
-            catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+            catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
             {
                 throw;
             }
             finally
             {
-                __conn.EndCall(__call);
+                __call.End();
             }
         }
 
-        static global::Sample.Point __Read(global::XCall.Runtime.PendingCall __call)
+        static global::Sample.Point __Read(global::XCall.Runtime.CompilerServices.PendingCall __call)
         {
             var __r = __call.GetReplyReader();
             var __ret = global::XCall.Generated.Sample_Point_XCallMarshaller.Read(ref __r);
@@ -570,53 +476,45 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.ProxyBas
 
     void global::Sample.IShapes.Post(string message)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginOneWay(this, 0xbb5694f1u);
+        var __call = BeginOneWay(0xbb5694f1u);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
+            var __w = __call.Arguments();
             __w.WriteString(message);
             __w.Flush();
         }
         catch
         {
-            __conn.AbortOneWay();
+            __call.Abort();
             throw;
         }
-        __conn.EndOneWay();
+        __call.Send();
     }
 
     int global::Sample.IShapes.WaitForCancel(global::System.Threading.CancellationToken cancellationToken)
     {
-        var __conn = Connection;
-        var __out = __conn.BeginCall(this, 0x39771abeu, false, out var __call);
+        var __call = BeginCall(0x39771abeu);
         try
         {
-            var __w = new global::XCall.Marshal.MarshalWriter(__out) { Context = __conn };
-            __w.Flush();
-            __call.RequestBytes = __w.BytesWritten;
-        }
-        catch
-        {
-            __conn.AbortCall(__call);
-            throw;
-        }
-        try
-        {
-            using var __reg = __conn.RegisterCancellation(__call, cancellationToken);
-            __conn.SendAndWait(__call);
+            var __w = __call.Arguments();
+            __call.SendAndWait(ref __w, cancellationToken);
             var __r = __call.GetReplyReader();
             var __ret = __r.Read<int>();
             __r.EnsureFullyConsumed();
             return __ret;
         }
-        catch (global::XCall.XCallProtocolException __e) when (__conn.CloseOnMalformedReply(__call, __e))
+        catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
         {
+            throw;
+        }
+        catch
+        {
+            __call.Abort();
             throw;
         }
         finally
         {
-            __conn.EndCall(__call);
+            __call.End();
         }
     }
 }
@@ -628,7 +526,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     public override string ContractName => "Sample.IShapes";
     public override ulong ContractHash => 0x29bd0e4fdaa5c1aaUL;
 
-    public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __t = (global::Sample.IShapes)target;
         switch (methodId)
@@ -654,7 +552,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Add_ffd001a9(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Add_ffd001a9(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = __r.Read<int>();
         var __a1 = __r.Read<int>();
@@ -671,7 +569,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Add_8a098dce(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Add_8a098dce(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = __r.Read<long>();
         var __a1 = __r.Read<long>();
@@ -688,7 +586,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Ping_c286613f(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Ping_c286613f(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         __r.EnsureFullyConsumed();
         call.ArgumentsRead();
@@ -698,7 +596,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Echo_641cce5a(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Echo_641cce5a(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = __r.ReadString();
         __r.EnsureFullyConsumed();
@@ -714,7 +612,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Reverse_2ab0480d(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Reverse_2ab0480d(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = __r.ReadArray<byte>();
         __r.EnsureFullyConsumed();
@@ -730,7 +628,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Increment_7c6fc2ba(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Increment_7c6fc2ba(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Generated.Sample_Data_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
@@ -746,7 +644,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Move_c0ffa1e9(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Move_c0ffa1e9(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Read(ref __r);
         var __a1 = __r.Read<int>();
@@ -763,7 +661,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Swap_cad5b2b8(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Swap_cad5b2b8(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         int __a0 = __r.Read<int>();
         int __a1 = __r.Read<int>();
@@ -781,7 +679,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_TryParse_8749d9c9(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_TryParse_8749d9c9(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = __r.ReadString();
         int __a1 = default!;
@@ -799,7 +697,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_DelayAsync_7c85e636(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_DelayAsync_7c85e636(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = __r.Read<int>();
         __r.EnsureFullyConsumed();
@@ -808,7 +706,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_AddAsync_db7bcaf4(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_AddAsync_db7bcaf4(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = __r.Read<int>();
         var __a1 = __r.Read<int>();
@@ -818,7 +716,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_PingAsync_f133752d(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_PingAsync_f133752d(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         __r.EnsureFullyConsumed();
         call.ArgumentsRead();
@@ -826,7 +724,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_MoveAsync_067f058c(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_MoveAsync_067f058c(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
@@ -835,7 +733,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_Post_bb5694f1(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Post_bb5694f1(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         var __a0 = __r.ReadString();
         __r.EnsureFullyConsumed();
@@ -845,7 +743,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static global::System.Threading.Tasks.ValueTask __Dispatch_WaitForCancel_39771abe(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.ServerCall call)
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_WaitForCancel_39771abe(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         __r.EnsureFullyConsumed();
         call.ArgumentsRead();

@@ -4,7 +4,7 @@ using System.Threading.Tasks.Sources;
 using XCall.Marshal;
 using XCall.Transport;
 
-namespace XCall.Runtime;
+namespace XCall.Runtime.CompilerServices;
 
 /// <summary>
 /// One call waiting for its reply. Pooled per connection: the reply buffer and the wait machinery are
@@ -25,7 +25,7 @@ namespace XCall.Runtime;
 /// </para>
 /// </remarks>
 [EditorBrowsable(EditorBrowsableState.Never)]
-public sealed class PendingCall : IValueTaskSource, IReplyWait
+public sealed partial class PendingCall : IValueTaskSource, IReplyWait
 {
     private const int Waiting = 0;
     private const int Done = 1;
@@ -66,7 +66,7 @@ public sealed class PendingCall : IValueTaskSource, IReplyWait
     internal uint MethodId { get; set; }
 
     /// <summary>Bytes of the argument payload (set by the generated proxy, for diagnostics).</summary>
-    public long RequestBytes { get; set; }
+    public long RequestBytes { get; internal set; }
 
     internal ProxyBase? Proxy { get; set; }
 

@@ -3,7 +3,7 @@ using System.Runtime.CompilerServices;
 using XCall.Marshal;
 using XCall.Transport;
 
-namespace XCall.Runtime;
+namespace XCall.Runtime.CompilerServices;
 
 /// <summary>
 /// The server side of one call: how its dispatcher writes the reply, and its cancellation. Pooled per
@@ -37,7 +37,7 @@ public sealed class ServerCall
     internal bool InFlight { get; set; }
 
     /// <summary>
-    /// What the call holds of the connection's bound on concurrent calls (see <see cref="XCallConnection.TryAdmit"/>):
+    /// What the call holds of the connection's bound on concurrent calls (see <see cref="Admission.TryAdmit"/>):
     /// 0 when it holds nothing (inline dispatch, a call run on its waiting caller's thread) or gave it back.
     /// </summary>
     internal long Admitted { get; set; }

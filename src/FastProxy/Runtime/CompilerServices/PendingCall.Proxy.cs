@@ -1,0 +1,89 @@
+using System.Buffers;
+using XCall.Marshal;
+
+namespace XCall.Runtime.CompilerServices;
+
+// What a generated proxy does with its call, in order: BeginCall (ProxyBase) opens the frame; Arguments writes
+// into it; SendAndWait or SendAsync publishes it and waits; GetReplyReader or EndVoidReply reads the reply; End
+// gives the call back. On an exception the proxy calls Abort (drops the frame if it was never sent), and
+// CloseOnMalformedReply from a filter (a reply that cannot be read ends its link).
+public sealed partial class PendingCall
+{
+    private const int FrameOpen = 0;
+    private const int FrameSent = 1;
+    private const int FrameDropped = 2;
+
+    private IBufferWriter<byte>? _output;
+    private int _frame;
+
+    /// <summary>The call's frame is open on <paramref name="output"/>, for its arguments.</summary>
+    internal void Opened(IBufferWriter<byte> output)
+    {
+        _output = output;
+        _frame = FrameOpen;
+    }
+
+    /// <summary>A writer of the call's arguments, straight into the transport's memory.</summary>
+    public MarshalWriter Arguments() => new(_output!) { Context = _connection };
+
+    /// <summary>Publishes the call with <paramref name="arguments"/> and waits for its reply (synchronous methods).</summary>
+    /// <exception cref="XCallTimeoutException">No reply within the call timeout.</exception>
+    /// <exception cref="XCallDisconnectedException">The connection is gone.</exception>
+    public void SendAndWait(ref MarshalWriter arguments)
+    {
+        Finish(ref arguments);
+        _connection.SendAndWait(this);
+    }
+
+    /// <summary>
+    /// <see cref="SendAndWait(ref MarshalWriter)"/> for a method with a <see cref="CancellationToken"/>: cancelling it
+    /// sends a cancel frame and fails the call with <see cref="OperationCanceledException"/>.
+    /// </summary>
+    public void SendAndWait(ref MarshalWriter arguments, CancellationToken cancellationToken)
+    {
+        Finish(ref arguments);
+        using CancellationTokenRegistration registration = _connection.RegisterCancellation(this, cancellationToken);
+        _connection.SendAndWait(this);
+    }
+
+    /// <summary>Publishes the call with <paramref name="arguments"/>; the task completes with its reply (asynchronous methods).</summary>
+    public ValueTask SendAsync(ref MarshalWriter arguments, CancellationToken cancellationToken)
+    {
+        Finish(ref arguments);
+        return _connection.SendAsync(this, cancellationToken);
+    }
+
+    private void Finish(ref MarshalWriter arguments)
+    {
+        arguments.Flush();
+        RequestBytes = arguments.BytesWritten;
+        _frame = FrameSent; // from here on the frame belongs to the transport, even if sending throws
+    }
+
+    /// <summary>After an exception: drops the call's frame if it was never sent. <see cref="End"/> follows.</summary>
+    public void Abort()
+    {
+        if (_frame == FrameOpen)
+        {
+            _frame = FrameDropped;
+            _connection.DropOpenFrame();
+        }
+    }
+
+    /// <summary>
+    /// From an exception filter: a reply that cannot be read is a malformed frame, which ends its link (a
+    /// reconnecting channel reconnects on the next call, any other closes the connection). Returns false, so the
+    /// exception reaches the caller unchanged; an exception before the call was sent closes nothing.
+    /// </summary>
+    public bool CloseOnMalformedReply(XCallProtocolException error)
+    {
+        if (_frame == FrameSent)
+        {
+            _connection.CloseOnMalformedReply(this, error);
+        }
+        return false;
+    }
+
+    /// <summary>Gives the finished call back (reporting it to telemetry if it was sent); the object is reused.</summary>
+    public void End() => _connection.EndCall(this, sent: _frame == FrameSent);
+}

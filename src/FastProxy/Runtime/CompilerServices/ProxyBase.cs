@@ -1,0 +1,63 @@
+using System.ComponentModel;
+
+namespace XCall.Runtime.CompilerServices;
+
+/// <summary>
+/// Base of the generated proxies that carry calls as frames over a connection. A proxy received by
+/// reference (a [Remotable] value) holds the peer's object alive until it is disposed or collected; either
+/// sends a Release frame. Disposing any other proxy does nothing.
+/// </summary>
+[EditorBrowsable(EditorBrowsableState.Never)]
+public abstract class ProxyBase : IDisposable
+{
+    /// <summary>Creates a proxy for object <paramref name="objectId"/> of <paramref name="connection"/>'s peer.</summary>
+    protected ProxyBase(XCallConnection connection, ulong objectId, Dispatcher dispatcher)
+    {
+        Connection = connection;
+        ObjectId = objectId;
+        Dispatcher = dispatcher;
+    }
+
+    /// <summary>The contract's dispatcher, for its name and method names in diagnostics.</summary>
+    public Dispatcher Dispatcher { get; }
+
+    /// <summary>The connection the calls travel on.</summary>
+    public XCallConnection Connection { get; }
+
+    /// <summary>The remote object's id on that connection.</summary>
+    public ulong ObjectId { get; }
+
+    /// <summary>This side's hold on the remote object, when the proxy was received by reference.</summary>
+    internal ImportedReference? Reference { get; set; }
+
+    /// <summary>Begins a synchronous call of method <paramref name="methodId"/>: its frame is open for the arguments.</summary>
+    /// <exception cref="ObjectDisposedException">The proxy is a reference that was released.</exception>
+    /// <exception cref="XCallDisconnectedException">The connection is gone, or the proxy is a reference that came over a lost link.</exception>
+    protected PendingCall BeginCall(uint methodId) => Connection.BeginCall(this, methodId);
+
+    /// <summary>
+    /// Begins an asynchronous call of method <paramref name="methodId"/>; null when the link is down and must be made
+    /// again first: the proxy then awaits <see cref="ReconnectAsync"/>, hands its result to <see cref="ContinueCall"/>
+    /// and makes the call again, so the caller's thread never waits for a connect.
+    /// </summary>
+    protected PendingCall? BeginAsyncCall(uint methodId) => Connection.BeginAsyncCall(this, methodId);
+
+    /// <summary>Begins a one-way call of method <paramref name="methodId"/>.</summary>
+    protected OneWayCall BeginOneWay(uint methodId) => Connection.BeginOneWay(this, methodId);
+
+    /// <summary>
+    /// For an asynchronous call that <see cref="BeginAsyncCall"/> found without a link: completes once the channel
+    /// has one again, with the deadline the call keeps (its token and its timeout end the wait).
+    /// </summary>
+    protected ValueTask<long> ReconnectAsync(CancellationToken cancellationToken) => Connection.ReconnectAsync(cancellationToken);
+
+    /// <summary>The call made again on this thread after <see cref="ReconnectAsync"/> keeps <paramref name="deadline"/>.</summary>
+    protected void ContinueCall(long deadline) => Connection.ContinueCall(deadline);
+
+    /// <summary>Releases the remote object when this proxy was received by reference; later calls raise <see cref="ObjectDisposedException"/>.</summary>
+    public void Dispose()
+    {
+        Connection.Release(this);
+        GC.SuppressFinalize(this);
+    }
+}

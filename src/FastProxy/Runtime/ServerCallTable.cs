@@ -1,0 +1,100 @@
+using XCall.Runtime.CompilerServices;
+namespace XCall.Runtime;
+
+/// <summary>
+/// The calls a connection received and has not answered: pooled <see cref="ServerCall"/>s, and the ones that
+/// outlive their dispatch (queued, running asynchronously), found by call id when a cancel frame names them.
+/// </summary>
+// Design: a call that completes while it is dispatched (the common case) takes the spare with one interlocked
+// exchange of an int and gives it back with a release store, as CallTable's spare call; the pool and the
+// in-flight table take _lock. ServerCall.InFlight says whether a call is in the table: it is written under
+// _lock only, and read without it only by the thread that owns the call (the one returning it).
+internal sealed class ServerCallTable(XCallConnection connection)
+{
+    // Registered calls since one found another call in flight (under _lock), up to AloneStreak.
+    private const int AloneStreak = 64;
+    private const int MaxPooled = 64;
+
+    private readonly object _lock = new();
+    private readonly Stack<ServerCall> _pool = new();
+    private readonly Dictionary<ulong, ServerCall> _inFlight = new();
+    private readonly ServerCall _spare = new(connection);
+    private int _spareTaken;
+    private int _sharedCallsAgo;
+
+    /// <summary>A call for a frame that arrived on link <paramref name="link"/>.</summary>
+    public ServerCall Rent(ulong callId, uint methodId, bool oneWay, int link)
+    {
+        ServerCall? call = Interlocked.Exchange(ref _spareTaken, 1) == 0 ? _spare : null;
+        if (call is null)
+        {
+            lock (_lock)
+            {
+                _pool.TryPop(out call);
+            }
+            call ??= new ServerCall(connection);
+        }
+        call.Prepare(callId, methodId, oneWay);
+        call.Link = link;
+        return call;
+    }
+
+    /// <summary>Makes a call that outlives its dispatch reachable by cancel frames.</summary>
+    /// <returns>True when this call is the only one in flight and the last <see cref="AloneStreak"/> calls were too.</returns>
+    public bool Register(ServerCall call)
+    {
+        lock (_lock)
+        {
+            _inFlight[call.CallId] = call;
+            call.InFlight = true;
+            _sharedCallsAgo = _inFlight.Count > 1 ? 0 : Math.Min(_sharedCallsAgo + 1, AloneStreak);
+            return _sharedCallsAgo == AloneStreak;
+        }
+    }
+
+    /// <summary>The registered call with id <paramref name="callId"/>, if any.</summary>
+    public ServerCall? Find(ulong callId)
+    {
+        lock (_lock)
+        {
+            return _inFlight.GetValueOrDefault(callId);
+        }
+    }
+
+    /// <summary>Every registered call, to cancel them all.</summary>
+    public ServerCall[] Snapshot()
+    {
+        lock (_lock)
+        {
+            return [.. _inFlight.Values];
+        }
+    }
+
+    /// <summary>Gives a call back after its last use, out of the in-flight table if it was registered.</summary>
+    public void Return(ServerCall call)
+    {
+        if (call.InFlight)
+        {
+            lock (_lock)
+            {
+                if (_inFlight.TryGetValue(call.CallId, out ServerCall? registered) && ReferenceEquals(registered, call))
+                {
+                    _inFlight.Remove(call.CallId);
+                }
+                call.InFlight = false;
+            }
+        }
+        if (ReferenceEquals(call, _spare))
+        {
+            Volatile.Write(ref _spareTaken, 0);
+            return;
+        }
+        lock (_lock)
+        {
+            if (_pool.Count < MaxPooled)
+            {
+                _pool.Push(call);
+            }
+        }
+    }
+}
