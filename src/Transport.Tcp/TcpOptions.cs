@@ -64,8 +64,8 @@ public sealed record TcpOptions
     /// How long a synchronous caller spins for its reply (trying, with <see cref="CallerReadsReplies"/>, to
     /// take the socket's receive side) before it sleeps, and how long the thread reading a plain socket
     /// polls it for more bytes before it blocks in a receive. A loopback round trip takes microseconds, and
-    /// waking a sleeping thread can cost several times as much (60-80 µs on an idle 2-core VM), so a short
-    /// spin cuts the latency of small calls at the price of that much CPU after each burst of frames.
+    /// waking a sleeping thread can cost several times as much, so a short spin cuts the latency of small
+    /// calls at the price of that much CPU after each burst of frames.
     /// Default 50 µs; <see cref="TimeSpan.Zero"/> does not spin.
     /// </summary>
     public TimeSpan ReplySpinTime { get; init; } = TimeSpan.FromMicroseconds(50);
