@@ -26,8 +26,15 @@ public ref partial struct MarshalReader
     private bool _currentByValue; // whether that object's type compares by value (GraphType.ComparesByValue)
     private bool _firstByValue; // the same for object 0, kept in _first
 
-    /// <summary>Reads a message that is all in <paramref name="data"/>.</summary>
-    public MarshalReader(ReadOnlySpan<byte> data, MarshalLimits? limits = null)
+    /// <summary>Reads a message that is all in <paramref name="data"/>, within <see cref="MarshalLimits.Default"/>.</summary>
+    public MarshalReader(ReadOnlySpan<byte> data)
+        : this(data, null)
+    {
+    }
+
+    /// <summary>Reads a message that is all in <paramref name="data"/>, within <paramref name="limits"/>
+    /// (<see cref="MarshalLimits.Default"/> when null).</summary>
+    public MarshalReader(ReadOnlySpan<byte> data, MarshalLimits? limits)
     {
         _span = data;
         _input = null;
@@ -36,8 +43,17 @@ public ref partial struct MarshalReader
     }
 
     /// <summary>Reads a message of <paramref name="totalLength"/> bytes whose first chunk is
-    /// <paramref name="first"/> and whose next chunks come from <paramref name="input"/>.</summary>
-    public MarshalReader(ReadOnlySpan<byte> first, long totalLength, IMarshalInput input, MarshalLimits? limits = null)
+    /// <paramref name="first"/> and whose next chunks come from <paramref name="input"/>, within
+    /// <see cref="MarshalLimits.Default"/>.</summary>
+    public MarshalReader(ReadOnlySpan<byte> first, long totalLength, IMarshalInput input)
+        : this(first, totalLength, input, null)
+    {
+    }
+
+    /// <summary>Reads a message of <paramref name="totalLength"/> bytes whose first chunk is
+    /// <paramref name="first"/> and whose next chunks come from <paramref name="input"/>, within
+    /// <paramref name="limits"/> (<see cref="MarshalLimits.Default"/> when null).</summary>
+    public MarshalReader(ReadOnlySpan<byte> first, long totalLength, IMarshalInput input, MarshalLimits? limits)
     {
         if (totalLength < first.Length)
         {

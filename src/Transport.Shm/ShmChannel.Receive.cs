@@ -41,11 +41,11 @@ internal sealed partial class ShmChannel
 {
     private const int RoleFree = 0;
     private const int RoleClosed = -1;
-    private const int HandOverSpins = 1000; // ~35 µs: the receive thread lets go within one idle turn
+    private const int HandOverSpins = 1000; // CPU pauses: the receive thread lets go within one idle turn, well inside them
     private const int LeaderSleepSliceMs = 20;
     private const int LeaderSleepBudgetMs = 200;
     private const int DrainLimit = 64;
-    private const int AsyncPollTurns = 3000; // an async call polls at most this many times (~100 µs idle), whatever the strategy or traffic
+    private const int AsyncPollTurns = 3000; // an async call polls at most this many times (as many as Adaptive spins), whatever the strategy or traffic
 
     private readonly SemaphoreSlim _roleReleased = new(0);
     private int _roleOwner;

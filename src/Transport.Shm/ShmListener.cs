@@ -63,12 +63,12 @@ public sealed class ShmListener : IDisposable
 
     /// <summary>Waits asynchronously for the next client that completed its handshake.</summary>
     /// <exception cref="ObjectDisposedException">The listener was disposed.</exception>
-    /// <exception cref="OperationCanceledException"><paramref name="ct"/> was cancelled.</exception>
-    public async ValueTask<FrameChannel> AcceptAsync(CancellationToken ct = default)
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled.</exception>
+    public async ValueTask<FrameChannel> AcceptAsync(CancellationToken cancellationToken = default)
     {
         try
         {
-            return await _queue.AcceptAsync(ct).ConfigureAwait(false);
+            return await _queue.AcceptAsync(cancellationToken).ConfigureAwait(false);
         }
         catch (ObjectDisposedException)
         {

@@ -39,11 +39,11 @@ public static class ShmTransport
     /// <summary>Connects to the server of <paramref name="name"/> without blocking the calling thread.</summary>
     /// <exception cref="XCallDisconnectedException">No server listens, or the handshake failed or timed out.</exception>
     /// <exception cref="ShmPeerRefusedException">The server refused this user, or runs as a user we do not allow.</exception>
-    public static Task<FrameChannel> ConnectAsync(string name, ShmOptions? options = null, CancellationToken ct = default)
+    public static Task<FrameChannel> ConnectAsync(string name, ShmOptions? options = null, CancellationToken cancellationToken = default)
     {
         options ??= ShmOptions.Default;
         options.Validate();
         RuntimeDirectory.ValidateName(name, options);
-        return Task.Run<FrameChannel>(() => Handshake.Connect(name, options, ct), ct);
+        return Task.Run<FrameChannel>(() => Handshake.Connect(name, options, cancellationToken), cancellationToken);
     }
 }

@@ -157,7 +157,7 @@ internal sealed partial class TcpFrameChannel
                 else if (_link is SocketLink)
                 {
                     // (With TLS the socket's readiness says nothing of data the TLS stream already decrypted:
-                    // there the receive blocks as before.)
+                    // there the receive blocks until bytes arrive.)
                     timeoutMs = CallCheckMs;
                 }
                 if (!ReceiveOnce(handler, timeoutMs))

@@ -17,13 +17,13 @@ public sealed record TcpOptions
     /// <summary>
     /// Listening side: how long a peer's handshake may run before a newcomer may take its slot. A listener
     /// runs at most 64 handshakes at once (counting connections that finished theirs and wait for
-    /// <see cref="TcpListenerChannel.AcceptAsync"/>). When all are taken, a newly accepted connection takes
+    /// <see cref="TcpChannelListener.AcceptAsync"/>). When all are taken, a newly accepted connection takes
     /// the slot of the peer that has sent nothing for the longest time, if that is over 100 ms (every client
     /// speaks first at once: a TLS ClientHello, the pre-shared-key challenge or the preamble); failing that,
     /// of the oldest handshake, if it has run for longer than this; otherwise it waits for a slot. So silent
     /// connections cannot keep other clients out, and neither can peers that stall halfway (a TLS
     /// ClientHello cut short) for longer than this. The peer that loses its slot is closed and reported through
-    /// <see cref="TcpListenerChannel.HandshakeFailed"/> with a <see cref="TimeoutException"/>. Raise it for
+    /// <see cref="TcpChannelListener.HandshakeFailed"/> with a <see cref="TimeoutException"/>. Raise it for
     /// clients whose handshake takes several long round trips; <see cref="Timeout.InfiniteTimeSpan"/> keeps
     /// a peer that has spoken in its slot until <see cref="ConnectTimeout"/>. Default 1 s.
     /// </summary>
@@ -64,8 +64,8 @@ public sealed record TcpOptions
     /// How long a synchronous caller spins for its reply (trying, with <see cref="CallerReadsReplies"/>, to
     /// take the socket's receive side) before it sleeps, and how long the thread reading a plain socket
     /// polls it for more bytes before it blocks in a receive. A loopback round trip takes microseconds, and
-    /// waking a sleeping thread can cost several times as much (60-80 µs on an idle 2-core VM), so a short
-    /// spin cuts the latency of small calls at the price of that much CPU after each burst of frames.
+    /// waking a sleeping thread can cost several times as much, so a short spin cuts the latency of small
+    /// calls at the price of that much CPU after each burst of frames.
     /// Default 50 µs; <see cref="TimeSpan.Zero"/> does not spin.
     /// </summary>
     public TimeSpan ReplySpinTime { get; init; } = TimeSpan.FromMicroseconds(50);

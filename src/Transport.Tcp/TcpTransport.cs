@@ -11,19 +11,19 @@ public static class TcpTransport
 {
     /// <summary>
     /// Starts listening on <paramref name="endpoint"/>; port 0 picks a free port (see
-    /// <see cref="TcpListenerChannel.LocalEndpoint"/>).
+    /// <see cref="TcpChannelListener.LocalEndpoint"/>).
     /// </summary>
     /// <remarks>
     /// Pass <see cref="IPAddress.Loopback"/> unless other machines must reach this one: listening on
     /// <see cref="IPAddress.Any"/> or a public address is an explicit opt-in, and then belongs with
     /// <see cref="TcpOptions.Security"/> (TLS and/or a pre-shared key).
     /// </remarks>
-    public static TcpListenerChannel Listen(IPEndPoint endpoint, TcpOptions? options = null)
+    public static TcpChannelListener Listen(IPEndPoint endpoint, TcpOptions? options = null)
     {
         ArgumentNullException.ThrowIfNull(endpoint);
         options ??= TcpOptions.Default;
         options.Validate();
-        return new TcpListenerChannel(endpoint, options);
+        return new TcpChannelListener(endpoint, options);
     }
 
     /// <summary>

@@ -1,13 +1,5 @@
 namespace XCall.Transport;
 
-/// <summary>A channel whose liveness the shared heartbeat thread watches.</summary>
-public interface IHeartbeatChannel
-{
-    /// <summary>Called by the shared heartbeat thread, never concurrently with itself; <paramref name="stalledMs"/>
-    /// is how long this process did not run since the last tick, which does not count as the peer's silence.</summary>
-    void OnHeartbeatTick(long now, long stalledMs);
-}
-
 /// <summary>
 /// One thread for the heartbeats of every channel in the process (TCP and shared memory), rather than a thread or a timer per
 /// channel. It ticks at a quarter of the shortest heartbeat interval or timeout registered (10 ms to 250 ms)

@@ -27,7 +27,7 @@ public sealed class RemoteListener : IDisposable
         _loops.Add(_server.ServeAsync(listener.AcceptAsync, _stop.Token));
     }
 
-    internal void AddTcp(TcpListenerChannel listener, XCallAddress asked)
+    internal void AddTcp(TcpChannelListener listener, XCallAddress asked)
     {
         _listeners.Add(listener);
         TcpAddress = XCallAddress.Parse($"tcp://{listener.LocalEndpoint.Address}:{listener.LocalEndpoint.Port}/{asked.Name}");

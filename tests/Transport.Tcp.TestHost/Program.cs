@@ -72,7 +72,7 @@ static TcpOptions ParseOptions(string[] args)
 
 static async Task Serve(string address, int port, TcpOptions options, bool call)
 {
-    using TcpListenerChannel listener = TcpTransport.Listen(new IPEndPoint(IPAddress.Parse(address), port), options);
+    using TcpChannelListener listener = TcpTransport.Listen(new IPEndPoint(IPAddress.Parse(address), port), options);
     Console.WriteLine($"READY {listener.LocalEndpoint.Port}");
     while (true)
     {

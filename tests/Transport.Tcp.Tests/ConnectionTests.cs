@@ -93,12 +93,12 @@ public sealed class ConnectionTests(ITestOutputHelper output)
     /// <summary>A client <see cref="XCallConnection"/> and a server one exposing <see cref="EchoIntDispatcher"/>.</summary>
     private sealed class ConnectionPair : IDisposable
     {
-        private readonly TcpListenerChannel _listener;
+        private readonly TcpChannelListener _listener;
         private readonly XCallConnection _client;
         private readonly XCallConnection _server;
         private readonly SlowEcho _dispatcher;
 
-        private ConnectionPair(TcpListenerChannel listener, XCallConnection client, XCallConnection server, SlowEcho dispatcher)
+        private ConnectionPair(TcpChannelListener listener, XCallConnection client, XCallConnection server, SlowEcho dispatcher)
         {
             _listener = listener;
             _client = client;

@@ -25,7 +25,7 @@ public sealed class RemoteTests
     {
         // A TCP listener that completes the transport handshake but never takes the connection: nobody reads
         // the Hello. The default CallTimeout is infinite: only the ConnectTimeout can end Remote.Open.
-        using XCall.Transport.Tcp.TcpListenerChannel listener = XCall.Transport.Tcp.TcpTransport.Listen(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0));
+        using XCall.Transport.Tcp.TcpChannelListener listener = XCall.Transport.Tcp.TcpTransport.Listen(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0));
         var options = new RemoteOptions { PreferSharedMemory = false, Reconnect = false, Tcp = new XCall.Transport.Tcp.TcpOptions { ConnectTimeout = TimeSpan.FromSeconds(2) } };
         var clock = Stopwatch.StartNew();
         Task<RemoteService<IShapes>> open = Task.Run(() => Remote.Open<IShapes>($"tcp://127.0.0.1:{listener.LocalEndpoint.Port}/silent", options));

@@ -5,8 +5,8 @@ namespace XCall.Marshal;
 /// <summary>
 /// Refuses hash keys a peer chose to collide. The hash code of an integer, an enum, a <see cref="Guid"/> or a
 /// user type is not randomized, so a peer can pick keys that all land in one bucket of the set or dictionary
-/// being filled and make each add walk all the keys before it: quadratic reading (a bug hunt measured 40,000
-/// <c>int</c> keys, 320 KB, at 3.2 s of CPU). Before such keys are added, they are counted per bucket of the
+/// being filled and make each add walk all the keys before it: quadratic reading, which a message of a few
+/// hundred kilobytes turns into seconds of CPU. Before such keys are added, they are counted per bucket of the
 /// collection's own table, sized for all of them so it does not grow meanwhile; more than
 /// <see cref="MarshalLimits.MaxKeysPerBucket"/> in one bucket is a protocol error, which bounds the adding to
 /// linear time. Strings hash with a per-process random seed and are not counted.

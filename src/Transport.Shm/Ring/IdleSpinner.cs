@@ -10,9 +10,8 @@ namespace XCall.Transport.Shm.Ring;
 /// </summary>
 internal struct IdleSpinner
 {
-    // One turn is one CPU pause (25-35 ns on the AMD EPYC this was tuned on): 3,000 of them are ~100 µs of
-    // spinning, enough to catch a reply to a short call without a sleep; the yields give the core to a
-    // runnable thread of the peer on a machine with few cores.
+    // One turn is one CPU pause: 3,000 of them are enough spinning to catch a reply to a short call without
+    // a sleep; the yields give the core to a runnable thread of the peer on a machine with few cores.
     private const int AdaptiveSpins = 3000;
     private const int AdaptiveYields = 40;
     private const int BlockingSpins = 100;

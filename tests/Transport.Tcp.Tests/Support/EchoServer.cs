@@ -20,7 +20,7 @@ internal sealed class EchoServer : IDisposable
         _acceptLoop = Task.Run(AcceptLoop);
     }
 
-    public TcpListenerChannel Listener { get; }
+    public TcpChannelListener Listener { get; }
 
     public int Port => Listener.LocalEndpoint.Port;
 

@@ -61,7 +61,7 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
     internal int Link { get; set; }
 
     /// <summary>The id of the call on the wire.</summary>
-    public ulong CallId { get; internal set; }
+    internal ulong CallId { get; set; }
 
     internal uint MethodId { get; set; }
 
@@ -91,7 +91,7 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
     internal bool Failed => _failure is not null || _replyKind == FrameKind.Error;
 
     /// <summary>True once the reply (or a failure) arrived.</summary>
-    public bool IsCompleted => Volatile.Read(ref _state) == Done;
+    internal bool IsCompleted => Volatile.Read(ref _state) == Done;
 
     /// <summary>
     /// Whether the calling thread runs a call this call's connection dispatched, so this call is nested in it (a
@@ -101,8 +101,14 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
 
     bool IReplyWait.IsNested => IsNested;
 
+    bool IReplyWait.IsCompleted => IsCompleted;
+
+    bool IReplyWait.WaitOver => WaitOver;
+
+    bool IReplyWait.Wait(long deadline) => Wait(deadline);
+
     /// <summary>True when a waiter stops waiting: the call completed, or a call nested in it waits to run on the caller's thread.</summary>
-    public bool WaitOver => Volatile.Read(ref _state) == Done || Volatile.Read(ref _nested) is not null;
+    internal bool WaitOver => Volatile.Read(ref _state) == Done || Volatile.Read(ref _nested) is not null;
 
     /// <summary>
     /// Hands a call nested in this one (made by the peer while it served this call) to the caller waiting for
@@ -265,7 +271,7 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
 
     /// <summary>Waits for completion or a nested call to run (<see cref="WaitOver"/>): spins briefly, then blocks.
     /// Returns false when <paramref name="deadline"/> passed.</summary>
-    public bool Wait(long deadline)
+    internal bool Wait(long deadline)
     {
         var spinner = new SpinWait();
         while (!WaitOver)
@@ -312,7 +318,7 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
     }
 
     /// <summary>A task that completes with the call (async methods).</summary>
-    public ValueTask AsValueTask() => new(this, _core.Version);
+    internal ValueTask AsValueTask() => new(this, _core.Version);
 
     /// <summary>
     /// Finishes a call without results: throws its failure or the remote error, like

@@ -11,13 +11,13 @@ namespace XCall.Transport.Tcp;
 /// handshakes are taken, a newcomer takes the slot of a peer that has sent nothing, or of one whose handshake
 /// has run longer than <see cref="TcpOptions.HandshakeGrace"/>, rather than wait behind it.
 /// </summary>
-public sealed class TcpListenerChannel : IDisposable
+public sealed class TcpChannelListener : IDisposable
 {
     private readonly Socket _socket;
     private readonly TcpOptions _options;
     private readonly HandshakeQueue<TcpFrameChannel> _queue;
 
-    internal TcpListenerChannel(IPEndPoint endpoint, TcpOptions options)
+    internal TcpChannelListener(IPEndPoint endpoint, TcpOptions options)
     {
         _options = options;
         _socket = new Socket(endpoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
@@ -72,7 +72,7 @@ public sealed class TcpListenerChannel : IDisposable
         }
         catch (ObjectDisposedException)
         {
-            throw new ObjectDisposedException(nameof(TcpListenerChannel));
+            throw new ObjectDisposedException(nameof(TcpChannelListener));
         }
     }
 
