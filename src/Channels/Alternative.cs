@@ -186,13 +186,19 @@ public sealed class Alternative : IReadinessListener
     }
 
     /// <summary>The selector's sleep: one pooled completion, re-armed for every select.</summary>
-    private sealed class Signal : IValueTaskSource
+    private sealed class Signal : IValueTaskSource, IHandOffTarget
     {
         private ManualResetValueTaskSourceCore<bool> _core;
 
         internal void Arm() => _core.Reset();
 
-        internal void Wake() => HandOff.SetResult(ref _core, true);
+        internal void Wake() => HandOff.Complete(this);
+
+        void IHandOffTarget.Complete(bool runContinuationAsynchronously)
+        {
+            _core.RunContinuationsAsynchronously = runContinuationAsynchronously;
+            _core.SetResult(true);
+        }
 
         internal ValueTask WaitAsync() => new(this, _core.Version);
 

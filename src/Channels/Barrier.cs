@@ -82,7 +82,7 @@ public sealed class Barrier
     }
 
     /// <summary>Blocking form of <see cref="SyncAsync"/>.</summary>
-    public void Sync() => SyncAsync().GetAwaiter().GetResult();
+    public void Sync() => Blocking.Wait(SyncAsync());
 
     private TaskCompletionSource EndRoundUnsynchronized()
     {

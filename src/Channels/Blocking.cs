@@ -3,18 +3,32 @@ namespace XCall.Channels;
 /// <summary>The blocking forms: wait on the same awaitables the async forms return.</summary>
 internal static class Blocking
 {
-    internal static T Wait<T>(ValueTask<T> pending) =>
-        pending.IsCompleted ? pending.GetAwaiter().GetResult() : pending.AsTask().GetAwaiter().GetResult();
+    internal static T Wait<T>(ValueTask<T> pending)
+    {
+        if (pending.IsCompleted)
+        {
+            return pending.GetAwaiter().GetResult();
+        }
+        HandOff.ReleaseDeferred();
+        return pending.AsTask().GetAwaiter().GetResult();
+    }
 
     internal static void Wait(ValueTask pending)
     {
         if (pending.IsCompleted)
         {
             pending.GetAwaiter().GetResult();
+            return;
         }
-        else
+        Wait(pending.AsTask());
+    }
+
+    internal static void Wait(Task pending)
+    {
+        if (!pending.IsCompleted)
         {
-            pending.AsTask().GetAwaiter().GetResult();
+            HandOff.ReleaseDeferred();
         }
+        pending.GetAwaiter().GetResult();
     }
 }

@@ -33,7 +33,7 @@ public sealed class Bucket
     }
 
     /// <summary>Blocking form of <see cref="FallIntoAsync"/>.</summary>
-    public void FallInto() => FallIntoAsync().GetAwaiter().GetResult();
+    public void FallInto() => Blocking.Wait(FallIntoAsync());
 
     /// <summary>Releases every process in the bucket and returns how many there were.</summary>
     public int Flush()

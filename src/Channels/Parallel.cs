@@ -32,5 +32,5 @@ public sealed class Parallel : IProcess
     public Task RunAsync(CancellationToken cancellationToken = default) => ProcessGroup.RunAsync(_processes, cancellationToken);
 
     /// <summary>Blocking form of <see cref="RunAsync"/>.</summary>
-    public void Run() => RunAsync().GetAwaiter().GetResult();
+    public void Run() => Blocking.Wait(RunAsync());
 }

@@ -27,5 +27,5 @@ public sealed class PriParallel : IProcess
     }
 
     /// <summary>Blocking form of <see cref="RunAsync"/>.</summary>
-    public void Run() => RunAsync().GetAwaiter().GetResult();
+    public void Run() => Blocking.Wait(RunAsync());
 }

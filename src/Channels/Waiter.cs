@@ -11,10 +11,11 @@ namespace XCall.Channels;
 /// <see cref="Item"/> while the waiter is queued. Whoever unlinks it under that lock (a peer, a
 /// cancellation, poison) owns its one completion, so a waiter is completed exactly once.
 /// </remarks>
-internal sealed class Waiter<T> : IValueTaskSource<T>, IValueTaskSource
+internal sealed class Waiter<T> : IValueTaskSource<T>, IValueTaskSource, IHandOffTarget
 {
     private readonly ChannelCore<T> _owner;
     private ManualResetValueTaskSourceCore<T> _core;
+    private T _result = default!;
 
     internal Waiter(ChannelCore<T> owner) => _owner = owner;
 
@@ -36,9 +37,26 @@ internal sealed class Waiter<T> : IValueTaskSource<T>, IValueTaskSource
 
     internal ValueTask AsWriteTask() => new(this, _core.Version);
 
-    internal void Succeed(T item) => HandOff.SetResult(ref _core, item);
+    internal void Succeed(T item)
+    {
+        _result = item;
+        HandOff.Complete(this);
+    }
 
-    internal void Fail(Exception error) => HandOff.SetException(ref _core, error);
+    /// <summary>Failures (poison, cancellation, completion) go through the pool: they often come in bulk from one thread.</summary>
+    internal void Fail(Exception error)
+    {
+        _core.RunContinuationsAsynchronously = true;
+        _core.SetException(error);
+    }
+
+    void IHandOffTarget.Complete(bool runContinuationAsynchronously)
+    {
+        _core.RunContinuationsAsynchronously = runContinuationAsynchronously;
+        T result = _result;
+        _result = default!;
+        _core.SetResult(result);
+    }
 
     /// <summary>Watches <paramref name="token"/> while the waiter is queued.</summary>
     internal void WatchCancellation(CancellationToken token)
