@@ -9,7 +9,9 @@ namespace XCall.Channels;
 //   channels and timers only ever move it to Fired, with CompareExchange: from Enabling (the
 //   selector sees Fired when it tries to sleep and does not sleep) or from Waiting (the one winner
 //   completes _signal). So _signal is completed at most once per select, by exactly one party,
-//   and only after the selector armed it (Reset happens before Enabling is published).
+//   and only after the selector armed it (Reset happens before Waiting is published). The
+//   selector itself moves Idle -> Enabling with CompareExchange, which catches a second process
+//   selecting on the same Alternative at once, and holds the word away from Idle until it returns.
 // - A notification never communicates: it says "look again". After waking, the selector disables
 //   every guard it enabled, in select order, and each Disable re-checks readiness under that
 //   channel's lock; the first ready guard in that order is chosen. Guards that only have one
@@ -38,12 +40,18 @@ public sealed class Alternative : IReadinessListener
     private int _favourite;
 
     /// <summary>Creates an Alternative over <paramref name="guards"/>; a select returns an index into this array.</summary>
+    /// <exception cref="InvalidOperationException">A guard is a shared channel end (One2Any / Any2Any input, Any2One / Any2Any output).</exception>
     public Alternative(params Guard[] guards)
     {
         ArgumentNullException.ThrowIfNull(guards);
         if (guards.Length == 0)
         {
             throw new ArgumentException("An Alternative needs at least one guard.", nameof(guards));
+        }
+        foreach (Guard guard in guards)
+        {
+            ArgumentNullException.ThrowIfNull(guard, nameof(guards));
+            guard.CheckCanGuard();
         }
         _guards = (Guard[])guards.Clone();
     }
@@ -112,29 +120,43 @@ public sealed class Alternative : IReadinessListener
         {
             throw new ArgumentException($"Expected {n} pre-conditions, one per guard.", nameof(preconditions));
         }
-        while (true)
+        if (Interlocked.CompareExchange(ref _state, Enabling, Idle) != Idle)
         {
-            cancellationToken.ThrowIfCancellationRequested();
-            _signal.Arm();
-            Volatile.Write(ref _state, Enabling);
-            int visited = Enable(start, preconditions, out bool ready);
-            if (!ready && Interlocked.CompareExchange(ref _state, Waiting, Enabling) == Enabling)
+            throw new InvalidOperationException("Another process is selecting on this Alternative.");
+        }
+        try
+        {
+            while (true)
             {
-                using (cancellationToken.UnsafeRegister(static s => ((Alternative)s!).Notify(), this))
+                cancellationToken.ThrowIfCancellationRequested();
+                _signal.Arm();
+                int visited = Enable(start, preconditions, out bool ready);
+                if (!ready && Interlocked.CompareExchange(ref _state, Waiting, Enabling) == Enabling)
                 {
-                    await _signal.WaitAsync();
+                    using (cancellationToken.UnsafeRegister(static s => ((Alternative)s!).Notify(), this))
+                    {
+                        await _signal.WaitAsync();
+                    }
                 }
+                int chosen = Disable(start, visited, preconditions);
+                if (chosen >= 0)
+                {
+                    Volatile.Write(ref _state, Idle);
+                    if (fair)
+                    {
+                        _favourite = (chosen + 1) % n;
+                    }
+                    return chosen;
+                }
+                // A spurious wake: nothing is ready after all, so enable again.
+                Volatile.Write(ref _state, Enabling);
             }
-            int chosen = Disable(start, visited, preconditions);
+        }
+        catch
+        {
+            // A failed select (cancelled, no guard enabled) leaves the Alternative usable.
             Volatile.Write(ref _state, Idle);
-            if (chosen >= 0)
-            {
-                if (fair)
-                {
-                    _favourite = (chosen + 1) % n;
-                }
-                return chosen;
-            }
+            throw;
         }
     }
 

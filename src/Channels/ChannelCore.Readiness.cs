@@ -9,10 +9,6 @@ internal sealed partial class ChannelCore<T>
     /// </summary>
     internal bool EnableGuard(IReadinessListener listener, bool output)
     {
-        if (output ? _sharedWriters : _sharedReaders)
-        {
-            ThrowHelper.ThrowSharedGuard(_kind, output ? "writer" : "reader");
-        }
         lock (_sync)
         {
             if (output ? OutputReadyUnsynchronized() : InputReadyUnsynchronized())
@@ -22,6 +18,15 @@ internal sealed partial class ChannelCore<T>
             ref List<IReadinessListener>? listeners = ref output ? ref _outputListeners : ref _inputListeners;
             (listeners ??= []).Add(listener);
             return false;
+        }
+    }
+
+    /// <summary>Only a "one" end can guard: another process on a shared end could take the communication the Alternative chose.</summary>
+    internal void CheckCanGuard(bool output)
+    {
+        if (output ? _sharedWriters : _sharedReaders)
+        {
+            ThrowHelper.ThrowSharedGuard(_kind, output ? "writer" : "reader");
         }
     }
 
@@ -50,6 +55,7 @@ internal sealed partial class ChannelCore<T>
             {
                 return new ValueTask<bool>(false);
             }
+            // A cancelled wait leaves its signal registered until the next notification: one-shot and harmless.
             signal = new ReadinessSignal();
             (_inputListeners ??= []).Add(signal);
         }

@@ -353,6 +353,11 @@ internal sealed partial class ChannelCore<T>
             _completed = true;
             // Readers wait only when nothing is offered, so every waiting reader now sees the end.
             readers = _readers.DrainAll();
+            if (readers.Exists(static r => r.Extended))
+            {
+                // The extended read that was waiting will never be served: no EndRead follows.
+                _inExtendedRead = false;
+            }
             input = TakeUnsynchronized(ref _inputListeners);
         }
         var error = new ChannelClosedException();

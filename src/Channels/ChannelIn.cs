@@ -36,6 +36,8 @@ public sealed class ChannelIn<T> : Guard, IChannelIn<T>
     /// <inheritdoc/>
     public ChannelReader<T> AsChannelReader() => _reader ??= new ChannelInReader<T>(_core);
 
+    internal override void CheckCanGuard() => _core.CheckCanGuard(output: false);
+
     internal override bool Enable(Alternative alternative) => _core.EnableGuard(alternative, output: false);
 
     internal override bool Disable(Alternative alternative) => _core.DisableGuard(alternative, output: false);

@@ -30,6 +30,8 @@ public sealed class ChannelOut<T> : Guard, IChannelOut<T>
     /// <inheritdoc/>
     public ChannelWriter<T> AsChannelWriter() => _writer ??= new ChannelOutWriter<T>(_core);
 
+    internal override void CheckCanGuard() => _core.CheckCanGuard(output: true);
+
     internal override bool Enable(Alternative alternative) => _core.EnableGuard(alternative, output: true);
 
     internal override bool Disable(Alternative alternative) => _core.DisableGuard(alternative, output: true);

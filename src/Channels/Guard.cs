@@ -10,6 +10,11 @@ public abstract class Guard
     {
     }
 
+    /// <summary>Throws when this guard cannot be used in an Alternative.</summary>
+    internal virtual void CheckCanGuard()
+    {
+    }
+
     /// <summary>Returns true when ready now; otherwise arranges for <paramref name="alternative"/> to be told when it may be.</summary>
     internal abstract bool Enable(Alternative alternative);
 

@@ -223,4 +223,20 @@ public class AlternativeTests
         new Parallel(reader, new Parallel(Adder(plus, 3), Adder(minus, 1))).RunAsync().Bounded().GetAwaiter().GetResult();
         Assert.Equal(200, result);
     }
+
+    [Fact]
+    public async Task Cancelled_select_leaves_the_alternative_usable()
+    {
+        var c = new One2One<int>();
+        var alt = new Alternative(c.In);
+        using var cts = new CancellationTokenSource();
+        ValueTask<int> select = alt.SelectAsync(cts.Token);
+        Assert.Throws<InvalidOperationException>(() => alt.PriSelect());
+        cts.Cancel();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => select.Bounded());
+        ValueTask write = c.Out.WriteAsync(9);
+        Assert.Equal(0, await alt.SelectAsync().Bounded());
+        Assert.Equal(9, await c.In.ReadAsync());
+        await write.Bounded();
+    }
 }
