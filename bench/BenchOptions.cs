@@ -64,6 +64,9 @@ internal sealed record BenchOptions
           --out DIR           write calls.json, calls.md, calls.csv there (default: a new folder it prints)
           --full              BenchmarkDotNet's full statistics (slower); default is a quick run
 
+        other suites:
+          --suite channels [--sizes LIST] [--laps M] [--peers LIST]   the ring on XCall.Channels, System.Threading.Channels, Go, Erlang
+
         single measurements instead of the run:
           --limits                        the machine-limit probes only (C and C# side by side)
           --side-by-side shm|tcp [ROUNDS] int and byte paired with the limit probe, every round printed

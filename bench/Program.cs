@@ -13,6 +13,11 @@ if (args.Length > 0 && args[0] == "--probe-child")
     return LimitProbe.Child(args);
 }
 
+if (args.Length > 1 && args[0] == "--suite" && args[1] == "channels")
+{
+    return ChannelSuite.Run(args[2..]);
+}
+
 if (XCall.Bench.Peers.PeerServers.Run(args) is int peerExit)
 {
     return peerExit;
