@@ -57,16 +57,22 @@ public sealed class Alternative : IReadinessListener
     }
 
     /// <summary>Waits for a ready guard and returns the index of one of them, chosen arbitrarily.</summary>
-    public ValueTask<int> SelectAsync(CancellationToken cancellationToken = default) => SelectAsync(null, cancellationToken);
+    public ValueTask<int> SelectAsync() => SelectAsync(null, default);
 
-    /// <summary>As <see cref="SelectAsync(CancellationToken)"/>, over the guards whose pre-condition is true.</summary>
+    /// <inheritdoc cref="SelectAsync()"/>
+    public ValueTask<int> SelectAsync(CancellationToken cancellationToken) => SelectAsync(null, cancellationToken);
+
+    /// <summary>As <see cref="SelectAsync()"/>, over the guards whose pre-condition is true.</summary>
     public ValueTask<int> SelectAsync(bool[]? preconditions, CancellationToken cancellationToken = default) =>
         SelectCoreAsync(Random.Shared.Next(_guards.Length), fair: false, preconditions, cancellationToken);
 
     /// <summary>Waits for a ready guard and returns the first ready one in array order (the earliest has priority).</summary>
-    public ValueTask<int> PriSelectAsync(CancellationToken cancellationToken = default) => PriSelectAsync(null, cancellationToken);
+    public ValueTask<int> PriSelectAsync() => PriSelectAsync(null, default);
 
-    /// <summary>As <see cref="PriSelectAsync(CancellationToken)"/>, over the guards whose pre-condition is true.</summary>
+    /// <inheritdoc cref="PriSelectAsync()"/>
+    public ValueTask<int> PriSelectAsync(CancellationToken cancellationToken) => PriSelectAsync(null, cancellationToken);
+
+    /// <summary>As <see cref="PriSelectAsync()"/>, over the guards whose pre-condition is true.</summary>
     public ValueTask<int> PriSelectAsync(bool[]? preconditions, CancellationToken cancellationToken = default) =>
         SelectCoreAsync(0, fair: false, preconditions, cancellationToken);
 
@@ -74,20 +80,23 @@ public sealed class Alternative : IReadinessListener
     /// Waits for a ready guard, favouring the one after the guard chosen last: a guard that stays
     /// ready is chosen within n fair selects over n guards.
     /// </summary>
-    public ValueTask<int> FairSelectAsync(CancellationToken cancellationToken = default) => FairSelectAsync(null, cancellationToken);
+    public ValueTask<int> FairSelectAsync() => FairSelectAsync(null, default);
 
-    /// <summary>As <see cref="FairSelectAsync(CancellationToken)"/>, over the guards whose pre-condition is true.</summary>
+    /// <inheritdoc cref="FairSelectAsync()"/>
+    public ValueTask<int> FairSelectAsync(CancellationToken cancellationToken) => FairSelectAsync(null, cancellationToken);
+
+    /// <summary>As <see cref="FairSelectAsync()"/>, over the guards whose pre-condition is true.</summary>
     public ValueTask<int> FairSelectAsync(bool[]? preconditions, CancellationToken cancellationToken = default) =>
         SelectCoreAsync(_favourite, fair: true, preconditions, cancellationToken);
 
-    /// <summary>Blocking form of <see cref="SelectAsync(CancellationToken)"/>.</summary>
-    public int Select(bool[]? preconditions = null) => Blocking.Wait(SelectAsync(preconditions));
+    /// <summary>Blocking form of <see cref="SelectAsync()"/>.</summary>
+    public int Select(bool[]? preconditions = null) => Blocking.Wait(SelectAsync(preconditions, default));
 
-    /// <summary>Blocking form of <see cref="PriSelectAsync(CancellationToken)"/>.</summary>
-    public int PriSelect(bool[]? preconditions = null) => Blocking.Wait(PriSelectAsync(preconditions));
+    /// <summary>Blocking form of <see cref="PriSelectAsync()"/>.</summary>
+    public int PriSelect(bool[]? preconditions = null) => Blocking.Wait(PriSelectAsync(preconditions, default));
 
-    /// <summary>Blocking form of <see cref="FairSelectAsync(CancellationToken)"/>.</summary>
-    public int FairSelect(bool[]? preconditions = null) => Blocking.Wait(FairSelectAsync(preconditions));
+    /// <summary>Blocking form of <see cref="FairSelectAsync()"/>.</summary>
+    public int FairSelect(bool[]? preconditions = null) => Blocking.Wait(FairSelectAsync(preconditions, default));
 
     /// <summary>A guard may be ready: wake the selector if it sleeps, or tell it not to.</summary>
     void IReadinessListener.Notify() => Notify();
