@@ -49,14 +49,14 @@ public static class Remote
         {
             connection.Start();
             TimeSpan helloTimeout = Shorter(options.Connection.CallTimeout, transport == "shm" ? options.Shm.ConnectTimeout : options.Tcp.ConnectTimeout);
-            ulong objectId = connection.FindService<T>(helloTimeout);
+            ulong objectId = connection.GetServiceObjectId<T>(helloTimeout);
             var service = new RemoteService<T>(connection.GetProxy<T>(objectId), parsed, transport, connection, null);
             if (reconnecting is not null)
             {
                 reconnecting.StateChanged += service.OnStateChanged;
                 reconnecting.AfterReconnect = () =>
                 {
-                    ulong again = connection.FindService<T>(helloTimeout);
+                    ulong again = connection.GetServiceObjectId<T>(helloTimeout);
                     if (again != objectId)
                     {
                         throw new XCallException($"{parsed} serves {typeof(T).FullName} under another object id after the reconnect; open the service again.");

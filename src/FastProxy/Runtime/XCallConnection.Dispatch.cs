@@ -88,9 +88,9 @@ public sealed partial class XCallConnection
         {
             // One caller at a time (nothing else of this connection ran for the last calls): offer this core to
             // the pool thread that picks the call up. On a machine whose cores are all busy (the transports
-            // poll while they wait), that thread otherwise waits for the scheduler: ~0.1 ms per call over shm
-            // on 2 cores, against ~5-10 us with the yield. Many callers at once keep the cores busy with other
-            // calls anyway, and there the yield costs throughput, so they do not yield; nor do one-way calls.
+            // poll while they wait), that thread otherwise waits for the scheduler for a time slice (see
+            // "Dispatch" in docs/benchmarks.md for what it costs). Many callers at once keep the cores busy with
+            // other calls anyway, and there the yield costs throughput, so they do not yield; nor do one-way calls.
             Thread.Yield();
         }
     }

@@ -81,7 +81,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     /// the interface and both hashes.
     /// </summary>
     /// <exception cref="XCallException">The peer has no such service, or its contract differs.</exception>
-    public T GetService<T>() where T : class => GetProxy<T>(FindService<T>(Options.CallTimeout));
+    public T GetService<T>() where T : class => GetProxy<T>(GetServiceObjectId<T>(Options.CallTimeout));
 
     /// <summary>
     /// Asks the peer for its service of contract <typeparamref name="T"/>, as <see cref="GetService{T}"/> does, and
@@ -91,7 +91,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     /// </summary>
     /// <exception cref="XCallException">The peer has no such service, or its contract differs.</exception>
     /// <exception cref="XCallTimeoutException">No answer within <paramref name="timeout"/>.</exception>
-    public ulong FindService<T>(TimeSpan timeout) where T : class
+    public ulong GetServiceObjectId<T>(TimeSpan timeout) where T : class
     {
         Contract<T> contract = ContractRegistry.Get<T>();
         return Hello(contract.Name, contract.Hash, timeout);

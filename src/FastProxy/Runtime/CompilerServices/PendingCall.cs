@@ -291,8 +291,8 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
     {
         // A caller whose call is nested in a call its connection dispatched (a server method waiting for its
         // callback's reply) asks the thread that wakes it to yield its core once: that thread (the receive
-        // thread, polling on) would otherwise keep the core the woken thread needs, and on the 2-core test
-        // machine the callback round waited for the scheduler (~2x the time over shm).
+        // thread, polling on) would otherwise keep the core the woken thread needs, and where the cores are
+        // all busy the callback round would wait for the scheduler.
         _yieldOnWake = _connection.NestingCallId() != 0;
         lock (_gate)
         {
