@@ -557,7 +557,7 @@ public sealed partial class ProxyGenerator
                     }
                 }
                 w.Line("__r.EnsureFullyConsumed();");
-                w.Line("call.ArgumentsRead();");
+                w.Line(m.OneWay ? "call.ArgumentsRead(oneWayMethod: true);" : "call.ArgumentsRead(oneWayMethod: false);");
                 string invoke = $"__t.{Escape(m.Name)}({string.Join(", ", args)})";
                 switch (m.ReturnKind)
                 {

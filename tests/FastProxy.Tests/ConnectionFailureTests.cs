@@ -1,10 +1,10 @@
 using System.Buffers;
 using System.Runtime.InteropServices;
 using XCall.Marshal;
+using XCall.Runtime.CompilerServices;
 using XCall.Runtime;
 using XCall.Tests.Contracts;
 using XCall.Transport;
-using XCall.Runtime.CompilerServices;
 
 namespace XCall.FastProxy.Tests;
 
@@ -108,6 +108,50 @@ public sealed class ConnectionFailureTests
         Assert.Equal(7, otherClient.GetProxy<IShapes>().Add(3, 4));
         otherClient.Dispose();
         otherServer.Dispose();
+    }
+
+    [Theory]
+    [InlineData(FrameKind.OneWay, nameof(IShapes.Ping))] // a method that answers, sent as one-way
+    [InlineData(FrameKind.Call, nameof(IShapes.Post))]   // a [OneWay] method, sent as a call that asks for a reply
+    public void A_frame_whose_kind_is_not_its_methods_closes_the_connection_before_the_target_runs(FrameKind kind, string method)
+    {
+        (InMemoryChannel clientChannel, InMemoryChannel serverChannel) = InMemoryChannel.CreatePair();
+        var shapes = new Shapes();
+        using var server = new XCallConnection(serverChannel);
+        server.ExposeRoot(shapes, ContractRegistry.Get<IShapes>().Dispatcher);
+        var closed = new TaskCompletionSource<Exception?>();
+        server.Closed += (_, error) => closed.TrySetResult(error);
+        server.Start();
+        clientChannel.Start(new RecordingHandler());
+
+        uint methodId = MethodIdOf(method == nameof(IShapes.Ping) ? s => s.Ping() : s => s.Post("never run"));
+        var header = new FrameHeader(kind, kind == FrameKind.Call ? 7UL : 0UL, 0, methodId);
+        byte[] frame = new byte[FrameHeader.Size + (method == nameof(IShapes.Post) ? PostPayload.Length : 0)];
+        MemoryMarshal.Write(frame, in header);
+        if (method == nameof(IShapes.Post))
+        {
+            PostPayload.CopyTo(frame.AsSpan(FrameHeader.Size));
+        }
+        clientChannel.InjectRaw(frame);
+
+        Assert.True(closed.Task.Wait(TimeSpan.FromSeconds(30)), "the server did not close the connection");
+        var error = Assert.IsType<XCallProtocolException>(closed.Task.Result);
+        Assert.Contains($"0x{methodId:x8}", error.Message);
+        Assert.Contains(kind == FrameKind.OneWay ? "not [OneWay]" : "which is [OneWay]", error.Message);
+        Assert.Equal(0, shapes.PingCount()); // Ping never ran; Post is checked before its target as Ping is
+    }
+
+    /// <summary>A string argument as the proxy writes it, for a hand-made frame of <see cref="IShapes.Post"/>.</summary>
+    private static byte[] PostPayload
+    {
+        get
+        {
+            var buffer = new System.Buffers.ArrayBufferWriter<byte>();
+            var writer = new MarshalWriter(buffer);
+            writer.WriteString("never run");
+            writer.Flush();
+            return buffer.WrittenSpan.ToArray();
+        }
     }
 
     [Fact]
@@ -233,18 +277,27 @@ public sealed class ConnectionFailureTests
         Assert.Contains("[Remotable]", ex.Message);
     }
 
-    private static uint MethodIdOfAdd(XCallConnection client)
+    /// <summary>The id the generated proxy uses for the method <paramref name="call"/> makes, from one real frame.</summary>
+    private static uint MethodIdOf(Action<IShapes> call)
     {
-        // Learn the id the generated proxy uses by capturing one real frame.
         (InMemoryChannel c, InMemoryChannel s) = InMemoryChannel.CreatePair();
         var recorder = new RecordingHandler();
         s.Start(recorder);
         var probe = new XCallConnection(c, new ConnectionOptions { CallTimeout = TimeSpan.FromMilliseconds(1) });
         probe.Start();
-        Assert.Throws<XCallTimeoutException>(() => probe.GetProxy<IShapes>().Add(1, 2));
+        try
+        {
+            call(probe.GetProxy<IShapes>());
+        }
+        catch (XCallTimeoutException)
+        {
+            // A call that asks for a reply gets none from the recorder.
+        }
         probe.Dispose();
         return recorder.First.Task.Result;
     }
+
+    private static uint MethodIdOfAdd(XCallConnection client) => MethodIdOf(s => s.Add(1, 2));
 
     /// <summary>A peer that answers every call with a reply carrying <paramref name="payload"/>.</summary>
     private sealed class ReplyingHandler(InMemoryChannel channel, byte[] payload, FrameKind kind = FrameKind.Reply) : IFrameHandler
@@ -274,7 +327,7 @@ public sealed class ConnectionFailureTests
 
         public void OnFrame(in FrameHeader header, ref MarshalReader payload)
         {
-            if (header.Kind == FrameKind.Call)
+            if (header.Kind is FrameKind.Call or FrameKind.OneWay)
             {
                 First.TrySetResult(header.MethodId);
             }

@@ -1,7 +1,7 @@
 using XCall.Marshal;
+using XCall.Runtime.CompilerServices;
 using XCall.Runtime;
 using XCall.Tests.Contracts;
-using XCall.Runtime.CompilerServices;
 
 namespace XCall.FastProxy.Tests;
 

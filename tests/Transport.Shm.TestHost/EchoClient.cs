@@ -1,8 +1,8 @@
 using System.Buffers;
 using XCall.Marshal;
+using XCall.Runtime.CompilerServices;
 using XCall.Runtime;
 using XCall.Transport;
-using XCall.Runtime.CompilerServices;
 
 namespace XCall.Transport.Shm.TestHost;
 

@@ -1,9 +1,9 @@
+using XCall.Runtime.CompilerServices;
 using XCall.Runtime;
 using XCall.Transport.Shm.Interop;
 using XCall.Transport.Shm.Ring;
 using XCall.Transport.Shm.TestHost;
 using XCall.Transport.Shm.Tests.Support;
-using XCall.Runtime.CompilerServices;
 
 namespace XCall.Transport.Shm.Tests;
 

@@ -1,6 +1,6 @@
 using XCall.Marshal;
-using XCall.Runtime;
 using XCall.Runtime.CompilerServices;
+using XCall.Runtime;
 
 namespace XCall.Transport.Tcp.TestHost;
 

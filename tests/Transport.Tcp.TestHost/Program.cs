@@ -1,12 +1,12 @@
 using System.Diagnostics;
 using System.Net;
-using XCall;
 using XCall.Marshal;
-using XCall.Runtime;
-using XCall.Transport;
-using XCall.Transport.Tcp;
-using XCall.Transport.Tcp.TestHost;
 using XCall.Runtime.CompilerServices;
+using XCall.Runtime;
+using XCall.Transport.Tcp.TestHost;
+using XCall.Transport.Tcp;
+using XCall.Transport;
+using XCall;
 
 // A peer for the TCP transport tests, run as its own process (and inside network namespaces):
 //   server <address> <port>                       echo server; prints "READY <port>", then serves until killed

@@ -1,8 +1,8 @@
 using System.Net;
 using XCall.Marshal;
+using XCall.Runtime.CompilerServices;
 using XCall.Runtime;
 using XCall.Transport.Tcp.Tests.Support;
-using XCall.Runtime.CompilerServices;
 
 namespace XCall.Transport.Tcp.Tests;
 

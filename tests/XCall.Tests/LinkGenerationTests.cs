@@ -1,8 +1,8 @@
 using System.Buffers;
+using XCall.Runtime.CompilerServices;
 using XCall.Runtime;
 using XCall.Tests.Contracts;
 using XCall.Transport;
-using XCall.Runtime.CompilerServices;
 
 namespace XCall.Tests;
 

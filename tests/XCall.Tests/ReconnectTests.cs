@@ -1,8 +1,8 @@
-using System.Net;
 using System.Net.Sockets;
+using System.Net;
+using XCall.Runtime.CompilerServices;
 using XCall.Runtime;
 using XCall.Tests.Contracts;
-using XCall.Runtime.CompilerServices;
 
 namespace XCall.Tests;
 

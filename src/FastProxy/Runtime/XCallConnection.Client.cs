@@ -1,10 +1,10 @@
-using System.Buffers;
 using System.Buffers.Binary;
+using System.Buffers;
 using System.ComponentModel;
 using System.Runtime.CompilerServices;
 using XCall.Marshal;
-using XCall.Transport;
 using XCall.Runtime.CompilerServices;
+using XCall.Transport;
 
 namespace XCall.Runtime;
 

@@ -1,8 +1,8 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
 using XCall.Marshal;
-using XCall.Transport;
 using XCall.Runtime.CompilerServices;
+using XCall.Transport;
 
 namespace XCall.Runtime;
 

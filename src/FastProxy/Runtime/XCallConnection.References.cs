@@ -1,6 +1,6 @@
 using System.Buffers;
-using XCall.Transport;
 using XCall.Runtime.CompilerServices;
+using XCall.Transport;
 
 namespace XCall.Runtime;
 

@@ -1,4 +1,5 @@
 using System.ComponentModel;
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using XCall.Marshal;
 using XCall.Transport;
@@ -52,15 +53,31 @@ public sealed class ServerCall
     private long _replyTimestamp;
     private long _replyBytes;
 
-    /// <summary>Marks the end of argument reading (generated dispatchers call it; for diagnostics).</summary>
+    /// <summary>
+    /// Marks the end of argument reading, before the target runs (generated dispatchers call it): checks that the
+    /// frame's kind is the method's (<paramref name="oneWayMethod"/>: a [OneWay] method, which takes one-way frames
+    /// only; any other takes call frames only), and notes the time for diagnostics.
+    /// </summary>
+    /// <exception cref="XCallProtocolException">The frame's kind is not the method's: the connection closes and the target never runs.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public void ArgumentsRead()
+    public void ArgumentsRead(bool oneWayMethod)
     {
+        if (oneWayMethod != IsOneWay)
+        {
+            ThrowKindMismatch(oneWayMethod);
+        }
         if (StartTimestamp != 0)
         {
             _argumentsTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
         }
     }
+
+    [DoesNotReturn]
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowKindMismatch(bool oneWayMethod) =>
+        throw new XCallProtocolException(oneWayMethod
+            ? $"A call frame (which asks for a reply) for method 0x{MethodId:x8}, which is [OneWay]: the peer does not follow the contract."
+            : $"A one-way frame (which gets no reply) for method 0x{MethodId:x8}, which is not [OneWay]: the peer does not follow the contract.");
 
     internal void Report(bool failed)
     {

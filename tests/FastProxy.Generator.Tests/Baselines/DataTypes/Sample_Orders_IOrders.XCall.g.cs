@@ -377,7 +377,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
     {
         var __a0 = global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.RoundTrip(__a0);
 
         {
@@ -393,7 +393,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
     {
         var __a0 = __r.Read<global::System.Guid>();
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         return call.Complete(__t.FindAsync(__a0), static (ref global::XCall.Marshal.MarshalWriter __w, global::Sample.Orders.Order? __v) => { global::XCall.Generated.Sample_Orders_Order_XCallMarshaller.Write(ref __w, __v); });
     }
 
@@ -403,7 +403,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
         var __a0 = __r.Read<int>();
         var __a1 = __r.ReadString();
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Make(__a0, __a1);
 
         {
@@ -419,7 +419,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
     {
         var __a0 = __r.ReadList<int>();
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.All(__a0);
 
         {
@@ -438,7 +438,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
         {
             var __a0 = __r.ReadSpanInPlace<int>(ref __rent0);
             __r.EnsureFullyConsumed();
-            call.ArgumentsRead();
+            call.ArgumentsRead(oneWayMethod: false);
             var __ret = __t.Sum(__a0);
 
             {
@@ -462,7 +462,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
         {
             var __a0 = __r.ReadSpanInPlace<byte>(ref __rent0);
             __r.EnsureFullyConsumed();
-            call.ArgumentsRead();
+            call.ArgumentsRead(oneWayMethod: false);
             __t.Fill(__a0);
             call.ReplyVoid();
             return default;
@@ -481,7 +481,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
         {
             var __a0 = __r.ReadLent<long>(ref __rent0);
             __r.EnsureFullyConsumed();
-            call.ArgumentsRead();
+            call.ArgumentsRead(oneWayMethod: false);
             var __ret = __t.Store(__a0);
 
             {
@@ -503,7 +503,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
         var __a0 = new global::XCall.LentSpan<long>(__r.ReadArray<long>());
         global::System.ReadOnlySpan<long> __a1 = default!;
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         __t.Split(__a0, out __a1);
 
         {
@@ -519,7 +519,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
     {
         var __a0 = global::XCall.Marshal.UnmanagedMemoryMarshaller<double>.Read(ref __r);
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Doubles(__a0);
 
         {
@@ -536,7 +536,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
         global::Sample.Orders.Vec3 __a0 = __r.Read<global::Sample.Orders.Vec3>();
         var __a1 = __r.Read<float>();
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Scale(in __a0, __a1);
 
         {
@@ -552,7 +552,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
     {
         var __a0 = global::XCall.Marshal.DictionaryMarshaller<string, global::XCall.Marshal.StringMarshaller, global::Sample.Orders.Money, global::XCall.Generated.Sample_Orders_Money_XCallMarshaller>.Read(ref __r);
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Total(__a0);
 
         {

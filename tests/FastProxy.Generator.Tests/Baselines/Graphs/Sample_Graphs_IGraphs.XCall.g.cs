@@ -403,7 +403,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
         var __a5 = global::XCall.Generated.Sample_Graphs_Notifier_XCallMarshaller.Read(ref __r);
         var __a6 = global::XCall.Generated.Sample_Graphs_Piece_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Keep(__a0, __a1, __a2, __a3, __a4, __a5, __a6);
 
         {
@@ -419,7 +419,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
     {
         var __a0 = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Reverse(__a0);
 
         {
@@ -436,7 +436,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
         var __a0 = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __r);
         var __a1 = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Same(__a0, __a1);
 
         {
@@ -453,7 +453,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
         var __a0 = global::XCall.Marshal.ArrayMarshaller<global::Sample.Graphs.Shape, global::XCall.Generated.Sample_Graphs_Shape_XCallMarshaller>.Read(ref __r);
         var __a1 = __r.Read<double>();
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Scale(__a0, __a1);
 
         {
@@ -469,7 +469,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
     {
         var __a0 = global::XCall.Marshal.ListMarshaller<global::Sample.Graphs.IRound, global::XCall.Generated.Sample_Graphs_IRound_XCallMarshaller>.Read(ref __r);
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Roundest(__a0);
 
         {
@@ -486,7 +486,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
         var __a0 = global::XCall.Generated.Sample_Graphs_Person_XCallMarshaller.Read(ref __r);
         var __a1 = __r.ReadString();
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Rename(__a0, __a1);
 
         {
@@ -502,7 +502,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
     {
         var __a0 = global::XCall.Generated.Sample_Graphs_Chain_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Extend(__a0);
 
         {
@@ -520,7 +520,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
         global::Sample.Graphs.Node __a1 = default!;
         global::Sample.Graphs.Node? __a2 = global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Watch(__a0, out __a1, ref __a2);
 
         {
@@ -539,7 +539,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
         var __a0 = global::XCall.Marshal.ImmutableArrayMarshaller<global::Sample.Graphs.Node, global::XCall.Generated.Sample_Graphs_Node_XCallMarshaller>.Read(ref __r);
         var __a1 = global::XCall.Marshal.UnmanagedImmutableArrayMarshaller<int>.Read(ref __r);
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Index(__a0, __a1);
 
         {
@@ -556,7 +556,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
         var __a0 = global::XCall.Marshal.RegisteredMarshaller<global::System.Uri, global::Sample.Graphs.UriMarshaller>.Read(ref __r);
         var __a1 = __r.ReadString();
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Resolve(__a0, __a1);
 
         {
@@ -572,7 +572,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
     {
         var __a0 = global::XCall.Generated.Sample_Graphs_Holder_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Wrap(__a0);
 
         {
@@ -589,7 +589,7 @@ internal sealed class Sample_Graphs_IGraphs_XCallDispatcher : global::XCall.Runt
         var __a0 = global::XCall.Generated.Sample_Graphs_Folder_XCallMarshaller.Read(ref __r);
         var __a1 = global::XCall.Generated.Sample_Graphs_Album_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Browse(__a0, __a1);
 
         {

@@ -51,7 +51,7 @@ internal sealed class Sample_Inheritance_IAudit_XCallDispatcher : global::XCall.
     {
         var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: true);
         __t.Record(__a0);
         return default;
     }

@@ -145,7 +145,7 @@ internal sealed class Sample_Inheritance_IStore_XCallDispatcher : global::XCall.
         var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Read(ref __r);
         var __a1 = __r.Read<bool>();
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         __t.Put(__a0, __a1);
         call.ReplyVoid();
         return default;
@@ -156,7 +156,7 @@ internal sealed class Sample_Inheritance_IStore_XCallDispatcher : global::XCall.
     {
         var __a0 = global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         return call.Complete(__t.DescribeAsync(__a0), static (ref global::XCall.Marshal.MarshalWriter __w, string __v) => { __w.WriteString(__v); });
     }
 
@@ -165,7 +165,7 @@ internal sealed class Sample_Inheritance_IStore_XCallDispatcher : global::XCall.
     {
         var __a0 = __r.Read<int>();
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Get(__a0);
 
         {

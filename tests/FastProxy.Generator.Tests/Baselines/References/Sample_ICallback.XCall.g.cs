@@ -62,7 +62,7 @@ internal sealed class Sample_ICallback_XCallDispatcher : global::XCall.Runtime.D
     {
         var __a0 = __r.Read<int>();
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Report(__a0);
 
         {

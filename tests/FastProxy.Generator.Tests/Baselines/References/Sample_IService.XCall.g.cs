@@ -207,7 +207,7 @@ internal sealed class Sample_IService_XCallDispatcher : global::XCall.Runtime.Di
         var __a0 = global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Read(ref __r);
         var __a1 = __r.Read<int>();
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.CallBack(__a0, __a1);
 
         {
@@ -223,7 +223,7 @@ internal sealed class Sample_IService_XCallDispatcher : global::XCall.Runtime.Di
     {
         var __a0 = global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Read(ref __r);
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Echo(__a0);
 
         {
@@ -238,7 +238,7 @@ internal sealed class Sample_IService_XCallDispatcher : global::XCall.Runtime.Di
     private static global::System.Threading.Tasks.ValueTask __Dispatch_CreateAsync_977d21c1(global::Sample.IService __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         return call.Complete(__t.CreateAsync(), static (ref global::XCall.Marshal.MarshalWriter __w, global::Sample.ICallback __v) => { global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Write(ref __w, __v); });
     }
 
@@ -248,7 +248,7 @@ internal sealed class Sample_IService_XCallDispatcher : global::XCall.Runtime.Di
         var __a0 = global::XCall.Marshal.ListMarshaller<global::Sample.ICallback, global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>>.Read(ref __r);
         var __a1 = global::XCall.Generated.Sample_Holder_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Many(__a0, __a1);
 
         {
@@ -265,7 +265,7 @@ internal sealed class Sample_IService_XCallDispatcher : global::XCall.Runtime.Di
         var __a0 = global::XCall.Generated.Sample_Holder_XCallMarshaller.Read(ref __r);
         var __a1 = global::XCall.Runtime.ObjectReferenceMarshaller<global::Sample.ICallback>.Read(ref __r);
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Named(__a0, __a1);
 
         {

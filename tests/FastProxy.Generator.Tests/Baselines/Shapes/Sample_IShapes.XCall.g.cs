@@ -557,7 +557,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
         var __a0 = __r.Read<int>();
         var __a1 = __r.Read<int>();
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Add(__a0, __a1);
 
         {
@@ -574,7 +574,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
         var __a0 = __r.Read<long>();
         var __a1 = __r.Read<long>();
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Add(__a0, __a1);
 
         {
@@ -589,7 +589,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     private static global::System.Threading.Tasks.ValueTask __Dispatch_Ping_c286613f(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         __t.Ping();
         call.ReplyVoid();
         return default;
@@ -600,7 +600,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     {
         var __a0 = __r.ReadString();
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Echo(__a0);
 
         {
@@ -616,7 +616,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     {
         var __a0 = __r.ReadArray<byte>();
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Reverse(__a0);
 
         {
@@ -632,7 +632,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     {
         var __a0 = global::XCall.Generated.Sample_Data_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Increment(__a0);
 
         {
@@ -649,7 +649,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
         var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Read(ref __r);
         var __a1 = __r.Read<int>();
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.Move(__a0, __a1);
 
         {
@@ -666,7 +666,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
         int __a0 = __r.Read<int>();
         int __a1 = __r.Read<int>();
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         __t.Swap(ref __a0, ref __a1);
 
         {
@@ -684,7 +684,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
         var __a0 = __r.ReadString();
         int __a1 = default!;
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.TryParse(__a0, out __a1);
 
         {
@@ -701,7 +701,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     {
         var __a0 = __r.Read<int>();
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         return call.Complete(__t.DelayAsync(__a0, call.CancellationToken));
     }
 
@@ -711,7 +711,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
         var __a0 = __r.Read<int>();
         var __a1 = __r.Read<int>();
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         return call.Complete(__t.AddAsync(__a0, __a1), static (ref global::XCall.Marshal.MarshalWriter __w, int __v) => { __w.Write<int>(__v); });
     }
 
@@ -719,7 +719,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     private static global::System.Threading.Tasks.ValueTask __Dispatch_PingAsync_f133752d(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         return call.Complete(__t.PingAsync());
     }
 
@@ -728,7 +728,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     {
         var __a0 = global::XCall.Generated.Sample_Point_XCallMarshaller.Read(ref __r);
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         return call.Complete(__t.MoveAsync(__a0, call.CancellationToken), static (ref global::XCall.Marshal.MarshalWriter __w, global::Sample.Point __v) => { global::XCall.Generated.Sample_Point_XCallMarshaller.Write(ref __w, __v); });
     }
 
@@ -737,7 +737,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     {
         var __a0 = __r.ReadString();
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: true);
         __t.Post(__a0);
         return default;
     }
@@ -746,7 +746,7 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     private static global::System.Threading.Tasks.ValueTask __Dispatch_WaitForCancel_39771abe(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         __r.EnsureFullyConsumed();
-        call.ArgumentsRead();
+        call.ArgumentsRead(oneWayMethod: false);
         var __ret = __t.WaitForCancel(call.CancellationToken);
 
         {
