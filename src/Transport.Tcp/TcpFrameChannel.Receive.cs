@@ -355,6 +355,11 @@ internal sealed partial class TcpFrameChannel
         {
             throw new XCallProtocolException($"{_endpoint} sent a frame of kind 0.");
         }
+        if ((header.Flags & FrameFlags.CallerWaits) != 0)
+        {
+            // The flag lets a frame carry arrays lent by cross-memory attach, which only shared memory does.
+            throw new XCallProtocolException($"{_endpoint} sent a frame with the CallerWaits flag, which TCP never carries (nothing is lent over TCP).");
+        }
     }
 
     /// <summary>

@@ -196,6 +196,12 @@ internal static class TcpHandshake
         {
             throw new XCallProtocolException($"{endpoint} speaks XCall TCP transport version {version}; this build speaks version {FrameCodec.TransportVersion}.");
         }
+        ushort reserved = BinaryPrimitives.ReadUInt16LittleEndian(theirs[6..]);
+        if (reserved != 0)
+        {
+            // Zero in this version: a peer that sets it speaks something this build does not know.
+            throw new XCallProtocolException($"{endpoint} sent 0x{reserved:x4} in the preamble's reserved field, which is zero in XCall TCP transport version {FrameCodec.TransportVersion}.");
+        }
     }
 
     private static Exception Translate(Exception error, string endpoint) => error switch

@@ -42,6 +42,22 @@ public sealed class MalformedInputTests
     }
 
     [Fact]
+    public async Task A_preamble_with_its_reserved_field_set_is_refused_with_a_clear_error()
+    {
+        using var server = new EchoServer(Options);
+        using FrameChannel good = await ConnectGoodClientAsync(server);
+
+        using RawPeer raw = await RawPeer.ConnectAsync(server.Port);
+        await raw.SendAsync(RawPeer.Preamble(reserved: 0x0101));
+
+        Assert.True(await raw.WaitForCloseAsync());
+        (_, Exception error) = await server.NextHandshakeFailureAsync();
+        Assert.IsType<XCallProtocolException>(error);
+        Assert.Contains("0x0101", error.Message);
+        await AssertStillServesAsync(server, good);
+    }
+
+    [Fact]
     public async Task Client_refuses_a_server_of_another_transport_version()
     {
         using var listener = new System.Net.Sockets.Socket(System.Net.Sockets.SocketType.Stream, System.Net.Sockets.ProtocolType.Tcp);
@@ -60,6 +76,7 @@ public sealed class MalformedInputTests
     [InlineData("negative length")]
     [InlineData("bad frame version")]
     [InlineData("kind zero")]
+    [InlineData("CallerWaits flag")]
     [InlineData("garbage header")]
     public async Task Malformed_frame_closes_that_connection_only(string defect)
     {
@@ -76,6 +93,7 @@ public sealed class MalformedInputTests
             "negative length" => RawPeer.Prefix(-5, FrameKind.Call, 1),
             "bad frame version" => RawPeer.Prefix(4, FrameKind.Call, 1, version: 77),
             "kind zero" => RawPeer.Prefix(4, 0, 1),
+            "CallerWaits flag" => [.. RawPeer.Prefix(4, FrameKind.Call, 1, flags: FrameFlags.CallerWaits), 1, 2, 3, 4], // a whole frame: nothing lends over tcp
             _ => Frames.Payload(28, seed: 5).Select(b => (byte)(b | 0x80)).ToArray(), // length negative, version >= 128
         };
         await raw.SendAsync(bad);

@@ -35,21 +35,23 @@ internal sealed class RawPeer : IDisposable
         return (peer, await connecting);
     }
 
-    public static byte[] Preamble(uint magic = 0x4C414358, ushort version = 1)
+    public static byte[] Preamble(uint magic = 0x4C414358, ushort version = 1, ushort reserved = 0)
     {
         byte[] bytes = new byte[8];
         BinaryPrimitives.WriteUInt32LittleEndian(bytes, magic);
         BinaryPrimitives.WriteUInt16LittleEndian(bytes.AsSpan(4), version);
+        BinaryPrimitives.WriteUInt16LittleEndian(bytes.AsSpan(6), reserved);
         return bytes;
     }
 
     /// <summary>The 28-byte prefix of a frame: length, then a header written field by field.</summary>
-    public static byte[] Prefix(int length, FrameKind kind, ulong callId, byte version = 1, ulong objectId = 0, uint methodId = 7)
+    public static byte[] Prefix(int length, FrameKind kind, ulong callId, byte version = 1, ulong objectId = 0, uint methodId = 7, ushort flags = 0)
     {
         byte[] bytes = new byte[28];
         BinaryPrimitives.WriteInt32LittleEndian(bytes, length);
         bytes[4] = (byte)kind;
         bytes[5] = version;
+        BinaryPrimitives.WriteUInt16LittleEndian(bytes.AsSpan(6), flags);
         BinaryPrimitives.WriteUInt32LittleEndian(bytes.AsSpan(8), methodId);
         BinaryPrimitives.WriteUInt64LittleEndian(bytes.AsSpan(12), callId);
         BinaryPrimitives.WriteUInt64LittleEndian(bytes.AsSpan(20), objectId);
