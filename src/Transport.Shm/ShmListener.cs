@@ -1,4 +1,5 @@
 using System.Net.Sockets;
+using System.Runtime.InteropServices;
 using XCall.Transport.Shm.Rendezvous;
 
 namespace XCall.Transport.Shm;
@@ -15,6 +16,8 @@ public sealed class ShmListener : IDisposable
 {
     private readonly HandshakeQueue<ShmChannel> _queue;
     private readonly string _socketPath;
+    private readonly EventHandler _removeAtExit;
+    private readonly PosixSignalRegistration[] _removeOnSignal;
 
     private ShmListener(string name, ShmOptions options, Socket socket, string socketPath)
     {
@@ -31,6 +34,18 @@ public sealed class ShmListener : IDisposable
                 $"xcall shm://{name}",
                 client => PeerCredentials.Get(client) is { } peer ? $"shm://{name} (pid {peer.Pid}, uid {peer.Uid})" : $"shm://{name}"));
         _queue.HandshakeFailed += (peer, error) => HandshakeFailed?.Invoke(peer, error);
+        // A process that ends without disposing the listener still removes the socket file, so the name is not
+        // left behind: on ProcessExit (Environment.Exit, a return from Main past it) and on the signals that end
+        // a process by default (the handlers do not cancel them: the process still ends). A process killed
+        // outright (SIGKILL) leaves it, and the next server of the name removes it (see Listen).
+        _removeAtExit = (_, _) => RemoveSocketFile();
+        AppDomain.CurrentDomain.ProcessExit += _removeAtExit;
+        _removeOnSignal =
+        [
+            PosixSignalRegistration.Create(PosixSignal.SIGTERM, _ => RemoveSocketFile()),
+            PosixSignalRegistration.Create(PosixSignal.SIGINT, _ => RemoveSocketFile()),
+            PosixSignalRegistration.Create(PosixSignal.SIGHUP, _ => RemoveSocketFile()),
+        ];
     }
 
     /// <summary>
@@ -83,7 +98,17 @@ public sealed class ShmListener : IDisposable
     /// </summary>
     public void Dispose()
     {
+        AppDomain.CurrentDomain.ProcessExit -= _removeAtExit;
+        foreach (PosixSignalRegistration registration in _removeOnSignal)
+        {
+            registration.Dispose();
+        }
         _queue.Dispose();
+        RemoveSocketFile();
+    }
+
+    private void RemoveSocketFile()
+    {
         try
         {
             File.Delete(_socketPath);

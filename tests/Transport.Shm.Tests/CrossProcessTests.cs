@@ -162,7 +162,19 @@ public sealed class CrossProcessTests(ITestOutputHelper output) : IDisposable
         }
     }
 
-    /// <summary>Sends <paramref name="signal"/> (STOP, CONT) to <paramref name="pid"/> with kill(1).</summary>
+    [Fact]
+    public async Task A_server_ended_by_SIGTERM_removes_its_socket_file()
+    {
+        using HostProcess server = HostProcess.Start(output, "server", Args("server", "terminated"));
+        await server.WaitForLineAsync("READY");
+        string socket = Path.Combine(_dir.Path, "terminated.sock");
+        Assert.True(File.Exists(socket), $"no {socket} while the server runs");
+        Signal(server.Pid, "TERM"); // the server waits on its standard input, its listener not disposed
+        await server.WaitForExitAsync();
+        Assert.False(File.Exists(socket), $"{socket} is left behind");
+    }
+
+    /// <summary>Sends <paramref name="signal"/> (STOP, CONT, TERM) to <paramref name="pid"/> with kill(1).</summary>
     private static void Signal(int pid, string signal)
     {
         using var kill = Process.Start(new ProcessStartInfo("kill", $"-{signal} {pid}") { UseShellExecute = false })!;
