@@ -35,7 +35,14 @@ public sealed class ConnectionFailureTests
         server.Dispose();
         var ex = await Assert.ThrowsAsync<XCallDisconnectedException>(() => call);
         Assert.Equal("mem://test/server", ex.Endpoint);
-        Assert.Throws<XCallDisconnectedException>(() => shapes.Add(1, 2));
+        var later = Assert.Throws<XCallDisconnectedException>(() => shapes.Add(1, 2));
+        var laterAsync = await Assert.ThrowsAsync<XCallDisconnectedException>(() => shapes.DelayAsync(1, CancellationToken.None));
+        foreach (XCallDisconnectedException failure in new[] { ex, later, laterAsync })
+        {
+            // The endpoint and the reason once each: "Connection to mem://test/server lost: the peer closed the connection".
+            Assert.Equal(1, failure.Message.Split("Connection to").Length - 1);
+            Assert.Contains("the peer closed the connection", failure.Message);
+        }
         client.Dispose();
     }
 

@@ -65,5 +65,9 @@ public sealed partial class XCallConnection
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ThrowClosed() =>
-        throw new XCallDisconnectedException(RemoteEndpoint, _calls.CloseReason?.Message ?? "the connection is closed", _calls.CloseReason);
+        throw new XCallDisconnectedException(RemoteEndpoint, ReasonOf(_calls.CloseReason) ?? "the connection is closed", _calls.CloseReason);
+
+    /// <summary>Why <paramref name="error"/> ended the connection, without the "Connection to ... lost" a
+    /// disconnect's message starts with (a new disconnect adds its own).</summary>
+    private static string? ReasonOf(Exception? error) => error is XCallDisconnectedException lost ? lost.Reason : error?.Message;
 }
