@@ -49,6 +49,14 @@ public ref partial struct MarshalWriter
     /// </summary>
     public object? Context { readonly get; set; }
 
+    /// <summary>
+    /// The limits of the reader the message is for (null: <see cref="MarshalLimits.Default"/>). What that reader would
+    /// refuse (a string longer than <see cref="MarshalLimits.MaxStringLength"/>, a graph deeper than
+    /// <see cref="MarshalLimits.MaxDepth"/>) the writer refuses first, with <see cref="XCallException"/>: the message
+    /// fails before it is sent, instead of the reader closing the connection over it.
+    /// </summary>
+    public MarshalLimits? Limits { readonly get; set; }
+
     /// <summary>Bytes written so far, committed or not.</summary>
     public readonly long BytesWritten => _flushed + _pos;
 
@@ -142,6 +150,10 @@ public ref partial struct MarshalWriter
         {
             Write(WireFormat.NullLength);
             return;
+        }
+        if (value.Length > (Limits ?? MarshalLimits.Default).MaxStringLength)
+        {
+            ThrowHelper.WriterStringTooLong(value.Length, (Limits ?? MarshalLimits.Default).MaxStringLength);
         }
         int bytes = value.Length * sizeof(char);
         if ((uint)(_span.Length - _pos) >= (uint)(bytes + sizeof(int)))
@@ -272,15 +284,15 @@ public ref partial struct MarshalWriter
         => TMarshaller.Write(ref this, value);
 
     /// <summary>
-    /// Enters one level of object nesting. Past <see cref="MarshalLimits.MaxDepth"/> of the default limits it
+    /// Enters one level of object nesting. Past <see cref="MarshalLimits.MaxDepth"/> of <see cref="Limits"/> it
     /// raises <see cref="XCallException"/>: the graph is too deep for the reader, or it has a cycle.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void EnterObject()
     {
-        if (++_depth > MarshalLimits.Default.MaxDepth)
+        if (++_depth > (Limits ?? MarshalLimits.Default).MaxDepth)
         {
-            ThrowHelper.WriterTooDeep(MarshalLimits.Default.MaxDepth);
+            ThrowHelper.WriterTooDeep((Limits ?? MarshalLimits.Default).MaxDepth);
         }
     }
 

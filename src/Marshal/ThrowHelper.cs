@@ -25,6 +25,10 @@ internal static class ThrowHelper
         throw new XCallException($"Object graph nested deeper than {limit} levels while marshalling: it is too deep for the peer to read, or it contains a cycle.");
 
     [DoesNotReturn]
+    public static void WriterStringTooLong(int length, int limit) =>
+        throw new XCallException($"A string of {length} UTF-16 code units is longer than the reader accepts ({limit}, MarshalLimits.MaxStringLength): it is not sent.");
+
+    [DoesNotReturn]
     public static void WriterFull(int needed) =>
         throw new InvalidOperationException($"The fixed marshal buffer has no room for {needed} more byte(s).");
 

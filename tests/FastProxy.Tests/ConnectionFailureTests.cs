@@ -162,6 +162,26 @@ public sealed class ConnectionFailureTests
     }
 
     [Fact]
+    public void A_string_the_reader_would_refuse_fails_its_call_and_the_connection_serves_on()
+    {
+        var limits = new ConnectionOptions { Limits = new MarshalLimits { MaxStringLength = 1000 } };
+        (InMemoryChannel clientChannel, InMemoryChannel serverChannel) = InMemoryChannel.CreatePair();
+        using var server = new XCallConnection(serverChannel, limits);
+        server.ExposeRoot(new Shapes(), ContractRegistry.Get<IShapes>().Dispatcher);
+        server.Start();
+        using var client = new XCallConnection(clientChannel, limits);
+        client.Start();
+        IShapes shapes = client.GetProxy<IShapes>();
+
+        var refused = Assert.Throws<XCallException>(() => shapes.Echo(new string('x', 1001)));
+        Assert.Contains("1001", refused.Message);
+        Assert.Contains("MaxStringLength", refused.Message);
+        Assert.Equal(new string('y', 1000), shapes.Echo(new string('y', 1000))); // the same connection, at the limit
+        Assert.False(client.IsClosed);
+        Assert.False(server.IsClosed);
+    }
+
+    [Fact]
     public void Frame_of_another_version_is_a_protocol_error()
     {
         (XCallConnection client, XCallConnection server, InMemoryChannel clientChannel) = Connect();

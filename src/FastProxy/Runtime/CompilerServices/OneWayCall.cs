@@ -21,7 +21,7 @@ public readonly struct OneWayCall
     }
 
     /// <summary>A writer of the call's arguments, straight into the transport's memory.</summary>
-    public MarshalWriter Arguments() => new(_output) { Context = _connection };
+    public MarshalWriter Arguments() => new(_output) { Context = _connection, Limits = _connection.Options.Limits };
 
     /// <summary>Publishes the frame (the arguments flushed); returns once it is sent.</summary>
     public void Send() => _connection.SendOpenFrame();

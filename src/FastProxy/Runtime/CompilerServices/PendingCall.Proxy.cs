@@ -24,7 +24,7 @@ public sealed partial class PendingCall
     }
 
     /// <summary>A writer of the call's arguments, straight into the transport's memory.</summary>
-    public MarshalWriter Arguments() => new(_output!) { Context = _connection };
+    public MarshalWriter Arguments() => new(_output!) { Context = _connection, Limits = _connection.Options.Limits };
 
     /// <summary>Publishes the call with <paramref name="arguments"/> and waits for its reply (synchronous methods).</summary>
     /// <exception cref="XCallTimeoutException">No reply within the call timeout.</exception>

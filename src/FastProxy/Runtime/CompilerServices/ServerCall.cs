@@ -168,7 +168,7 @@ public sealed class ServerCall
         System.Buffers.IBufferWriter<byte> output = BeginReplyFrame();
         // A dropped reply exposes nothing: it is written without the channel's send side, beside a frame another
         // thread may have open, so it must not touch that frame's exports (see ObjectReferenceMarshaller).
-        return new MarshalWriter(output) { Context = _discarding ? ObjectReferenceMarshaller.Nowhere : Connection };
+        return new MarshalWriter(output) { Context = _discarding ? ObjectReferenceMarshaller.Nowhere : Connection, Limits = Connection.Options.Limits };
     }
 
     /// <summary>Publishes the reply begun by <see cref="BeginReply"/>.</summary>
