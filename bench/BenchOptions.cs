@@ -40,7 +40,8 @@ internal sealed record BenchOptions
     public bool Includes(string signature) =>
         Filter.Length == 0 || Filter.Any(f => signature.Contains(f, StringComparison.OrdinalIgnoreCase));
 
-    private static string[] Split(string value, string[] allowed, string what)
+    /// <summary>A comma-separated list, every item one of <paramref name="allowed"/>.</summary>
+    internal static string[] Split(string value, string[] allowed, string what)
     {
         string[] items = value.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
         foreach (string item in items)
@@ -65,7 +66,9 @@ internal sealed record BenchOptions
           --full              BenchmarkDotNet's full statistics (slower); default is a quick run
 
         other suites:
-          --suite channels [--sizes LIST] [--laps M] [--peers LIST]   the ring on XCall.Channels, System.Threading.Channels, Go, Erlang
+          --suite channels [--parts ring,loop,select,pi] [--out DIR] [--help]
+                                          XCall.Channels next to System.Threading.Channels, Go and Erlang: the ring, the
+                                          3-process loop, select over 8 channels, Monte Carlo Pi (see docs/benchmarks.md)
 
         single measurements instead of the run:
           --limits                        the machine-limit probes only (C and C# side by side)

@@ -1,217 +1,191 @@
-using System.Diagnostics;
 using System.Globalization;
-using System.Threading.Channels;
-using XCall.Channels;
+using System.Text;
 
 namespace XCall.Bench;
 
 /// <summary>
-/// <c>--suite channels</c>: the Erlang ring (N processes, M laps of one token) on XCall.Channels'
-/// One2One, on System.Threading.Channels' rendezvous channel (Channel.CreateBounded(0)) as the
-/// baseline, and on Go and Erlang when they are installed. Each row runs in a fresh process, so
-/// the peak working set is that ring's alone.
+/// <c>--suite channels</c>: XCall.Channels next to its peers, each measured in the same run. Parts:
+/// the Erlang ring (ChannelSuite.Ring.cs), CSP.NET's 3-process loop (ChannelSuite.Loop.cs), a select
+/// over 8 channels against a plain read (ChannelSuite.Select.cs) and Monte Carlo Pi against the
+/// sequential loop, on both cores and pinned to one (ChannelSuite.Pi.cs). Rows go to calls.json in the
+/// main suite's format; the printed tables and the budget checks go to calls.md.
 /// </summary>
-internal static class ChannelSuite
+internal static partial class ChannelSuite
 {
+    private static readonly string[] s_parts = ["ring", "loop", "select", "pi"];
     private static readonly string[] s_peers = ["xcall", "stc", "go", "erlang"];
 
     public const string Usage = """
         usage: dotnet run -c Release --project bench -- --suite channels [options]
-          --sizes LIST   ring sizes N (default 1024,4096,16384,65536,262144)
-          --laps M       laps of the token (default 1000)
-          --peers LIST   xcall,stc,go,erlang (default: all; go and erlang skipped when not on PATH)
+          --parts LIST          ring,loop,select,pi (default: all)
+          --sizes LIST          ring sizes N (default 1024,4096,16384,65536,262144)
+          --laps M              laps of the ring's token (default 1000)
+          --peers LIST          xcall,stc,go,erlang (default: all; go and erlang skipped when not on PATH)
+          --loop-ints N         ints round the 3-process loop (default 500000, as CSP.NET's Table 1)
+          --pi-iterations N     Monte Carlo Pi table 2: iterations split over 1 ... 600 processes (default 1.2e8)
+          --pi-largest N        Monte Carlo Pi table 3: the largest of 1e3, 1e4, ... (default 1e8)
+          --out DIR             write calls.json, calls.md, calls.csv there (default: a new folder it prints)
         """;
+
+    /// <summary>The path of this program, for the child processes the parts start.</summary>
+    private static string Self => typeof(ChannelSuite).Assembly.Location;
 
     public static int Run(string[] args)
     {
-        if (args.Length == 4 && args[0] == "--child")
+        if (args.Length > 0 && args[0] == "--child")
         {
-            return Child(args[1], Parse(args[2]), Parse(args[3]));
+            return Child(args[1..]);
         }
-        int[] sizes = [1024, 4096, 16384, 65536, 262144];
-        int laps = 1000;
-        string[] peers = s_peers;
-        for (int i = 0; i < args.Length; i++)
+        if (args is ["-h"] or ["--help"])
         {
-            string Next() => i + 1 < args.Length ? args[++i] : throw new ArgumentException($"{args[i]} needs a value.");
-            switch (args[i])
-            {
-                case "--sizes": sizes = [.. Next().Split(',').Select(Parse)]; break;
-                case "--laps": laps = Parse(Next()); break;
-                case "--peers": peers = Next().Split(','); break;
-                default:
-                    Console.Error.WriteLine($"Unknown option {args[i]}.\n{Usage}");
-                    return 2;
-            }
+            Console.WriteLine(Usage);
+            return 0;
         }
-        string work = Directory.CreateTempSubdirectory("xcall-ring-").FullName;
-        var runners = new Dictionary<string, Func<int, int, string?>>();
-        foreach (string peer in peers)
-        {
-            Func<int, int, string?>? runner = peer switch
-            {
-                "xcall" or "stc" => (n, m) => Capture("dotnet", [typeof(ChannelSuite).Assembly.Location, "--suite", "channels", "--child", peer, Text(n), Text(m)]),
-                "go" => GoRunner(work),
-                "erlang" => ErlangRunner(),
-                _ => throw new ArgumentException($"Unknown peer {peer} (known: {string.Join(", ", s_peers)})."),
-            };
-            if (runner is not null)
-            {
-                runners[peer] = runner;
-            }
-        }
-
-        Console.WriteLine($"Ring: N processes, M = {laps} laps; {Machine.Describe()}");
-        Console.WriteLine("| N | implementation | ns per hop | ratio to stc | peak working set | bytes per process |");
-        Console.WriteLine("|---:|---|---:|---:|---:|---:|");
-        foreach (int n in sizes)
-        {
-            var rows = new List<(string Peer, string[]? Fields, string? Line)>();
-            foreach ((string peer, Func<int, int, string?> runner) in runners)
-            {
-                string? line = runner(n, laps);
-                rows.Add((peer, line?.Split(' ') is ["RESULT", _, _, _] fields ? fields : null, line));
-            }
-            double? baseline = rows.Where(r => r.Peer == "stc" && r.Fields is not null).Select(r => (double?)Number(r.Fields![1])).FirstOrDefault();
-            foreach ((string peer, string[]? fields, string? line) in rows)
-            {
-                if (fields is null)
-                {
-                    Console.WriteLine($"| {n:N0} | {peer} | failed: {line ?? "no output"} | | | |");
-                    continue;
-                }
-                double hop = Number(fields[1]);
-                string ratio = baseline is double b ? (hop / b).ToString("0.00", CultureInfo.InvariantCulture) : "";
-                Console.WriteLine($"| {n:N0} | {peer} | {hop:0.0} | {ratio} | {(long)Number(fields[2]) >> 20} MiB | {fields[3]} |");
-            }
-        }
-        return 0;
-    }
-
-    private static Func<int, int, string?>? GoRunner(string work)
-    {
-        string binary = Path.Combine(work, "ring-go");
-        string source = Path.Combine(AppContext.BaseDirectory, "Peers", "ring.go");
-        if (Capture("go", ["build", "-o", binary, source], expectResult: false) is null || !File.Exists(binary))
-        {
-            Console.WriteLine("// go: skipped (no `go` on PATH, or the build failed)");
-            return null;
-        }
-        return (n, m) => Capture(binary, [Text(n), Text(m)]);
-    }
-
-    private static Func<int, int, string?>? ErlangRunner()
-    {
-        string script = Path.Combine(AppContext.BaseDirectory, "Peers", "ring.escript");
-        if (Capture("escript", [script, "2", "1"]) is null)
-        {
-            Console.WriteLine("// erlang: skipped (no `escript` on PATH)");
-            return null;
-        }
-        return (n, m) => Capture("escript", [script, Text(n), Text(m)]);
-    }
-
-    /// <summary>Runs a program; returns its RESULT line (or, with <paramref name="expectResult"/> false, "" on success), null when it cannot start or fails.</summary>
-    private static string? Capture(string program, string[] args, bool expectResult = true)
-    {
+        SuiteOptions options;
         try
         {
-            using Process p = Process.Start(new ProcessStartInfo(program, args) { RedirectStandardOutput = true, RedirectStandardError = true })!;
-            Task<string> error = p.StandardError.ReadToEndAsync();
-            string output = p.StandardOutput.ReadToEnd();
-            p.WaitForExit();
-            if (p.ExitCode != 0)
-            {
-                Console.Error.WriteLine($"// {program} exited with {p.ExitCode}: {error.Result.Trim()}");
-                return null;
-            }
-            return expectResult ? output.Split('\n').FirstOrDefault(l => l.StartsWith("RESULT ", StringComparison.Ordinal)) : "";
+            options = SuiteOptions.Parse(args);
         }
-        catch (System.ComponentModel.Win32Exception)
+        catch (ArgumentException ex)
         {
-            return null;
+            Console.Error.WriteLine($"{ex.Message}\n{Usage}");
+            return 2;
         }
+
+        string machine = Machine.Describe();
+        var log = new SuiteLog();
+        var results = new List<CallResult>();
+        string work = Directory.CreateTempSubdirectory("xcall-channels-").FullName;
+        try
+        {
+            log.Line($"Channels suite; {machine}");
+            if (options.Parts.Contains("ring"))
+            {
+                RunRings(options, work, log, results);
+            }
+            if (options.Parts.Contains("loop"))
+            {
+                RunLoops(options, work, log, results);
+            }
+            if (options.Parts.Contains("select"))
+            {
+                RunSelect(log, results);
+            }
+            if (options.Parts.Contains("pi"))
+            {
+                RunPi(options, log, results);
+            }
+        }
+        finally
+        {
+            Directory.Delete(work, recursive: true);
+        }
+
+        string report = log.Finish(machine);
+        string outDir = options.OutDirectory ?? Path.Combine(Path.GetTempPath(), "xcall-bench-channels-" + DateTime.UtcNow.ToString("yyyyMMdd-HHmmss", CultureInfo.InvariantCulture));
+        Directory.CreateDirectory(outDir);
+        ResultWriter.WriteJson(Path.Combine(outDir, "calls.json"), results);
+        ResultWriter.WriteCsv(Path.Combine(outDir, "calls.csv"), results);
+        File.WriteAllText(Path.Combine(outDir, "calls.md"), report);
+        Console.WriteLine($"Results written to {Path.GetFullPath(outDir)} (calls.json, calls.md, calls.csv)");
+        return results.Count > 0 ? 0 : 1;
     }
 
-    private static int Child(string peer, int n, int laps)
+    private static int Child(string[] args) => args switch
     {
-        // Warm-up on a small ring, so the measured ring runs tier-1 code rather than the JIT's first tier.
-        for (int round = 0; round < 3; round++)
-        {
-            RunRing(peer, 256, 2000);
-        }
-        (double ns, long bytesPerProcess) = RunRing(peer, n, laps);
-        Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"RESULT {ns:0.0} {Process.GetCurrentProcess().PeakWorkingSet64} {bytesPerProcess}"));
-        return 0;
+        ["ring", string peer, string n, string laps] => RingChild(peer, Parse(n), Parse(laps)),
+        ["pi", string iterations, string largest] => PiChild(ParseLong(iterations), ParseLong(largest)),
+        _ => Fail($"Unknown child arguments: {string.Join(' ', args)}"),
+    };
+
+    private static int Fail(string message)
+    {
+        Console.Error.WriteLine(message);
+        return 2;
     }
 
-    /// <summary>Builds a ring of <paramref name="n"/> processes, runs the laps; ns per hop and managed bytes per waiting process.</summary>
-    private static (double NsPerHop, long BytesPerProcess) RunRing(string peer, int n, int laps)
+    private static double Median(IEnumerable<double> values)
     {
-        long before = GC.GetTotalMemory(forceFullCollection: true);
-        IRingLink[] links = [.. Enumerable.Range(0, n).Select(_ => peer == "xcall" ? (IRingLink)new XCallLink() : new RendezvousLink())];
-        int started = 0;
-        var forwarders = new Task[n - 1];
-        for (int i = 1; i < n; i++)
-        {
-            IRingLink input = links[i - 1];
-            IRingLink output = links[i];
-            forwarders[i - 1] = Task.Run(async () =>
-            {
-                Interlocked.Increment(ref started);
-                for (int lap = 0; lap < laps; lap++)
-                {
-                    await output.WriteAsync(await input.ReadAsync());
-                }
-            });
-        }
-        while (Volatile.Read(ref started) < n - 1)
-        {
-            Thread.Yield();
-        }
-        long built = GC.GetTotalMemory(forceFullCollection: true);
-        long start = Stopwatch.GetTimestamp();
-        Task.Run(async () =>
-        {
-            for (int lap = 0; lap < laps; lap++)
-            {
-                await links[0].WriteAsync(lap);
-                await links[n - 1].ReadAsync();
-            }
-        }).Wait();
-        double ns = Stopwatch.GetElapsedTime(start).TotalNanoseconds / ((double)n * laps);
-        Task.WaitAll(forwarders);
-        return (ns, (built - before) / (n - 1));
+        double[] sorted = [.. values.Order()];
+        return sorted.Length % 2 == 1 ? sorted[sorted.Length / 2] : (sorted[(sorted.Length / 2) - 1] + sorted[sorted.Length / 2]) / 2;
     }
 
     private static double Number(string s) => double.Parse(s, CultureInfo.InvariantCulture);
 
     private static int Parse(string s) => int.Parse(s, CultureInfo.InvariantCulture);
 
-    private static string Text(int value) => value.ToString(CultureInfo.InvariantCulture);
+    /// <summary>An integer that may be written as 1.2e8 or 120,000,000.</summary>
+    private static long ParseLong(string s) => (long)double.Parse(s, NumberStyles.Float | NumberStyles.AllowThousands, CultureInfo.InvariantCulture);
 
-    private interface IRingLink
+    private static string Text(long value) => value.ToString(CultureInfo.InvariantCulture);
+
+    private static string Format(double value, string format) => value.ToString(format, CultureInfo.InvariantCulture);
+
+    /// <summary>The suite's options; see <see cref="Usage"/>.</summary>
+    private sealed record SuiteOptions
     {
-        ValueTask<int> ReadAsync();
+        public string[] Parts { get; init; } = s_parts;
+        public int[] Sizes { get; init; } = [1024, 4096, 16384, 65536, 262144];
+        public int Laps { get; init; } = 1000;
+        public string[] Peers { get; init; } = s_peers;
+        public int LoopInts { get; init; } = 500_000;
+        public long PiIterations { get; init; } = 120_000_000;
+        public long PiLargest { get; init; } = 100_000_000;
+        public string? OutDirectory { get; init; }
 
-        ValueTask WriteAsync(int value);
+        public static SuiteOptions Parse(string[] args)
+        {
+            var options = new SuiteOptions();
+            for (int i = 0; i < args.Length; i++)
+            {
+                string Next() => i + 1 < args.Length ? args[++i] : throw new ArgumentException($"{args[i]} needs a value.");
+                options = args[i] switch
+                {
+                    "--parts" => options with { Parts = BenchOptions.Split(Next(), s_parts, "part") },
+                    "--sizes" => options with { Sizes = [.. Next().Split(',').Select(ChannelSuite.Parse)] },
+                    "--laps" => options with { Laps = ChannelSuite.Parse(Next()) },
+                    "--peers" => options with { Peers = BenchOptions.Split(Next(), s_peers, "peer") },
+                    "--loop-ints" => options with { LoopInts = (int)ParseLong(Next()) },
+                    "--pi-iterations" => options with { PiIterations = ParseLong(Next()) },
+                    "--pi-largest" => options with { PiLargest = ParseLong(Next()) },
+                    "--out" => options with { OutDirectory = Next() },
+                    _ => throw new ArgumentException($"Unknown option {args[i]}."),
+                };
+            }
+            return options;
+        }
     }
 
-    private sealed class XCallLink : IRingLink
+    /// <summary>What the suite prints, kept for calls.md, and the issue's budgets checked against the run.</summary>
+    private sealed class SuiteLog
     {
-        private readonly One2One<int> _channel = new();
+        private readonly StringBuilder _text = new();
+        private readonly List<string> _budgets = [];
 
-        public ValueTask<int> ReadAsync() => _channel.In.ReadAsync();
+        public void Line(string line = "")
+        {
+            Console.WriteLine(line);
+            _text.AppendLine(line);
+        }
 
-        public ValueTask WriteAsync(int value) => _channel.Out.WriteAsync(value);
-    }
+        /// <summary>Records a budget: <paramref name="value"/> must be at most <paramref name="limit"/>.</summary>
+        public void Budget(string measure, double value, double limit, string detail)
+        {
+            string verdict = value <= limit ? "met" : "missed";
+            _budgets.Add($"- {measure}: {Format(value, "0.000")} (budget <= {Format(limit, "0.00")}): {verdict}; {detail}");
+        }
 
-    private sealed class RendezvousLink : IRingLink
-    {
-        private readonly Channel<int> _channel = Channel.CreateBounded<int>(0);
-
-        public ValueTask<int> ReadAsync() => _channel.Reader.ReadAsync();
-
-        public ValueTask WriteAsync(int value) => _channel.Writer.WriteAsync(value);
+        public string Finish(string machine)
+        {
+            Line();
+            Line("Budgets (issue 21):");
+            foreach (string budget in _budgets)
+            {
+                Line(budget);
+            }
+            Line();
+            Line($"Machine: {machine}");
+            return _text.ToString();
+        }
     }
 }

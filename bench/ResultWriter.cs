@@ -105,51 +105,59 @@ internal static class ResultWriter
     public static void WriteFiles(string directory, IReadOnlyList<CallResult> results, string machine)
     {
         Directory.CreateDirectory(directory);
-        using (FileStream json = File.Create(Path.Combine(directory, "calls.json")))
-        using (var w = new Utf8JsonWriter(json, new JsonWriterOptions { Indented = true }))
-        {
-            w.WriteStartArray();
-            foreach (CallResult r in results.Where(r => r.Signature != "idle"))
-            {
-                w.WriteStartObject();
-                w.WriteString("signature", r.Signature);
-                w.WriteString("transport", r.Transport);
-                w.WriteNumber("ns_per_call", Math.Round(r.NsPerCall, 3));
-                if (r.RatioToLocal is { } ratio)
-                {
-                    w.WriteNumber("ratio_to_local", Math.Round(ratio, 3));
-                }
-                else
-                {
-                    w.WriteNull("ratio_to_local");
-                }
-                if (r.RatioToLimit is { } limit)
-                {
-                    w.WriteNumber("ratio_to_limit", Math.Round(limit, 3));
-                }
-                else
-                {
-                    w.WriteNull("ratio_to_limit");
-                }
-                if (r.AllocatedBytesPerCall is { } bytes)
-                {
-                    w.WriteNumber("allocated_bytes_per_call", bytes);
-                }
-                else
-                {
-                    w.WriteNull("allocated_bytes_per_call");
-                }
-                w.WriteEndObject();
-            }
-            w.WriteEndArray();
-        }
+        WriteJson(Path.Combine(directory, "calls.json"), results);
         File.WriteAllText(Path.Combine(directory, "calls.md"), Table(results, machine));
+        WriteCsv(Path.Combine(directory, "calls.csv"), results);
+        ChartWriter.Write(Path.Combine(directory, "calls.png"), results);
+    }
+
+    /// <summary>The rows as calls.json: one object per row, the schema every suite shares.</summary>
+    public static void WriteJson(string path, IReadOnlyList<CallResult> results)
+    {
+        using FileStream json = File.Create(path);
+        using var w = new Utf8JsonWriter(json, new JsonWriterOptions { Indented = true });
+        w.WriteStartArray();
+        foreach (CallResult r in results.Where(r => r.Signature != "idle"))
+        {
+            w.WriteStartObject();
+            w.WriteString("signature", r.Signature);
+            w.WriteString("transport", r.Transport);
+            w.WriteNumber("ns_per_call", Math.Round(r.NsPerCall, 3));
+            WriteNumberOrNull(w, "ratio_to_local", r.RatioToLocal);
+            WriteNumberOrNull(w, "ratio_to_limit", r.RatioToLimit);
+            if (r.AllocatedBytesPerCall is { } bytes)
+            {
+                w.WriteNumber("allocated_bytes_per_call", bytes);
+            }
+            else
+            {
+                w.WriteNull("allocated_bytes_per_call");
+            }
+            w.WriteEndObject();
+        }
+        w.WriteEndArray();
+    }
+
+    /// <summary>The rows as calls.csv, the columns of calls.json.</summary>
+    public static void WriteCsv(string path, IReadOnlyList<CallResult> results)
+    {
         var csv = new StringBuilder("signature,transport,ns_per_call,ratio_to_local,ratio_to_limit,allocated_bytes_per_call\n");
         foreach (CallResult r in results.Where(r => r.Signature != "idle"))
         {
             csv.Append(s_inv, $"{r.Signature},{r.Transport},{r.NsPerCall:0.###},{r.RatioToLocal:0.###},{r.RatioToLimit:0.###},{r.AllocatedBytesPerCall}\n");
         }
-        File.WriteAllText(Path.Combine(directory, "calls.csv"), csv.ToString());
-        ChartWriter.Write(Path.Combine(directory, "calls.png"), results);
+        File.WriteAllText(path, csv.ToString());
+    }
+
+    private static void WriteNumberOrNull(Utf8JsonWriter w, string name, double? value)
+    {
+        if (value is { } v)
+        {
+            w.WriteNumber(name, Math.Round(v, 3));
+        }
+        else
+        {
+            w.WriteNull(name);
+        }
     }
 }

@@ -18,6 +18,11 @@ namespace XCall.Channels;
 //   process on the selecting side (One2One / Any2One inputs, One2One / One2Any outputs) stay
 //   ready until that process acts, so the read or write after the select is the one
 //   communication, and the other guards are left as they were.
+// - A select first looks at its guards in select order without registering anywhere (Guard.Poll;
+//   an unbuffered channel is read without its lock). The same argument makes a guard seen ready
+//   there stay ready until the selecting process acts, so the first one seen ready is the choice,
+//   the one Enable / Disable would have made, and the select costs no listener and no lock on an
+//   unbuffered channel. Only when none is ready does the select enable, wait and disable.
 // - A stale notification (from a channel that saw this Alternative registered for an earlier
 //   select) can only cause a spurious wake; finding no ready guard, the selector enables again.
 // - One process selects on an Alternative at a time; the selecting process owns _favourite.
@@ -121,8 +126,45 @@ public sealed class Alternative : IReadinessListener
         }
     }
 
+    private ValueTask<int> SelectCoreAsync(int start, bool fair, bool[]? preconditions, CancellationToken cancellationToken)
+    {
+        // Anything unusual (cancelled, pre-conditions of the wrong length, a second selector) is
+        // left to the full select, which reports it.
+        if (!cancellationToken.IsCancellationRequested
+            && (preconditions is null || preconditions.Length == _guards.Length)
+            && Interlocked.CompareExchange(ref _state, Enabling, Idle) == Idle)
+        {
+            int chosen = Poll(start, preconditions);
+            if (chosen >= 0 && fair)
+            {
+                _favourite = (chosen + 1) % _guards.Length;
+            }
+            Volatile.Write(ref _state, Idle);
+            if (chosen >= 0)
+            {
+                return new ValueTask<int>(chosen);
+            }
+        }
+        return SelectAndWaitAsync(start, fair, preconditions, cancellationToken);
+    }
+
+    /// <summary>The first ready guard in select order, looked at without registering; -1 when none is.</summary>
+    private int Poll(int start, bool[]? preconditions)
+    {
+        int n = _guards.Length;
+        for (int k = 0; k < n; k++)
+        {
+            int i = (start + k) % n;
+            if ((preconditions is null || preconditions[i]) && _guards[i].Poll())
+            {
+                return i;
+            }
+        }
+        return -1;
+    }
+
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    private async ValueTask<int> SelectCoreAsync(int start, bool fair, bool[]? preconditions, CancellationToken cancellationToken)
+    private async ValueTask<int> SelectAndWaitAsync(int start, bool fair, bool[]? preconditions, CancellationToken cancellationToken)
     {
         int n = _guards.Length;
         if (preconditions is not null && preconditions.Length != n)

@@ -45,6 +45,8 @@ public sealed class CSTimer : Guard
 
     private bool Expired => Now >= Volatile.Read(ref _alarm);
 
+    internal override bool Poll() => Expired;
+
     internal override bool Enable(Alternative alternative)
     {
         long wait = Volatile.Read(ref _alarm) - Now;

@@ -21,6 +21,27 @@ internal sealed partial class ChannelCore<T>
         }
     }
 
+    /// <summary>
+    /// For an Alternative's first look: whether the guard is ready now, registering nothing. An
+    /// unbuffered channel is read without the lock: poison, completion and a queued peer are each
+    /// seen as they were at some moment during the call, and on a guard's "one" side none of them
+    /// goes away until the selecting process acts (see Alternative's design note). A buffered
+    /// channel asks its buffer, which is not thread-safe, under the lock.
+    /// </summary>
+    internal bool PollGuard(bool output)
+    {
+        if (_buffer is null)
+        {
+            return Volatile.Read(ref _poisonStrength) > 0
+                || Volatile.Read(ref _completed)
+                || (output ? _readers.HasWaiterVolatile : _writers.HasWaiterVolatile);
+        }
+        lock (_sync)
+        {
+            return output ? OutputReadyUnsynchronized() : InputReadyUnsynchronized();
+        }
+    }
+
     /// <summary>Only a "one" end can guard: another process on a shared end could take the communication the Alternative chose.</summary>
     internal void CheckCanGuard(bool output)
     {

@@ -38,6 +38,8 @@ public sealed class ChannelIn<T> : Guard, IChannelIn<T>
 
     internal override void CheckCanGuard() => _core.CheckCanGuard(output: false);
 
+    internal override bool Poll() => _core.PollGuard(output: false);
+
     internal override bool Enable(Alternative alternative) => _core.EnableGuard(alternative, output: false);
 
     internal override bool Disable(Alternative alternative) => _core.DisableGuard(alternative, output: false);

@@ -32,6 +32,8 @@ public sealed class ChannelOut<T> : Guard, IChannelOut<T>
 
     internal override void CheckCanGuard() => _core.CheckCanGuard(output: true);
 
+    internal override bool Poll() => _core.PollGuard(output: true);
+
     internal override bool Enable(Alternative alternative) => _core.EnableGuard(alternative, output: true);
 
     internal override bool Disable(Alternative alternative) => _core.DisableGuard(alternative, output: true);

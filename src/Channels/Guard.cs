@@ -15,6 +15,9 @@ public abstract class Guard
     {
     }
 
+    /// <summary>Whether the guard is ready now, registering nothing: a select's first look.</summary>
+    internal abstract bool Poll();
+
     /// <summary>Returns true when ready now; otherwise arranges for <paramref name="alternative"/> to be told when it may be.</summary>
     internal abstract bool Enable(Alternative alternative);
 

@@ -9,6 +9,9 @@ internal struct WaiterQueue<T>
 
     internal readonly bool IsEmpty => _head is null;
 
+    /// <summary>Whether a waiter is queued, read without the channel's lock (a hint that is true only if one was).</summary>
+    internal bool HasWaiterVolatile => Volatile.Read(ref _head) is not null;
+
     internal void Enqueue(Waiter<T> waiter)
     {
         waiter.Queued = true;

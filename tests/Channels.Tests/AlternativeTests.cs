@@ -74,6 +74,30 @@ public class AlternativeTests
     }
 
     [Fact]
+    public async Task PriSelect_order_holds_across_buffered_and_unbuffered_ready_guards()
+    {
+        // The first look reads an unbuffered channel without its lock and a buffered one under it:
+        // both answer in select order, so an earlier ready guard of either kind wins.
+        One2One<int> buffered = Filled(1);
+        var unbuffered = new One2One<int>();
+        ValueTask offer = unbuffered.Out.WriteAsync(7);
+        var alt = new Alternative(buffered.In, unbuffered.In);
+        Assert.Equal(0, await alt.PriSelectAsync());
+        Assert.Equal(0, await buffered.In.ReadAsync());
+        Assert.Equal(1, await alt.PriSelectAsync());
+        Assert.Equal(7, await unbuffered.In.ReadAsync().Bounded());
+        await offer.Bounded();
+
+        var late = new Alternative(unbuffered.In, buffered.In);
+        ValueTask second = unbuffered.Out.WriteAsync(8);
+        buffered.Out.Write(9);
+        Assert.Equal(0, await late.PriSelectAsync());
+        Assert.Equal(8, await unbuffered.In.ReadAsync().Bounded());
+        await second.Bounded();
+        Assert.Equal(1, await late.PriSelectAsync());
+    }
+
+    [Fact]
     public async Task Select_never_chooses_a_guard_that_is_not_ready()
     {
         var empty = new One2One<int>();
