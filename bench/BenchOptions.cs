@@ -10,7 +10,10 @@ internal sealed record BenchOptions
 
     public string[] Transports { get; init; } = AllTransports;
     public string[] Filter { get; init; } = [];
-    public string[] Peers { get; init; } = Peers_.PeerBenchmarks.AllPeers;
+    /// <summary>The peers <c>--peers</c> knows: the BenchmarkDotNet rows of PeerBenchmarks, and <c>mpi</c> (Open MPI's ping-pong, the peer-mpi rows).</summary>
+    public static readonly string[] AllPeers = [.. Peers_.PeerBenchmarks.AllPeers, "mpi"];
+
+    public string[] Peers { get; init; } = AllPeers;
     public string? OutDirectory { get; init; }
     public bool Full { get; init; }
 
@@ -28,7 +31,7 @@ internal sealed record BenchOptions
                 "--full" => options with { Full = true },
                 "--out" => options with { OutDirectory = Next() },
                 "--transports" => options with { Transports = Split(Next(), AllTransports, "transport") },
-                "--peers" => options with { Peers = Next() is "none" ? [] : Split(args[i], Peers_.PeerBenchmarks.AllPeers, "peer") },
+                "--peers" => options with { Peers = Next() is "none" ? [] : Split(args[i], AllPeers, "peer") },
                 "--filter" => options with { Filter = Next().Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries) },
                 "-h" or "--help" => throw new HelpRequestedException(),
                 _ => throw new ArgumentException($"Unknown option {args[i]}."),
@@ -61,7 +64,8 @@ internal sealed record BenchOptions
           --transports LIST   comma-separated: direct,domain,shm,tcp (default: all)
           --filter LIST       only signatures containing one of these (loc,int,virt,data,str,byte,int[1M],struct,ref/out,Task<int>,oneway,graph100,...;
                               graph1000 selects the serializer comparison)
-          --peers LIST        side-by-side peers: grpc-tcp,grpc-uds,jsonrpc-uds, or none (default: all)
+          --peers LIST        side-by-side peers: grpc-tcp,grpc-uds,jsonrpc-uds,mpi, or none (default: all;
+                              mpi: Open MPI's ping-pong as peer-mpi rows and a paired line, when Open MPI is installed)
           --out DIR           write calls.json, calls.md, calls.csv there (default: a new folder it prints)
           --full              BenchmarkDotNet's full statistics (slower); default is a quick run
 
@@ -71,8 +75,9 @@ internal sealed record BenchOptions
                                           3-process loop, select over 8 channels, Monte Carlo Pi (see docs/benchmarks.md)
 
         single measurements instead of the run:
-          --limits                        the machine-limit probes only (C and C# side by side)
-          --side-by-side shm|tcp [ROUNDS] int and byte paired with the limit probe, every round printed
+          --limits                        the machine-limit probes only (C and C# side by side), and peer-mpi
+          --side-by-side shm|tcp [ROUNDS] int and byte paired with the limit probe (tcp: the busy-polling one;
+                                          shm: also int with Open MPI's 4 B ping-pong), every round printed
           --latency shm|tcp [CALLS]       int calls timed one by one: percentiles (p50 to p99.99, max) and mean
           --concurrent-probe shm|tcp      int against a server with the default concurrent dispatch
           --async-probe shm|tcp           awaited Task<int> calls, alone and while one long call stays pending

@@ -8,7 +8,8 @@ namespace XCall.Bench;
 
 /// <summary>
 /// Measures this machine's round-trip limits between two processes in the same run as the benchmark:
-/// shared-memory busy polling (<c>limit-spin</c>) and loopback TCP (<c>limit-tcp</c>). Uses the C probe in
+/// shared-memory busy polling (<c>limit-spin</c>), loopback TCP with blocking reads (<c>limit-tcp</c>) and loopback
+/// TCP with busy polling, non-blocking reads in a loop (<c>limit-tcp-spin</c>). Uses the C probe in
 /// Probes/limit_probe.c when a C compiler is present, else the same protocol in C# (two processes of this
 /// program). Never needs anything outside the repository.
 /// </summary>
@@ -16,7 +17,7 @@ internal static class LimitProbe
 {
     public sealed record Limit(string Mode, int Bytes, double BestNs, double MedianNs, string Implementation);
 
-    /// <summary>Runs the probe for <paramref name="mode"/> ("spin" or "tcp") at the given payload sizes.</summary>
+    /// <summary>Runs the probe for <paramref name="mode"/> ("spin", "tcp" or "tcp-spin") at the given payload sizes.</summary>
     public static IReadOnlyList<Limit> Measure(string mode, int[] sizes, long rounds, bool forceManaged = false)
     {
         string? native = forceManaged ? null : CompileNative();
@@ -92,12 +93,12 @@ internal static class LimitProbe
 
     private static Limit RunManaged(string mode, int bytes, long rounds)
     {
-        double[] ns = mode == "spin" ? SpinParent(bytes, rounds) : TcpParent(bytes, rounds);
+        double[] ns = mode == "spin" ? SpinParent(bytes, rounds) : TcpParent(mode, bytes, rounds);
         Array.Sort(ns);
         return new Limit(mode, bytes, ns[0], ns[Batches / 2], "C#");
     }
 
-    /// <summary>Entry point of the child process: <c>--probe-child spin|tcp ARG BYTES ROUNDS</c>.</summary>
+    /// <summary>Entry point of the child process: <c>--probe-child spin|tcp|tcp-spin ARG BYTES ROUNDS</c>.</summary>
     public static int Child(string[] args)
     {
         int bytes = int.Parse(args[3], CultureInfo.InvariantCulture);
@@ -127,11 +128,12 @@ internal static class LimitProbe
         }
         using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
         socket.Connect(IPAddress.Loopback, int.Parse(args[2], CultureInfo.InvariantCulture));
+        socket.Blocking = args[1] != "tcp-spin";
         byte[] buffer = new byte[bytes];
         for (long i = 0; i < total; i++)
         {
             ReadFull(socket, buffer);
-            socket.Send(buffer);
+            SendFull(socket, buffer);
         }
         return 0;
     }
@@ -190,15 +192,16 @@ internal static class LimitProbe
         }
     }
 
-    private static double[] TcpParent(int bytes, long rounds)
+    private static double[] TcpParent(string mode, int bytes, long rounds)
     {
         using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         listener.Listen(1);
         int port = ((IPEndPoint)listener.LocalEndPoint!).Port;
-        using Process child = StartChild("tcp", port.ToString(CultureInfo.InvariantCulture), bytes, rounds);
+        using Process child = StartChild(mode, port.ToString(CultureInfo.InvariantCulture), bytes, rounds);
         using Socket socket = listener.Accept();
         socket.NoDelay = true;
+        socket.Blocking = mode != "tcp-spin";
         byte[] buffer = new byte[bytes];
         var ns = new double[Batches];
         for (int b = 0; b < Batches; b++)
@@ -206,7 +209,7 @@ internal static class LimitProbe
             long start = Stopwatch.GetTimestamp();
             for (long i = 0; i < rounds; i++)
             {
-                socket.Send(buffer);
+                SendFull(socket, buffer);
                 ReadFull(socket, buffer);
             }
             ns[b] = Stopwatch.GetElapsedTime(start).TotalNanoseconds / rounds;
@@ -221,16 +224,37 @@ internal static class LimitProbe
         return Process.Start(new ProcessStartInfo("dotnet", [self, "--probe-child", mode, arg, bytes.ToString(CultureInfo.InvariantCulture), rounds.ToString(CultureInfo.InvariantCulture)]))!;
     }
 
+    /// <summary>
+    /// Reads the whole buffer. On a blocking socket each receive sleeps until data arrives; on a non-blocking one
+    /// (<c>tcp-spin</c>) it returns <see cref="SocketError.WouldBlock"/> at once and the loop asks again.
+    /// </summary>
     private static void ReadFull(Socket socket, byte[] buffer)
     {
         for (int got = 0; got < buffer.Length;)
         {
-            int n = socket.Receive(buffer, got, buffer.Length - got, SocketFlags.None);
-            if (n == 0)
+            int n = socket.Receive(buffer, got, buffer.Length - got, SocketFlags.None, out SocketError error);
+            if (error == SocketError.WouldBlock)
             {
-                throw new IOException("The probe's peer closed the socket.");
+                continue;
+            }
+            if (error != SocketError.Success || n == 0)
+            {
+                throw new IOException($"The probe's peer closed the socket ({error}).");
             }
             got += n;
+        }
+    }
+
+    private static void SendFull(Socket socket, byte[] buffer)
+    {
+        for (int sent = 0; sent < buffer.Length;)
+        {
+            int n = socket.Send(buffer, sent, buffer.Length - sent, SocketFlags.None, out SocketError error);
+            if (error is not (SocketError.Success or SocketError.WouldBlock))
+            {
+                throw new IOException($"The probe could not send ({error}).");
+            }
+            sent += n;
         }
     }
 }

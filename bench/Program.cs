@@ -7,6 +7,7 @@ using BenchmarkDotNet.Running;
 using BenchmarkDotNet.Toolchains.InProcess.Emit;
 using Perfolizer.Horology;
 using XCall.Bench;
+using XCall.Bench.Peers;
 
 if (args.Length > 0 && args[0] == "--probe-child")
 {
@@ -50,14 +51,26 @@ if (args.Length > 1 && args[0] == "--side-by-side")
 
 if (args.Length > 0 && args[0] == "--limits")
 {
-    // Only the machine-limit probes, every implementation side by side (to check them against ../shared/anchors).
+    // Only the machine-limit probes, every implementation side by side, and Open MPI's ping-pong (to check them
+    // against ../shared/anchors).
     bool managedToo = args.Contains("--managed");
-    foreach (string mode in new[] { "spin", "tcp" })
+    foreach ((string mode, long rounds) in new[] { ("spin", 100_000L), ("tcp", 5_000L), ("tcp-spin", 20_000L) })
     {
-        foreach (LimitProbe.Limit l in LimitProbe.Measure(mode, [4, 1000], mode == "spin" ? 100_000 : 5_000, forceManaged: false).Concat(managedToo ? LimitProbe.Measure(mode, [4, 1000], mode == "spin" ? 100_000 : 5_000, forceManaged: true) : []))
+        foreach (LimitProbe.Limit l in LimitProbe.Measure(mode, [4, 1000], rounds, forceManaged: false).Concat(managedToo ? LimitProbe.Measure(mode, [4, 1000], rounds, forceManaged: true) : []))
         {
-            Console.WriteLine($"limit-{l.Mode} {l.Bytes,5} B  best {l.BestNs,9:0.0} ns  median {l.MedianNs,9:0.0} ns  ({l.Implementation})");
+            Console.WriteLine($"{"limit-" + l.Mode,-14} {l.Bytes,7} B  best {l.BestNs,9:0.0} ns  median {l.MedianNs,9:0.0} ns  ({l.Implementation})");
         }
+    }
+    if (MpiPingPong.Measure(MpiPingPong.RowSizes) is { } mpiRows)
+    {
+        foreach (MpiPingPong.Result m in mpiRows)
+        {
+            Console.WriteLine($"{"peer-mpi",-14} {m.Bytes,7} B  best {m.BestNs,9:0.0} ns  median {m.MedianNs,9:0.0} ns  (Open MPI ping-pong, round trip)");
+        }
+    }
+    else
+    {
+        Console.WriteLine($"peer-mpi: not measured: {MpiPingPong.WhyNot}");
     }
     return 0;
 }
@@ -102,16 +115,17 @@ IConfig Config(Job j) => ManualConfig.CreateMinimumViable()
 IConfig config = Config(job);
 
 var results = new List<CallResult>();
-XCall.Bench.Peers.PeerBenchmarks.Selected = options.Peers;
+PeerBenchmarks.Selected = [.. options.Peers.Where(PeerBenchmarks.AllPeers.Contains)];
 var suiteList = new List<Type> { typeof(LocalCallBenchmark), typeof(TelemetryCheckBenchmark), typeof(CallCostBenchmarks) };
 if (options.Transports.Any(t => t is "shm" or "tcp"))
 {
     suiteList.Add(typeof(ThroughputBenchmarks));
 }
-if (options.Peers.Length > 0)
+if (PeerBenchmarks.Selected.Length > 0)
 {
-    suiteList.Add(typeof(XCall.Bench.Peers.PeerBenchmarks));
+    suiteList.Add(typeof(PeerBenchmarks));
 }
+bool withMpi = options.Peers.Contains("mpi") && options.Transports.Contains("shm");
 Type[] suites = [.. suiteList];
 Summary[] summaries = [.. BenchmarkRunner.Run(suites, config), BenchmarkRunner.Run(typeof(GraphSerializerBenchmarks), Config(graphJob))];
 RemoteServer.StopShared();
@@ -130,8 +144,10 @@ foreach (BenchmarkReport report in summaries.SelectMany(s => s.Reports))
     results.Add(new CallResult(signature, transport, report.ResultStatistics.Mean, report.GcStats.GetBytesAllocatedPerOperation(report.BenchmarkCase)));
 }
 
-// The machine's limits, measured now, in the same run (ratio_to_limit of the shm and tcp rows).
-foreach ((string transport, string mode, long rounds) in new[] { ("shm", "spin", 100_000L), ("tcp", "tcp", 5_000L) })
+// The machine's limits, measured now, in the same run (ratio_to_limit of the shm and tcp rows: shm against
+// limit-spin, tcp against limit-tcp-spin, which polls as XCall's tcp transport does; limit-tcp, which blocks
+// in read, stays as a row).
+foreach ((string transport, string mode, long rounds) in new[] { ("shm", "spin", 100_000L), ("tcp", "tcp", 5_000L), ("tcp", "tcp-spin", 20_000L) })
 {
     if (!options.Transports.Contains(transport))
     {
@@ -141,6 +157,27 @@ foreach ((string transport, string mode, long rounds) in new[] { ("shm", "spin",
     foreach (LimitProbe.Limit limit in LimitProbe.Measure(mode, [4, 1000], rounds))
     {
         results.Add(new CallResult(limit.Bytes == 4 ? "int" : "byte", $"limit-{mode}", limit.MedianNs, null) { Note = $"{limit.Implementation} probe, best {limit.BestNs:0} ns" });
+    }
+}
+
+// Open MPI's ping-pong in the same run (peer-mpi): 4 B beside int, 1000 B beside byte, and 1 MiB beside
+// lent[1MiB] as half the round trip (1 MiB moved one way, as one call moves it).
+if (withMpi)
+{
+    Console.WriteLine("// measuring peer-mpi (Open MPI ping-pong between two ranks: 4 B, 1000 B, 1 MiB)...");
+    if (MpiPingPong.Measure(MpiPingPong.RowSizes) is { } mpiRows)
+    {
+        foreach (MpiPingPong.Result m in mpiRows)
+        {
+            string note = $"Open MPI ping-pong, best {m.BestNs:0} ns per round trip";
+            results.Add(m.Bytes == 1 << 20
+                ? new CallResult("lent[1MiB]", "peer-mpi", m.MedianNs / 2, null) { Note = $"{note}, {m.MedianNs / 1000:0.0} µs median" }
+                : new CallResult(m.Bytes == 4 ? "int" : "byte", "peer-mpi", m.MedianNs, null) { Note = note });
+        }
+    }
+    else
+    {
+        Console.WriteLine($"// peer-mpi: not measured: {MpiPingPong.WhyNot}");
     }
 }
 
@@ -163,7 +200,7 @@ if (options.Transports.Contains("shm") && options.Includes("span[1MiB]"))
 foreach (string transport in new[] { "shm", "tcp" }.Where(options.Transports.Contains))
 {
     Console.WriteLine($"// pairing {transport} int with its limit probe (7 alternating bursts)...");
-    results.AddRange(SideBySide.Rows(SideBySide.Measure(transport, 7)));
+    results.AddRange(SideBySide.Rows(SideBySide.Measure(transport, 7, withMpi: withMpi)));
 }
 
 // An idle shm connection: CPU used by both processes once idle for 50 ms (adaptive idle strategy).

@@ -14,7 +14,8 @@ internal static class ResultWriter
         double? local = results.FirstOrDefault(r => r is { Signature: "loc", Transport: "direct" })?.NsPerCall;
         double? Limit(string transport, string signature)
         {
-            string mode = transport == "shm" ? "limit-spin" : transport == "tcp" ? "limit-tcp" : "";
+            // tcp polls before it blocks, so its floor is the busy-polling TCP probe, not the one that sleeps in read.
+            string mode = transport == "shm" ? "limit-spin" : transport == "tcp" ? "limit-tcp-spin" : "";
             string size = signature == "byte" ? "byte" : "int";
             return signature is not ("int" or "virt" or "data" or "str" or "byte" or "struct") ? null
                 : results.FirstOrDefault(r => r.Transport == mode && r.Signature == size)?.NsPerCall;
@@ -27,7 +28,10 @@ internal static class ResultWriter
     }
 
     /// <summary>The summary rows of the paired bursts (SideBySide.Rows): their ratio is already per round.</summary>
-    private static bool IsPaired(string signature) => signature is "int-paired" or "byte-paired";
+    private static bool IsPaired(string signature) => signature is "int-paired" or "byte-paired" or "int-paired-mpi";
+
+    /// <summary>Columns of bare ns: the machine-limit probes and Open MPI's ping-pong (C programs, no allocation figure).</summary>
+    private static bool IsProbe(string transport) => transport.StartsWith("limit", StringComparison.Ordinal) || transport == "peer-mpi";
 
     private static readonly string[] s_extraSignatures = ["byte[1MiB]", "span[1MiB]", "lent[1MiB]", "oneway-batch", "async-pipelined"];
 
@@ -36,7 +40,7 @@ internal static class ResultWriter
         string[] signatures = [.. BenchOptions.AllSignatures.Concat(s_extraSignatures).Where(s => results.Any(r => r.Signature == s))];
         string[] transports = [.. results.Where(r => signatures.Contains(r.Signature)).Select(r => r.Transport).Distinct()];
         var sb = new StringBuilder();
-        sb.AppendLine($"| signature | {string.Join(" | ", transports.Select(t => t.StartsWith("limit", StringComparison.Ordinal) ? $"{t} ns" : $"{t} ns (x loc{(t is "shm" or "tcp" ? ", x limit" : "")}) [B/call]"))} |");
+        sb.AppendLine($"| signature | {string.Join(" | ", transports.Select(t => IsProbe(t) ? $"{t} ns" : $"{t} ns (x loc{(t is "shm" or "tcp" ? ", x limit" : "")}) [B/call]"))} |");
         sb.AppendLine($"|---|{string.Concat(transports.Select(_ => "---:|"))}");
         foreach (string s in signatures)
         {
@@ -52,7 +56,7 @@ internal static class ResultWriter
         foreach (CallResult r in results.Where(r => s_extraSignatures.Contains(r.Signature)))
         {
             sb.AppendLine(r.Signature.EndsWith("[1MiB]", StringComparison.Ordinal)
-                ? $"- {r.Transport} {r.Signature}: {(1 << 20) / r.NsPerCall:0.00} GB/s ({r.NsPerCall / 1000:0.0} µs per call){FloorNote(r.Transport)}"
+                ? $"- {r.Transport} {r.Signature}: {(1 << 20) / r.NsPerCall:0.00} GB/s ({r.NsPerCall / 1000:0.0} µs per call){FloorNote(r)}"
                 : $"- {r.Transport} {r.Signature}: {1e9 / r.NsPerCall:N0} calls/s");
         }
         CallResult[] serializers = [.. results.Where(r => r.Signature == GraphSerializerBenchmarks.Signature)];
@@ -73,7 +77,7 @@ internal static class ResultWriter
         {
             sb.AppendLine($"- {r.Note}");
         }
-        foreach (CallResult r in results.Where(r => r.Note is not null && r.Signature != "idle" && !IsPaired(r.Signature)))
+        foreach (CallResult r in results.Where(r => r.Note is not null && r.Signature is "int" or "byte"))
         {
             sb.AppendLine($"- {r.Transport} {(r.Signature == "int" ? "4 B" : "1000 B")}: {r.NsPerCall:0} ns median ({r.Note})");
         }
@@ -82,9 +86,10 @@ internal static class ResultWriter
         return sb.ToString();
     }
 
-    /// <summary>What a 1 MiB floor row measured (C probe, median of 5 batches).</summary>
-    private static string FloorNote(string transport) => transport switch
+    /// <summary>What a 1 MiB floor or peer row measured (C programs, median of 5 batches).</summary>
+    private static string FloorNote(CallResult r) => r.Transport switch
     {
+        "peer-mpi" => $" (Open MPI ping-pong of 1 MiB each way: half its round trip, so the GB/s are Open MPI's own bandwidth figure; {r.Note})",
         "limit-copy" => " (C probe: copied into shared memory and out into the other process's buffer, a flag back: the floor of two copies)",
         "limit-cma" => " (C probe: one process_vm_readv from the caller's buffer into the other's, a flag back: the one-copy floor Open MPI uses)",
         _ => "",
@@ -92,7 +97,7 @@ internal static class ResultWriter
 
     private static string Cell(CallResult r)
     {
-        if (r.Transport.StartsWith("limit", StringComparison.Ordinal))
+        if (IsProbe(r.Transport))
         {
             return r.NsPerCall.ToString("0", s_inv);
         }

@@ -1,12 +1,16 @@
 using System.Diagnostics;
 using System.Globalization;
+using XCall.Bench.Peers;
 
 namespace XCall.Bench;
 
 /// <summary>
-/// Pairs XCall's <c>int</c> call with the machine-limit probe on one transport: short bursts of each,
+/// Pairs XCall's <c>int</c> call with the machine-limit probe on one transport (shm: the spin probe; tcp: the
+/// busy-polling TCP probe, the floor of the method XCall's tcp transport uses): short bursts of each,
 /// alternating, so every pair faces the same load on a shared machine; the median of the per-round ratios
-/// is the figure. Also counts the bytes both processes allocate per call during the call bursts.
+/// is the figure. Over shm the same rounds also pair the <c>int</c> burst with Open MPI's 4 B ping-pong
+/// (<see cref="MpiPingPong"/>) when Open MPI is installed. Also counts the bytes both processes allocate per
+/// call during the call bursts.
 /// <c>--side-by-side shm|tcp [ROUNDS]</c> prints every round; the default run adds the summary rows.
 /// </summary>
 internal static class SideBySide
@@ -19,6 +23,15 @@ internal static class SideBySide
 
         /// <summary>The <c>byte</c> burst (1000-byte array) paired the same way with the probe at 1000 B.</summary>
         public (double CallNs, double LimitNs, double Ratio) Bytes { get; init; }
+
+        /// <summary>
+        /// The <c>int</c> burst paired with Open MPI's 4 B ping-pong of the same round (<c>peer-mpi</c>), over the
+        /// rounds where it ran; <see langword="null"/> on tcp, or when Open MPI is missing or failed.
+        /// </summary>
+        public (double CallNs, double PeerNs, double Ratio, int Rounds)? Mpi { get; init; }
+
+        /// <summary>Why <see cref="Mpi"/> is missing over shm, else <see langword="null"/>.</summary>
+        public string? MpiWhyNot { get; init; }
     }
 
     private static readonly byte[] s_bytes = new byte[1000];
@@ -35,20 +48,35 @@ internal static class SideBySide
 
     public static int Run(string transport, int rounds)
     {
-        Paired paired = Measure(transport, rounds, (round, limit, call) =>
-            Console.WriteLine($"round {round}: limit-{Mode(transport)} {limit,8:0.0} ns   {transport} int {call,8:0.0} ns   ratio {call / limit:0.00}x"));
+        Paired paired = Measure(transport, rounds, (round, limit, call, mpi) =>
+            Console.WriteLine($"round {round}: limit-{Mode(transport)} {limit,8:0.0} ns   {transport} int {call,8:0.0} ns   ratio {call / limit:0.00}x"
+                + (mpi is double m ? $"   peer-mpi 4 B {m,8:0.0} ns   ratio {call / m:0.00}x" : "")));
         Console.WriteLine($"median: {transport} int {paired.CallNs:0.0} ns, limit-{paired.LimitMode} {paired.LimitNs:0.0} ns, ratio {paired.Ratio:0.00}x over {rounds} rounds; allocated per call: client {paired.ClientBytesPerCall:0.00} B, server {paired.ServerBytesPerCall:0.00} B");
+        if (paired.Mpi is { } mpi)
+        {
+            Console.WriteLine($"int paired with peer-mpi 4 B: median {mpi.CallNs:0.0} ns vs {mpi.PeerNs:0.0} ns, median ratio {mpi.Ratio:0.00}x over {mpi.Rounds} rounds");
+        }
+        else if (paired.MpiWhyNot is { } why)
+        {
+            Console.WriteLine($"no peer-mpi pairing: {why}");
+        }
         Console.WriteLine($"median per-round ratio to int: {string.Join(", ", paired.ToInt.Select(kv => $"{kv.Key} {kv.Value:0.00}x"))}");
         Console.WriteLine($"byte (1000 B) paired with limit-{paired.LimitMode} at 1000 B: median {paired.Bytes.CallNs:0.0} ns vs {paired.Bytes.LimitNs:0.0} ns, median ratio {paired.Bytes.Ratio:0.00}x");
         return 0;
     }
 
-    /// <summary>Runs <paramref name="rounds"/> alternating probe and call bursts against a fresh server.</summary>
-    public static Paired Measure(string transport, int rounds, Action<int, double, double>? onRound = null)
+    /// <summary>
+    /// Runs <paramref name="rounds"/> alternating probe and call bursts against a fresh server; over shm with
+    /// <paramref name="withMpi"/>, Open MPI's 4 B ping-pong too, right after the limit probe of each round.
+    /// </summary>
+    public static Paired Measure(string transport, int rounds, Action<int, double, double, double?>? onRound = null, bool withMpi = true)
     {
         string mode = Mode(transport);
-        long probeRounds = transport == "shm" ? 50_000 : 3_000;
+        long probeRounds = transport == "shm" ? 50_000 : 5_000;
         int calls = transport == "shm" ? 200_000 : 5_000;
+        bool mpi = withMpi && transport == "shm";
+        string? mpiWhyNot = null;
+        var mpiPairs = new Pairing();
         using RemoteServer server = RemoteServer.Start(transport);
         using RemoteService<ICallCost> remote = Remote.Open<ICallCost>(server.Address, RemoteServer.Options);
         ICallCost proxy = remote.Proxy;
@@ -63,6 +91,13 @@ internal static class SideBySide
         {
             IReadOnlyList<LimitProbe.Limit> limits = LimitProbe.Measure(mode, [4, 1000], probeRounds);
             double limit = limits[0].MedianNs;
+            // As many MPI round trips as the int burst makes calls, in the same five batches.
+            double? mpiNs = mpi ? MpiPingPong.Measure((4, calls / Batches))?[0].MedianNs : null;
+            if (mpi && mpiNs is null)
+            {
+                mpiWhyNot = MpiPingPong.WhyNot;
+                mpi = mpiPairs.Count > 0; // a failure in a later round skips that round; none at all stops trying
+            }
             // The int burst takes a different place after the probe each round (the first burst after the probe
             // may find the machine in another state than the last), the others keep their order around it.
             int intAt = (round - 1) % (s_others.Length + 1);
@@ -84,11 +119,15 @@ internal static class SideBySide
             }
             bytePairs.Add(Burst(proxy, calls, static (p, i) => p.TestBytes(s_bytes)), limits[1].MedianNs);
             intPairs.Add(call, limit);
+            if (mpiNs is double m)
+            {
+                mpiPairs.Add(call, m);
+            }
             foreach ((string name, double ns) in others)
             {
                 toInt[name].Add(ns / call);
             }
-            onRound?.Invoke(round, limit, call);
+            onRound?.Invoke(round, limit, call, mpiNs);
         }
         long total = (long)rounds * (calls / Batches * Batches);
         (double callNs, double limitNs, double ratio) = intPairs.Medians;
@@ -96,6 +135,8 @@ internal static class SideBySide
         {
             ToInt = toInt.ToDictionary(kv => kv.Key, kv => Median(kv.Value)),
             Bytes = bytePairs.Medians,
+            Mpi = mpiPairs.Count > 0 ? (mpiPairs.Medians.CallNs, mpiPairs.Medians.LimitNs, mpiPairs.Medians.Ratio, mpiPairs.Count) : null,
+            MpiWhyNot = mpiPairs.Count > 0 ? null : mpiWhyNot,
         };
     }
 
@@ -108,6 +149,8 @@ internal static class SideBySide
 
         public (double CallNs, double LimitNs, double Ratio) Medians => (Median(_callNs), Median(_limitNs), Median(_ratios));
 
+        public int Count => _ratios.Count;
+
         public void Add(double callNs, double limitNs)
         {
             _callNs.Add(callNs);
@@ -116,7 +159,8 @@ internal static class SideBySide
         }
     }
 
-    private static string Mode(string transport) => transport == "shm" ? "spin" : "tcp";
+    /// <summary>The probe a transport is judged against: the floor of the same method (both poll).</summary>
+    private static string Mode(string transport) => transport == "shm" ? "spin" : "tcp-spin";
 
     private static double Median(List<double> values)
     {
@@ -232,17 +276,25 @@ internal static class SideBySide
     }
 
     /// <summary>The summary rows for calls.json and the table's notes.</summary>
-    public static IEnumerable<CallResult> Rows(Paired p) =>
-    [
-        new CallResult("int-paired", p.Transport, p.CallNs, null)
+    public static IEnumerable<CallResult> Rows(Paired p)
+    {
+        yield return new CallResult("int-paired", p.Transport, p.CallNs, null)
         {
             RatioToLimit = p.Ratio,
             Note = string.Create(CultureInfo.InvariantCulture, $"{p.Transport} int paired with limit-{p.LimitMode} in {p.Rounds} alternating bursts: median {p.CallNs:0} ns vs {p.LimitNs:0} ns, median ratio {p.Ratio:0.00}x; allocated per call: client {p.ClientBytesPerCall:0.00} B, server {p.ServerBytesPerCall:0.00} B; each round's bursts as a ratio to its int burst: {string.Join(", ", p.ToInt.Select(kv => string.Create(CultureInfo.InvariantCulture, $"{kv.Key} {kv.Value:0.00}x")))}"),
-        },
-        new CallResult("byte-paired", p.Transport, p.Bytes.CallNs, null)
+        };
+        yield return new CallResult("byte-paired", p.Transport, p.Bytes.CallNs, null)
         {
             RatioToLimit = p.Bytes.Ratio,
             Note = string.Create(CultureInfo.InvariantCulture, $"{p.Transport} byte (1000 B) paired with limit-{p.LimitMode} at 1000 B in the same rounds: median {p.Bytes.CallNs:0} ns vs {p.Bytes.LimitNs:0} ns, median ratio {p.Bytes.Ratio:0.00}x"),
-        },
-    ];
+        };
+        if (p.Mpi is { } mpi)
+        {
+            yield return new CallResult("int-paired-mpi", p.Transport, mpi.CallNs, null)
+            {
+                RatioToLimit = mpi.Ratio,
+                Note = string.Create(CultureInfo.InvariantCulture, $"{p.Transport} int paired with peer-mpi 4 B (Open MPI's ping-pong) in {mpi.Rounds} alternating bursts, the same rounds: median {mpi.CallNs:0} ns vs {mpi.PeerNs:0} ns, median ratio {mpi.Ratio:0.00}x"),
+            };
+        }
+    }
 }

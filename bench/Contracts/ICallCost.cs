@@ -1,3 +1,5 @@
+using MemoryPack;
+
 namespace XCall.Bench;
 
 /// <summary>The 2004 measurement's data case: one int field, nothing else.</summary>
@@ -19,11 +21,20 @@ public struct Vector
     public int Id;
 }
 
-/// <summary>A node of the 100-object graph row.</summary>
-public sealed class TreeNode
+/// <summary>
+/// A node of the 100-object graph row and of the 1,000-object serializer comparison. The MemoryPack attributes
+/// serve only that comparison: the circular-reference mode keeps object identity, as XCall's marshaller does.
+/// </summary>
+[MemoryPackable(GenerateType.CircularReference)]
+public sealed partial class TreeNode
 {
+    [MemoryPackOrder(0)]
     public int Id;
+
+    [MemoryPackOrder(1)]
     public string Name = "";
+
+    [MemoryPackOrder(2)]
     public List<TreeNode> Children = [];
 }
 

@@ -1,9 +1,11 @@
 /*
  * XCall's own probe of this machine's round-trip limits between two processes, used by the
- * call-cost benchmark for its limit-spin and limit-tcp rows.
+ * call-cost benchmark for its limit-spin, limit-tcp and limit-tcp-spin rows.
  *
- *   limit_probe spin BYTES ROUNDS   two processes poll a shared page (no kernel call on the path)
- *   limit_probe tcp  BYTES ROUNDS   loopback TCP, TCP_NODELAY, blocking reads
+ *   limit_probe spin     BYTES ROUNDS  two processes poll a shared page (no kernel call on the path)
+ *   limit_probe tcp      BYTES ROUNDS  loopback TCP, TCP_NODELAY, blocking reads (each side sleeps in read)
+ *   limit_probe tcp-spin BYTES ROUNDS  the same, but both sides busy-poll: non-blocking recv in a loop until
+ *                                      the bytes are there (what a transport that spins before it blocks pays)
  *   limit_probe copy BYTES ROUNDS   one way, two copies: the caller copies its buffer into shared memory,
  *                                   the other process copies it out into a buffer of its own (a large
  *                                   argument over a ring); the answer is a flag
@@ -11,11 +13,12 @@
  *                                   its own with process_vm_readv (what Open MPI's vader/sm does for
  *                                   large messages); exits 3 where the kernel refuses it
  *
- * Each spin/tcp round trip copies BYTES into the shared buffer (or the socket) and back. Prints one line:
+ * Each spin/tcp/tcp-spin round trip copies BYTES into the shared buffer (or the socket) and back. Prints one line:
  *   limit <mode> <bytes> <best-of-5 ns per round trip> <median-of-5 ns per round trip>
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdatomic.h>
@@ -102,17 +105,20 @@ static int spin(int bytes, long rounds)
     return 0;
 }
 
-static int read_full(int fd, unsigned char *buf, int n)
+/* Blocking: read sleeps until data arrives. Busy polling: recv with MSG_DONTWAIT returns EAGAIN at once
+ * while nothing is there, and the loop asks again (no sleep, no wake-up on the path). */
+static int read_full(int fd, unsigned char *buf, int n, int busy)
 {
     for (int got = 0; got < n;) {
-        ssize_t r = read(fd, buf + got, (size_t)(n - got));
+        ssize_t r = busy ? recv(fd, buf + got, (size_t)(n - got), MSG_DONTWAIT) : read(fd, buf + got, (size_t)(n - got));
+        if (r < 0 && busy && (errno == EAGAIN || errno == EWOULDBLOCK)) continue;
         if (r <= 0) return -1;
         got += (int)r;
     }
     return 0;
 }
 
-static int tcp(int bytes, long rounds)
+static int tcp(int bytes, long rounds, int busy)
 {
     int listener = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in addr;
@@ -130,7 +136,7 @@ static int tcp(int bytes, long rounds)
         setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         unsigned char buf[MAX_BYTES];
         for (long i = 0; i < total; i++) {
-            if (read_full(s, buf, bytes)) _exit(1);
+            if (read_full(s, buf, bytes, busy)) _exit(1);
             if (write(s, buf, (size_t)bytes) != bytes) _exit(1);
         }
         _exit(0);
@@ -143,12 +149,12 @@ static int tcp(int bytes, long rounds)
     for (int b = 0; b < BATCHES; b++) {
         double start = clock_ns();
         for (long i = 0; i < rounds; i++) {
-            if (write(s, buf, (size_t)bytes) != bytes || read_full(s, buf, bytes)) return 1;
+            if (write(s, buf, (size_t)bytes) != bytes || read_full(s, buf, bytes, busy)) return 1;
         }
         ns[b] = (clock_ns() - start) / (double)rounds;
     }
     waitpid(child, NULL, 0);
-    report("tcp", bytes, ns);
+    report(busy ? "tcp-spin" : "tcp", bytes, ns);
     return 0;
 }
 
@@ -203,7 +209,7 @@ static int bulk(int cma, int bytes, long rounds)
 int main(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr, "usage: limit_probe spin|tcp|copy|cma BYTES ROUNDS\n");
+        fprintf(stderr, "usage: limit_probe spin|tcp|tcp-spin|copy|cma BYTES ROUNDS\n");
         return 2;
     }
     int bytes = atoi(argv[2]);
@@ -211,5 +217,8 @@ int main(int argc, char **argv)
     int isBulk = strcmp(argv[1], "copy") == 0 || strcmp(argv[1], "cma") == 0;
     if (bytes < 1 || bytes > (isBulk ? MAX_BULK_BYTES : MAX_BYTES) || rounds < 1) return 2;
     if (isBulk) return bulk(strcmp(argv[1], "cma") == 0, bytes, rounds);
-    return strcmp(argv[1], "spin") == 0 ? spin(bytes, rounds) : strcmp(argv[1], "tcp") == 0 ? tcp(bytes, rounds) : 2;
+    if (strcmp(argv[1], "spin") == 0) return spin(bytes, rounds);
+    if (strcmp(argv[1], "tcp") == 0) return tcp(bytes, rounds, 0);
+    if (strcmp(argv[1], "tcp-spin") == 0) return tcp(bytes, rounds, 1);
+    return 2;
 }
