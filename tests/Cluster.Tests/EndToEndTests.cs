@@ -1,0 +1,121 @@
+using System.Diagnostics;
+using System.Reflection;
+using System.Text.RegularExpressions;
+using Xunit.Abstractions;
+
+namespace XCall.Cluster.Tests;
+
+/// <summary>The test program (tests/Cluster.TestApp) as real processes under real launchers.</summary>
+public sealed partial class EndToEndTests(ITestOutputHelper output)
+{
+    private static readonly TimeSpan s_hang = TimeSpan.FromSeconds(60);
+    private static readonly string s_testApp = Metadata("TestAppPath");
+    private static readonly string s_xcall = Metadata("XCallPath");
+
+    private static string Metadata(string key) => Path.GetFullPath(typeof(EndToEndTests).Assembly
+        .GetCustomAttributes<AssemblyMetadataAttribute>().Single(a => a.Key == key).Value!);
+
+    private async Task<ProcessRun> XCallRunAsync(int ranks, params string[] appArguments)
+    {
+        ProcessRun run = await ProcessRun.RunAsync("dotnet", [s_xcall, "run", "-n", ranks.ToString(System.Globalization.CultureInfo.InvariantCulture), "--", "dotnet", s_testApp, .. appArguments], s_hang);
+        output.WriteLine(run.Output);
+        return run;
+    }
+
+    /// <summary>Every rank's lines (after <paramref name="prefix"/> of the rank, as the launcher prints them) say it reached every other rank, and rank 2 found rank 1's name.</summary>
+    private static void AssertEveryRankFoundEveryOther(string text, int ranks, Func<int, string> prefix)
+    {
+        for (int rank = 0; rank < ranks; rank++)
+        {
+            for (int peer = 0; peer < ranks; peer++)
+            {
+                if (peer != rank)
+                {
+                    Assert.Contains($"{prefix(rank)}rank {rank} reached rank {peer} at shm://", text, StringComparison.Ordinal);
+                }
+            }
+            Assert.Contains($"{prefix(rank)}rank {rank} done", text, StringComparison.Ordinal);
+        }
+        Assert.Contains($"{prefix(2)}rank 2 found answer = 42 from rank 1", text, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Under_xcall_run_every_rank_finds_every_other_and_the_names()
+    {
+        ProcessRun run = await XCallRunAsync(3, "world");
+        Assert.Equal(0, run.ExitCode);
+        AssertEveryRankFoundEveryOther(run.Output, 3, rank => $"[{rank}] ");
+        Assert.Contains("launcher XCall", run.Output, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Under_xcall_run_a_failing_rank_ends_the_others_and_sets_the_exit_code()
+    {
+        // The other ranks hold on after they saw the failure: only xcall run ends them.
+        ProcessRun run = await XCallRunAsync(3, "fail-hold", "3");
+        Assert.Equal(3, run.ExitCode);
+        Assert.Contains("xcall run: rank 2 exited with code 3; ending the other ranks.", run.Output, StringComparison.Ordinal);
+        foreach (Match joined in JoinedLine().Matches(run.Output))
+        {
+            int pid = int.Parse(joined.Groups[1].Value, System.Globalization.CultureInfo.InvariantCulture);
+            Assert.False(IsRunning(pid), $"rank process {pid} still runs after xcall run ended");
+        }
+        Assert.Equal(3, JoinedLine().Matches(run.Output).Count);
+    }
+
+    [Fact]
+    public async Task A_rank_that_dies_fails_the_others_waits_with_an_exception_naming_it()
+    {
+        // Started one by one, without a launcher that would end them: the survivors see the failure themselves.
+        string job = $"e2e{Environment.ProcessId}-{Guid.NewGuid():N}"[..20];
+        Task<ProcessRun>[] ranks = [.. Enumerable.Range(0, 3).Select(rank => ProcessRun.RunAsync("dotnet", [s_testApp, "fail", "5"], s_hang, new Dictionary<string, string>
+        {
+            ["XCALL_RANK"] = rank.ToString(System.Globalization.CultureInfo.InvariantCulture),
+            ["XCALL_SIZE"] = "3",
+            ["XCALL_JOB_ID"] = job,
+        }))];
+        ProcessRun[] runs = await Task.WhenAll(ranks);
+        foreach (ProcessRun run in runs)
+        {
+            output.WriteLine(run.Output);
+        }
+        Assert.Equal(5, runs[2].ExitCode);
+        for (int rank = 0; rank < 2; rank++)
+        {
+            Assert.Equal(7, runs[rank].ExitCode);
+            Assert.Contains($"rank {rank} saw: Rank 2 failed:", runs[rank].Output, StringComparison.Ordinal);
+        }
+    }
+
+    [SkippableFact]
+    public async Task Under_Open_MPI_mpirun_every_rank_finds_every_other_and_the_names()
+    {
+        string? mpirun = FindOnPath("mpirun");
+        Skip.If(mpirun is null, "mpirun is not installed (Debian: apt-get install openmpi-bin)");
+        ProcessRun run = await ProcessRun.RunAsync(mpirun!, ["--oversubscribe", "--allow-run-as-root", "-np", "3", "dotnet", s_testApp, "world"], s_hang);
+        output.WriteLine(run.Output);
+        Assert.Equal(0, run.ExitCode);
+        Assert.Contains("launcher OpenMpi", run.Output, StringComparison.Ordinal);
+        AssertEveryRankFoundEveryOther(run.Output, 3, _ => "");
+    }
+
+    private static bool IsRunning(int pid)
+    {
+        try
+        {
+            using Process process = Process.GetProcessById(pid);
+            return !process.HasExited;
+        }
+        catch (ArgumentException)
+        {
+            return false;
+        }
+    }
+
+    private static string? FindOnPath(string program) =>
+        (Environment.GetEnvironmentVariable("PATH") ?? "").Split(':', StringSplitOptions.RemoveEmptyEntries)
+            .Select(dir => Path.Combine(dir, program)).FirstOrDefault(File.Exists);
+
+    [GeneratedRegex(@"rank \d+ of 3 joined \(.*pid (\d+)\)")]
+    private static partial Regex JoinedLine();
+}
