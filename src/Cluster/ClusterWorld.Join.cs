@@ -25,6 +25,11 @@ public sealed partial class ClusterWorld
         var disposables = new Stack<IDisposable>();
         try
         {
+            if (environment.Size > 1 && environment.StoreAddress is null)
+            {
+                throw new InvalidOperationException(
+                    $"Rank {environment.Rank} of {environment.Size} ({environment.Launcher}) cannot find rank 0's store: the world spans nodes and the environment names no store. Set {WorldEnvironment.StoreVariable}=tcp://host:port/name.");
+            }
             (string bindHost, string publishHost) = Hosts(options.Host ?? environment.Host, environment.OneNode);
             string shmName = $"xcall-{WorldEnvironment.SafeName(environment.JobId)}-rank{environment.Rank}";
             XCallServer server = options.Services ?? new XCallServer(remote.Connection);
@@ -51,8 +56,7 @@ public sealed partial class ClusterWorld
             }
             else
             {
-                string address = environment.StoreAddress ?? throw new InvalidOperationException(
-                    $"Rank {environment.Rank} of {environment.Size} ({environment.Launcher}) cannot find rank 0's store: the world spans nodes and the environment names no store. Set {WorldEnvironment.StoreVariable}=tcp://host:port/name.");
+                string address = environment.StoreAddress!;
                 storeService = await ConnectStoreAsync(address, remote, options.JoinTimeout, linked.Token).ConfigureAwait(false);
                 disposables.Push(storeService);
                 store = storeService.Proxy;
@@ -177,7 +181,7 @@ public sealed partial class ClusterWorld
     /// <summary>Where rank 0 serves the store: a TCP store on a named host listens on every interface; shm and IP addresses as given.</summary>
     private static string StoreServeAddress(WorldEnvironment environment)
     {
-        string address = environment.StoreAddress ?? $"shm://{WorldEnvironment.StoreName(environment.JobId)}";
+        string address = environment.StoreAddress!;
         XCallAddress parsed = XCallAddress.Parse(address);
         if (parsed.Scheme == "tcp" && parsed.Host is { } host && host != "localhost" && !IPAddress.TryParse(host, out _))
         {

@@ -5,7 +5,7 @@ using XCall.Cluster.TestApp;
 // The program the cluster tests run as real processes under xcall run, mpirun, or started one by one.
 //   world         every rank opens every other rank's service; rank 1 registers a name that rank 2 waits for.
 //   fail CODE     the last rank exits with CODE once the world is joined; the others wait for a name that never
-//                 comes, print the RankFailedException they get, and exit with 7.
+//                 comes, print the RankFailedException they get and the one of opening the failed rank, and exit with 7.
 //   fail-hold CODE  as fail, but the others then hold on until they are ended (xcall run must end them).
 string mode = args.Length > 0 ? args[0] : "world";
 var services = new XCallServer();
@@ -56,6 +56,15 @@ try
 catch (RankFailedException e)
 {
     Console.WriteLine($"rank {world.Rank} saw: {e.Message}");
+    try
+    {
+        await world.OpenAsync<IRankService>(world.Size - 1);
+        Console.WriteLine($"rank {world.Rank} opened the failed rank");
+    }
+    catch (RankFailedException again)
+    {
+        Console.WriteLine($"rank {world.Rank} open: {again.Message}");
+    }
 }
 if (mode == "fail-hold")
 {

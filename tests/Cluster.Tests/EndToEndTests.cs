@@ -84,6 +84,7 @@ public sealed partial class EndToEndTests(ITestOutputHelper output)
         {
             Assert.Equal(7, runs[rank].ExitCode);
             Assert.Contains($"rank {rank} saw: Rank 2 failed:", runs[rank].Output, StringComparison.Ordinal);
+            Assert.Contains($"rank {rank} open: Rank 2 failed:", runs[rank].Output, StringComparison.Ordinal);
         }
     }
 
