@@ -101,9 +101,9 @@ public sealed partial class ClusterWorld
             _localStore.RankFailed += (rank, reason) => MarkFailed(rank, reason, null);
             return;
         }
-        storeService!.StateChanged += (_, state, error) =>
+        storeService!.Connection!.Closed += (_, error) =>
         {
-            if (state != ConnectionState.Connected && !IsLeaving)
+            if (!IsLeaving)
             {
                 MarkFailed(0, $"its store connection closed ({(error as XCallDisconnectedException)?.Reason ?? error?.Message ?? "closed"})", error);
             }

@@ -131,14 +131,10 @@ public sealed partial class ClusterWorld : IAsyncDisposable
             }
             _peers[(rank, typeof(T))] = service;
         }
-        service.StateChanged += (lost, state, error) =>
-        {
-            if (state != ConnectionState.Connected)
-            {
-                _ = OnPeerLostAsync(rank, card, error);
-            }
-        };
-        if (service.State != ConnectionState.Connected)
+        // Reconnects are off, so the connection's Closed (not the service's StateChanged) says the peer is gone.
+        Runtime.XCallConnection connection = service.Connection!;
+        connection.Closed += (closed, error) => _ = OnPeerLostAsync(rank, card, error);
+        if (connection.IsClosed)
         {
             _ = OnPeerLostAsync(rank, card, null);
         }
@@ -191,6 +187,12 @@ public sealed partial class ClusterWorld : IAsyncDisposable
             }
         }
         await _watchStop.CancelAsync().ConfigureAwait(false);
+        CloseAll();
+        _watchStop.Dispose();
+    }
+
+    private void CloseAll()
+    {
         IDisposable[] peers;
         lock (_lock)
         {
@@ -204,9 +206,19 @@ public sealed partial class ClusterWorld : IAsyncDisposable
         _storeService?.Dispose();
         _listener.Dispose();
         Server.Dispose();
+        _localStore?.Close();
         _storeListener?.Dispose();
         _storeServer?.Dispose();
-        _watchStop.Dispose();
+    }
+
+    /// <summary>Closes every connection and server at once without leaving, as the death of the process would (tests use it).</summary>
+    internal void CloseWithoutLeaving()
+    {
+        lock (_lock)
+        {
+            _leaving = true; // this rank reports nothing more; its peers see it fail
+        }
+        CloseAll();
     }
 
     /// <summary>Calls the store; fails with the first rank failure (when the store is rank 0's and it is gone, with rank 0's).</summary>

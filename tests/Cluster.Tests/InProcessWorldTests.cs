@@ -101,6 +101,42 @@ public sealed class InProcessWorldTests
         }
     }
 
+    [Theory]
+    [InlineData(2)]
+    [InlineData(0)]
+    public async Task A_rank_whose_connections_close_before_it_left_fails_what_involves_it(int dying)
+    {
+        ClusterWorld[] worlds = await JoinAsync(3, "shm://xcall-store-JOB");
+        ClusterWorld[] survivors = [.. worlds.Where(w => w.Rank != dying)];
+        Task<RankFailedException>[] seen = [.. survivors.Select(w =>
+        {
+            var failed = new TaskCompletionSource<RankFailedException>(TaskCreationOptions.RunContinuationsAsynchronously);
+            w.RankFailed += (_, e) => failed.TrySetResult(e);
+            return failed.Task;
+        })];
+        foreach (ClusterWorld world in survivors)
+        {
+            Assert.Equal(dying, (await world.OpenAsync<IEchoRank>(dying)).Rank());
+        }
+        Task<string> waiting = survivors[0].Names.WaitForAsync("never", s_hang);
+
+        worlds[dying].CloseWithoutLeaving();
+
+        foreach (Task<RankFailedException> failure in seen)
+        {
+            Assert.Equal(dying, (await failure.WaitAsync(s_hang)).Rank);
+        }
+        RankFailedException waitFailure = await Assert.ThrowsAsync<RankFailedException>(() => waiting.WaitAsync(s_hang));
+        Assert.Equal(dying, waitFailure.Rank);
+        Assert.StartsWith($"Rank {dying} failed: ", waitFailure.Message, StringComparison.Ordinal);
+        foreach (ClusterWorld world in survivors)
+        {
+            Assert.Equal(dying, (await Assert.ThrowsAsync<RankFailedException>(() => world.OpenAsync<IEchoRank>(dying))).Rank);
+            Assert.Equal([dying], world.Failures.Select(f => f.Rank));
+        }
+        await LeaveAsync(survivors);
+    }
+
     [Fact]
     public async Task A_world_of_one_needs_no_store_and_keeps_its_names()
     {

@@ -6,8 +6,9 @@ internal sealed class ClusterStore : IClusterStore
     // Design: one private lock guards every field below; no method awaits or completes a task while holding it.
     // Completions are collected under the lock and run after it (TrySetResult with RunContinuationsAsynchronously
     // besides), so a continuation never runs inside the lock. Invariants: a rank is in at most one of _left and
-    // _failed; _failedFirst is the first entry of _failed or -1; once a rank failed, every join and leave waiter is
-    // completed with it and later ones complete at once; a key's waiters exist only while the key is unset.
+    // _failed; once a rank failed, every join waiter and watch is completed with it and later joins and watches
+    // complete at once with the first failure; leave waiters complete when every rank is in _left or _failed; a
+    // key's waiters exist only while the key is unset; once _closed, no rank is taken for failed.
     private readonly object _lock = new();
     private readonly int _size;
     private readonly string?[] _cards;
@@ -19,6 +20,7 @@ internal sealed class ClusterStore : IClusterStore
     private readonly List<TaskCompletionSource<int>> _leaveWaiters = [];
     private readonly Dictionary<string, string> _values = new(StringComparer.Ordinal);
     private readonly Dictionary<string, List<TaskCompletionSource<string>>> _keyWaiters = new(StringComparer.Ordinal);
+    private bool _closed;
 
     public ClusterStore(int size)
     {
@@ -202,7 +204,7 @@ internal sealed class ClusterStore : IClusterStore
         int first;
         lock (_lock)
         {
-            if (_left.Contains(rank) || _failed.Exists(f => f.Rank == rank))
+            if (_closed || _left.Contains(rank) || _failed.Exists(f => f.Rank == rank))
             {
                 return;
             }
@@ -232,6 +234,18 @@ internal sealed class ClusterStore : IClusterStore
             leave.TrySetResult(first);
         }
         RankFailed?.Invoke(rank, reason);
+    }
+
+    /// <summary>
+    /// Stops taking ranks for failed: rank 0 is closing the store, and the watches its closing cancels say nothing
+    /// about their ranks.
+    /// </summary>
+    public void Close()
+    {
+        lock (_lock)
+        {
+            _closed = true;
+        }
     }
 
     private JoinReply? ReplyUnsynchronized()
