@@ -31,6 +31,7 @@ public sealed partial class ClusterWorld : IAsyncDisposable
     private readonly List<RankFailedException> _failed = [];
     private readonly TaskCompletionSource<RankFailedException> _failure = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly CancellationTokenSource _watchStop = new();
+    private readonly MachineNameStore? _machineNames;
     private bool _leaving;
 
     private ClusterWorld(WorldEnvironment environment, ClusterOptions options, RemoteOptions remote, XCallServer server, RemoteListener listener,
@@ -47,7 +48,15 @@ public sealed partial class ClusterWorld : IAsyncDisposable
         _storeListener = storeListener;
         _storeService = storeService;
         _cards = cards;
-        Names = new NameDirectory(this);
+        if (environment.Launcher == Launcher.None)
+        {
+            _machineNames = new MachineNameStore(remote.Shm.RuntimeDirectory);
+            Names = new NameDirectory(_machineNames);
+        }
+        else
+        {
+            Names = new NameDirectory(new WorldNameStore(this));
+        }
     }
 
     /// <summary>Who this process is, as its launcher said.</summary>
@@ -209,6 +218,7 @@ public sealed partial class ClusterWorld : IAsyncDisposable
         _localStore?.Close();
         _storeListener?.Dispose();
         _storeServer?.Dispose();
+        _machineNames?.Dispose();
     }
 
     /// <summary>Closes every connection and server at once without leaving, as the death of the process would (tests use it).</summary>

@@ -1,17 +1,17 @@
-using XCall.Cluster.Store;
-
 namespace XCall.Cluster;
 
 /// <summary>
 /// Names every rank of a world can resolve: a rank registers a name with a value (an address, a rank, any
-/// text), the others look it up or wait for it. Entries live in rank 0's store for the life of the world.
+/// text), the others look it up or wait for it. In a world started by a launcher, names live in rank 0's store
+/// for the life of the world. A process started alone keeps its names in this machine's per-user runtime
+/// directory instead, so programs started independently on one machine resolve each other's names without a
+/// daemon; such a name goes when the process that registered it ends.
 /// </summary>
 public sealed class NameDirectory
 {
-    private const string Prefix = "name/";
-    private readonly ClusterWorld _world;
+    private readonly INameStore _store;
 
-    internal NameDirectory(ClusterWorld world) => _world = world;
+    internal NameDirectory(INameStore store) => _store = store;
 
     /// <summary>Registers <paramref name="name"/> with <paramref name="value"/>; registering the same value again is allowed.</summary>
     /// <exception cref="InvalidOperationException">The name is registered with another value.</exception>
@@ -20,7 +20,7 @@ public sealed class NameDirectory
     {
         ArgumentException.ThrowIfNullOrEmpty(name);
         ArgumentNullException.ThrowIfNull(value);
-        string held = await _world.CallStoreAsync(store => store.AddAsync(Prefix + name, value), cancellationToken).ConfigureAwait(false);
+        string held = await _store.AddAsync(name, value, cancellationToken).ConfigureAwait(false);
         if (held != value)
         {
             throw new InvalidOperationException($"The name '{name}' is already registered with the value '{held}'.");
@@ -32,7 +32,7 @@ public sealed class NameDirectory
     public Task<string?> LookUpAsync(string name, CancellationToken cancellationToken = default)
     {
         ArgumentException.ThrowIfNullOrEmpty(name);
-        return _world.CallStoreAsync(store => store.GetAsync(Prefix + name), cancellationToken);
+        return _store.GetAsync(name, cancellationToken);
     }
 
     /// <summary>The value of <paramref name="name"/> once some rank registered it.</summary>
@@ -46,7 +46,7 @@ public sealed class NameDirectory
         using var linked = CancellationTokenSource.CreateLinkedTokenSource(timer.Token, cancellationToken);
         try
         {
-            return await _world.CallStoreAsync(store => store.WaitAsync(Prefix + name, linked.Token), linked.Token).ConfigureAwait(false);
+            return await _store.WaitAsync(name, linked.Token).ConfigureAwait(false);
         }
         catch (OperationCanceledException) when (timer.IsCancellationRequested && !cancellationToken.IsCancellationRequested)
         {

@@ -7,6 +7,8 @@ using XCall.Cluster.TestApp;
 //   fail CODE     the last rank exits with CODE once the world is joined; the others wait for a name that never
 //                 comes, print the RankFailedException they get and the one of opening the failed rank, and exit with 7.
 //   fail-hold CODE  as fail, but the others then hold on until they are ended (xcall run must end them).
+//   names-offer NAME VALUE / names-find NAME   started alone (a world of one each): the first registers NAME and
+//                 waits for NAME-done; the second waits for NAME, prints it and registers NAME-done.
 string mode = args.Length > 0 ? args[0] : "world";
 var services = new XCallServer();
 int rank = -1;
@@ -15,6 +17,22 @@ ClusterWorld world = await ClusterWorld.JoinAsync(new ClusterOptions { Services 
 rank = world.Rank;
 Console.WriteLine($"rank {world.Rank} of {world.Size} joined (local rank {world.LocalRank}, node {world.Node}, launcher {world.Environment.Launcher}, pid {Environment.ProcessId})");
 
+if (mode == "names-offer")
+{
+    await world.Names.RegisterAsync(args[1], args[2]);
+    Console.WriteLine($"registered {args[1]}");
+    await world.Names.WaitForAsync(args[1] + "-done", TimeSpan.FromSeconds(30));
+    await world.DisposeAsync();
+    return 0;
+}
+if (mode == "names-find")
+{
+    string value = await world.Names.WaitForAsync(args[1], TimeSpan.FromSeconds(30));
+    Console.WriteLine($"found {args[1]} = {value}");
+    await world.Names.RegisterAsync(args[1] + "-done", "yes");
+    await world.DisposeAsync();
+    return 0;
+}
 if (mode == "world")
 {
     for (int peer = 0; peer < world.Size; peer++)

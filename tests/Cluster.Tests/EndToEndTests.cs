@@ -88,6 +88,19 @@ public sealed partial class EndToEndTests(ITestOutputHelper output)
         }
     }
 
+    [Fact]
+    public async Task Programs_started_alone_on_one_machine_resolve_each_others_names()
+    {
+        string name = $"e2e-{Guid.NewGuid():N}";
+        Task<ProcessRun> finder = ProcessRun.RunAsync("dotnet", [s_testApp, "names-find", name], s_hang);
+        Task<ProcessRun> offerer = ProcessRun.RunAsync("dotnet", [s_testApp, "names-offer", name, "tcp://127.0.0.1:9/x"], s_hang);
+        ProcessRun[] runs = await Task.WhenAll(finder, offerer);
+        output.WriteLine(runs[0].Output + runs[1].Output);
+        Assert.Equal((0, 0), (runs[0].ExitCode, runs[1].ExitCode));
+        Assert.Contains($"found {name} = tcp://127.0.0.1:9/x", runs[0].Output, StringComparison.Ordinal);
+        Assert.Contains("launcher None", runs[0].Output, StringComparison.Ordinal);
+    }
+
     [SkippableFact]
     public async Task Under_Open_MPI_mpirun_every_rank_finds_every_other_and_the_names()
     {
