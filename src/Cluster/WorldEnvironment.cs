@@ -29,6 +29,9 @@ public sealed record WorldEnvironment
     /// <summary>The variable naming the host other nodes reach this process at (optional; see <see cref="ClusterOptions.Host"/>).</summary>
     public const string HostVariable = "XCALL_HOST";
 
+    /// <summary>The variable naming this process's node (optional): it wins over the launcher's node and the host name, for nodes that share a host name (containers, network namespaces).</summary>
+    public const string NodeVariable = "XCALL_NODE";
+
     /// <summary>Under Slurm the store listens on the first node at this port plus the job id modulo 10,000 (below Linux's ephemeral ports).</summary>
     public const int SlurmStoreBasePort = 20_000;
 
@@ -58,7 +61,7 @@ public sealed record WorldEnvironment
     /// <summary>This process's index among the ranks of its node.</summary>
     public required int LocalRank { get; init; }
 
-    /// <summary>The name of this process's node (Slurm's node name, else the host name).</summary>
+    /// <summary>The name of this process's node (<c>XCALL_NODE</c>, else Slurm's node name, else the host name).</summary>
     public required string Node { get; init; }
 
     /// <summary>True when the launcher says every rank runs on this node.</summary>
@@ -118,7 +121,7 @@ public sealed record WorldEnvironment
                 : throw new FormatException($"{name}='{text}' is not a non-negative number.");
         }
 
-        string node = Get("SLURMD_NODENAME") ?? hostName;
+        string node = Get(NodeVariable) ?? Get("SLURMD_NODENAME") ?? hostName;
         string? nodeList = Get("SLURM_STEP_NODELIST") ?? Get("SLURM_JOB_NODELIST");
         IReadOnlyList<string> slurmNodes = nodeList is null ? [] : SlurmNodeList.Expand(nodeList);
         LauncherVariables? found = null;
@@ -138,7 +141,7 @@ public sealed record WorldEnvironment
         if (launcher == Launcher.Slurm)
         {
             int nodeId = Number("SLURM_NODEID", 0);
-            if (Get("SLURMD_NODENAME") is null && nodeId < slurmNodes.Count)
+            if (Get(NodeVariable) is null && Get("SLURMD_NODENAME") is null && nodeId < slurmNodes.Count)
             {
                 node = slurmNodes[nodeId];
             }

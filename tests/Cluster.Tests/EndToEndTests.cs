@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using System.Reflection;
 using System.Text.RegularExpressions;
 using Xunit.Abstractions;
 
@@ -9,11 +8,8 @@ namespace XCall.Cluster.Tests;
 public sealed partial class EndToEndTests(ITestOutputHelper output)
 {
     private static readonly TimeSpan s_hang = TimeSpan.FromSeconds(60);
-    private static readonly string s_testApp = Metadata("TestAppPath");
-    private static readonly string s_xcall = Metadata("XCallPath");
-
-    private static string Metadata(string key) => Path.GetFullPath(typeof(EndToEndTests).Assembly
-        .GetCustomAttributes<AssemblyMetadataAttribute>().Single(a => a.Key == key).Value!);
+    private static readonly string s_testApp = TestPaths.TestApp;
+    private static readonly string s_xcall = TestPaths.XCall;
 
     private async Task<ProcessRun> XCallRunAsync(int ranks, params string[] appArguments)
     {

@@ -1,4 +1,5 @@
 using System.Globalization;
+using System.Runtime.InteropServices;
 
 namespace XCall.Cli;
 
@@ -10,7 +11,8 @@ internal static class CommandLine
 
           run    starts N ranks of PROGRAM on this machine with XCALL_RANK, XCALL_SIZE, XCALL_JOB_ID and
                  XCALL_STORE set, prefixes their output with "[rank] ", and when a rank exits with a
-                 non-zero code ends the others and exits with that code.
+                 non-zero code ends the others and exits with that code. Ctrl+C or SIGTERM ends
+                 every rank (exit code 130).
           -n N           the number of ranks (at least 1)
           --store ADDR   rank 0's store address (default tcp://127.0.0.1:<free port>/xcall-store-<job id>)
           --job-id ID    the job id (default run<pid of xcall>)
@@ -44,6 +46,12 @@ internal static class CommandLine
             cancel.Cancel();
         };
         Console.CancelKeyPress += onCancel;
+        // A batch system ends a job with SIGTERM: end the ranks too instead of leaving them behind.
+        using PosixSignalRegistration onTerm = PosixSignalRegistration.Create(PosixSignal.SIGTERM, context =>
+        {
+            context.Cancel = true;
+            cancel.Cancel();
+        });
         try
         {
             return await new WorldRun(settings, Console.Out, Console.Error).RunAsync(cancel.Token).ConfigureAwait(false);
