@@ -7,6 +7,8 @@ using XCall.Cluster.TestApp;
 //   fail CODE     the last rank exits with CODE once the world is joined; the others wait for a name that never
 //                 comes, print the RankFailedException they get and the one of opening the failed rank, and exit with 7.
 //   fail-hold CODE  as fail, but the others then hold on until they are ended (xcall run must end them).
+//   stop          the last rank stops itself (SIGSTOP) once the world is joined: alive but silent, it is taken
+//                 for dead by the transports' heartbeat; the others print the failure and exit with 7.
 //   names-offer NAME VALUE / names-find NAME   started alone (a world of one each): the first registers NAME and
 //                 waits for NAME-done; the second waits for NAME, prints it and registers NAME-done.
 string mode = args.Length > 0 ? args[0] : "world";
@@ -58,8 +60,15 @@ if (mode == "world")
     return 0;
 }
 
-int code = int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture);
-if (world.Rank == world.Size - 1)
+if (mode == "stop" && world.Rank == world.Size - 1)
+{
+    Console.WriteLine($"rank {world.Rank} stops itself");
+    Console.Out.Flush();
+    using var stop = System.Diagnostics.Process.Start("kill", ["-STOP", Environment.ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
+    await stop.WaitForExitAsync();
+}
+int code = mode == "stop" ? 0 : int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture);
+if (mode != "stop" && world.Rank == world.Size - 1)
 {
     Console.WriteLine($"rank {world.Rank} exits with {code}");
     Console.Out.Flush();

@@ -85,6 +85,29 @@ public sealed partial class EndToEndTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public async Task A_rank_that_stops_answering_is_taken_for_failed_by_the_heartbeat()
+    {
+        string job = $"stop{Environment.ProcessId}-{Guid.NewGuid():N}"[..20];
+        using var endStopped = new CancellationTokenSource();
+        Task<ProcessRun>[] ranks = [.. Enumerable.Range(0, 3).Select(rank => ProcessRun.RunAsync("dotnet", [s_testApp, "stop"], s_hang, new Dictionary<string, string>
+        {
+            ["XCALL_RANK"] = rank.ToString(System.Globalization.CultureInfo.InvariantCulture),
+            ["XCALL_SIZE"] = "3",
+            ["XCALL_JOB_ID"] = job,
+        }, rank == 2 ? endStopped.Token : default))];
+        ProcessRun[] survivors = await Task.WhenAll(ranks[0], ranks[1]);
+        await endStopped.CancelAsync(); // SIGKILL ends a stopped process
+        ProcessRun stopped = await ranks[2];
+        output.WriteLine(string.Join("\n", survivors.Select(r => r.Output)) + stopped.Output);
+        Assert.Contains("rank 2 stops itself", stopped.Output, StringComparison.Ordinal);
+        for (int rank = 0; rank < 2; rank++)
+        {
+            Assert.Equal(7, survivors[rank].ExitCode);
+            Assert.Contains($"rank {rank} saw: Rank 2 failed:", survivors[rank].Output, StringComparison.Ordinal);
+        }
+    }
+
+    [Fact]
     public async Task Programs_started_alone_on_one_machine_resolve_each_others_names()
     {
         string name = $"e2e-{Guid.NewGuid():N}";

@@ -6,8 +6,12 @@ namespace XCall.Cluster.Tests;
 /// <summary>A child process run to its end: its exit code and its output, both streams in the order they came.</summary>
 internal sealed record ProcessRun(int ExitCode, string Output)
 {
-    /// <summary>Runs <paramref name="program"/> with <paramref name="arguments"/>; kills it (and fails) if it outlives <paramref name="hang"/>.</summary>
-    public static async Task<ProcessRun> RunAsync(string program, IEnumerable<string> arguments, TimeSpan hang, IReadOnlyDictionary<string, string>? environment = null)
+    /// <summary>
+    /// Runs <paramref name="program"/> with <paramref name="arguments"/>; kills it (and fails) if it outlives
+    /// <paramref name="hang"/>, kills it (and returns what it wrote) when <paramref name="end"/> is cancelled.
+    /// </summary>
+    public static async Task<ProcessRun> RunAsync(string program, IEnumerable<string> arguments, TimeSpan hang,
+        IReadOnlyDictionary<string, string>? environment = null, CancellationToken end = default)
     {
         var start = new ProcessStartInfo(program) { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
         foreach (string argument in arguments)
@@ -36,9 +40,15 @@ internal sealed record ProcessRun(int ExitCode, string Output)
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
         using var timeout = new CancellationTokenSource(hang);
+        using var either = CancellationTokenSource.CreateLinkedTokenSource(timeout.Token, end);
         try
         {
-            await process.WaitForExitAsync(timeout.Token);
+            await process.WaitForExitAsync(either.Token);
+        }
+        catch (OperationCanceledException) when (end.IsCancellationRequested)
+        {
+            process.Kill(entireProcessTree: true);
+            await process.WaitForExitAsync();
         }
         catch (OperationCanceledException)
         {
