@@ -92,7 +92,10 @@ public sealed partial class ClusterWorld : IAsyncDisposable
         }
     }
 
-    /// <summary>Raised once per rank taken for failed (its process died, or its connections closed before it left).</summary>
+    /// <summary>
+    /// Raised once per rank taken for failed (its process died, its heartbeat stopped, or its connections closed
+    /// before it left), on the thread that saw it; keep handlers short.
+    /// </summary>
     public event Action<ClusterWorld, RankFailedException>? RankFailed;
 
     /// <summary>The node of <paramref name="rank"/>.</summary>

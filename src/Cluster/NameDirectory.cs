@@ -52,5 +52,10 @@ public sealed class NameDirectory
         {
             throw new TimeoutException($"The name '{name}' was not registered within {timeout}.");
         }
+        finally
+        {
+            // A wait that ended for another reason (a rank failed) must not stay behind in the store.
+            await linked.CancelAsync().ConfigureAwait(false);
+        }
     }
 }
