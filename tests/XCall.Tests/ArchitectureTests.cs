@@ -23,6 +23,7 @@ public sealed partial class ArchitectureTests
         ["XCall.FastProxy.Generator"] = [],
         ["XCall"] = ["XCall.FastProxy", "XCall.Transport.Shm", "XCall.Transport.Tcp", "XCall.Transport", "XCall.Marshal"],
         ["XCall.Channels"] = [],
+        ["XCall.Cluster"] = ["XCall", "XCall.FastProxy.Generator"],
     };
 
     private static readonly string s_sourceRoot = typeof(ArchitectureTests).Assembly

@@ -1,0 +1,2 @@
+// Shared memory, Unix sockets, /proc and Unix file modes: these tests are for Unix systems.
+[assembly: System.Runtime.Versioning.UnsupportedOSPlatform("windows")]

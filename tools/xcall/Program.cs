@@ -1,0 +1,3 @@
+using XCall.Cli;
+
+return await CommandLine.RunAsync(args).ConfigureAwait(false);

@@ -1,0 +1,150 @@
+using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
+using XCall.Cluster;
+
+namespace XCall.Cli;
+
+/// <summary>
+/// One <c>xcall run</c>: starts the ranks, forwards their output line by line with a <c>[rank] </c> prefix, and
+/// ends them all when one exits with a non-zero code (its code becomes the run's).
+/// </summary>
+internal sealed class WorldRun
+{
+    // Design: output lines of every rank are written under _writeLock, so a line never interleaves with another.
+    // _firstFailure is set once under _writeLock; the ranks are ended outside it.
+    private readonly RunSettings _settings;
+    private readonly TextWriter _out;
+    private readonly TextWriter _error;
+    private readonly object _writeLock = new();
+
+    public WorldRun(RunSettings settings, TextWriter output, TextWriter error)
+    {
+        _settings = settings;
+        _out = output;
+        _error = error;
+    }
+
+    /// <summary>Runs the world; returns the first non-zero exit code of a rank, or 0.</summary>
+    public async Task<int> RunAsync(CancellationToken cancellationToken)
+    {
+        string store = _settings.Store ?? $"tcp://127.0.0.1:{FreeLoopbackPort()}/{WorldEnvironment.StoreName(_settings.JobId)}";
+        var ranks = new List<Process>();
+        try
+        {
+            for (int rank = 0; rank < _settings.Ranks; rank++)
+            {
+                ranks.Add(Start(rank, store));
+            }
+        }
+        catch (Exception e) when (e is System.ComponentModel.Win32Exception or InvalidOperationException)
+        {
+            Write(_error, $"xcall run: cannot start '{_settings.Program}': {e.Message}");
+            EndAll(ranks);
+            return 127;
+        }
+
+        var exits = ranks.Select(p => p.WaitForExitAsync(CancellationToken.None)).ToList();
+        var pending = new List<Task>(exits);
+        Task cancelled = Task.Delay(Timeout.Infinite, cancellationToken);
+        int code = 0;
+        while (pending.Count > 0)
+        {
+            Task done = await Task.WhenAny([.. pending, cancelled]).ConfigureAwait(false);
+            if (done == cancelled)
+            {
+                Write(_error, "xcall run: interrupted; ending every rank.");
+                EndAll(ranks);
+                await Task.WhenAll(pending).ConfigureAwait(false);
+                return 130;
+            }
+            pending.Remove(done);
+            int rank = exits.IndexOf(done);
+            int exitCode = ranks[rank].ExitCode;
+            if (exitCode != 0 && code == 0)
+            {
+                code = exitCode;
+                Write(_error, $"xcall run: rank {rank} exited with code {exitCode}; ending the other ranks.");
+                EndAll(ranks);
+            }
+        }
+        foreach (Process process in ranks)
+        {
+            process.Dispose();
+        }
+        return code;
+    }
+
+    private Process Start(int rank, string store)
+    {
+        var start = new ProcessStartInfo(_settings.Program)
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false,
+        };
+        foreach (string argument in _settings.Arguments)
+        {
+            start.ArgumentList.Add(argument);
+        }
+        start.Environment[WorldEnvironment.RankVariable] = rank.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        start.Environment[WorldEnvironment.SizeVariable] = _settings.Ranks.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        start.Environment[WorldEnvironment.JobIdVariable] = _settings.JobId;
+        start.Environment[WorldEnvironment.StoreVariable] = store;
+        var process = new Process { StartInfo = start };
+        string prefix = $"[{rank}] ";
+        process.OutputDataReceived += (_, e) =>
+        {
+            if (e.Data is not null)
+            {
+                Write(_out, prefix + e.Data);
+            }
+        };
+        process.ErrorDataReceived += (_, e) =>
+        {
+            if (e.Data is not null)
+            {
+                Write(_error, prefix + e.Data);
+            }
+        };
+        process.Start();
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        return process;
+    }
+
+    private void Write(TextWriter writer, string line)
+    {
+        lock (_writeLock)
+        {
+            writer.WriteLine(line);
+            writer.Flush();
+        }
+    }
+
+    private static void EndAll(List<Process> ranks)
+    {
+        foreach (Process process in ranks)
+        {
+            try
+            {
+                if (!process.HasExited)
+                {
+                    process.Kill(entireProcessTree: true);
+                }
+            }
+            catch (InvalidOperationException)
+            {
+                // It exited meanwhile.
+            }
+        }
+    }
+
+    /// <summary>A port free on loopback now; rank 0 binds it a moment later.</summary>
+    private static int FreeLoopbackPort()
+    {
+        using var probe = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        probe.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        return ((IPEndPoint)probe.LocalEndPoint!).Port;
+    }
+}
