@@ -1,7 +1,6 @@
-using System.Buffers.Binary;
 using System.Buffers;
+using System.Buffers.Binary;
 using System.ComponentModel;
-using System.Runtime.CompilerServices;
 using XCall.Marshal;
 using XCall.Runtime.CompilerServices;
 using XCall.Transport;
