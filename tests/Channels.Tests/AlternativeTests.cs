@@ -210,7 +210,7 @@ public class AlternativeTests
     }
 
     [Fact]
-    public void Blocking_AltReader_on_a_thread_ends_on_its_timer()
+    public async Task Blocking_AltReader_on_a_thread_ends_on_its_timer()
     {
         var plus = new One2One<int>();
         var minus = new One2One<int>();
@@ -222,29 +222,31 @@ public class AlternativeTests
             int total = 0;
             while (true)
             {
-                // A second of silence ends the reader, as in CSP.NET's listing 5.
-                timer.RelativeTimeout(1000);
+                // Silence ends the reader, as in CSP.NET's listing 5 (two seconds here, not one, so that a
+                // machine busy with other test assemblies cannot stall a writer thread that long).
+                timer.RelativeTimeout(2000);
                 switch (alt.FairSelect())
                 {
                     case 0: total += plus.In.Read(); break;
                     case 1: total -= minus.In.Read(); break;
                     default:
                         result = total;
-                        // Writers still blocked (only if the pool stalled for a whole second) end instead of hanging.
+                        // A writer still blocked (only if its thread stalled for the whole silence) ends instead of hanging.
                         plus.In.Poison();
                         minus.In.Poison();
                         return;
                 }
             }
         });
-        Func<CancellationToken, Task> Adder(One2One<int> c, int value) => Poisoning.Spreading(async _ =>
+        // The writers block on their own threads too: pool threads can be scarce while other tests block theirs.
+        ThreadProcess Adder(One2One<int> c, int value) => new(_ =>
         {
             for (int i = 0; i < 100; i++)
             {
-                await c.Out.WriteAsync(value);
+                c.Out.Write(value);
             }
         });
-        new Parallel(reader, new Parallel(Adder(plus, 3), Adder(minus, 1))).RunAsync().Bounded().GetAwaiter().GetResult();
+        await new Parallel(reader, new Parallel(Adder(plus, 3), Adder(minus, 1))).RunAsync().Bounded();
         Assert.Equal(200, result);
     }
 
