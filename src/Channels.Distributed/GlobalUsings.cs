@@ -1,0 +1,1 @@
+global using Barrier = XCall.Channels.Barrier;

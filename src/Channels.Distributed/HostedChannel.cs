@@ -1,0 +1,132 @@
+using System.Threading.Channels;
+
+namespace XCall.Channels.Distributed;
+
+/// <summary>
+/// A channel this process hosts, as the remote ends reach it: each operation runs on the in-process channel's
+/// own ends and turns poison and completion into the status codes of <see cref="IConstructHost"/>.
+/// </summary>
+internal abstract class HostedChannel
+{
+    internal const int Completed = -1;
+
+    public abstract int WriteWord(long word);
+
+    public abstract ValueTask<int> WriteWordAsync(long word, CancellationToken cancellationToken);
+
+    public abstract int WriteBytes(byte[] value);
+
+    public abstract ValueTask<int> WriteBytesAsync(byte[] value, CancellationToken cancellationToken);
+
+    public abstract ValueTask<WordRead> ReadWordAsync(bool extended, CancellationToken cancellationToken);
+
+    public abstract ValueTask<BytesRead> ReadBytesAsync(bool extended, CancellationToken cancellationToken);
+
+    public abstract void EndRead();
+
+    public abstract void Poison(int strength);
+
+    public abstract void Complete();
+}
+
+/// <inheritdoc/>
+internal sealed class HostedChannel<T>(ChannelIn<T> input, ChannelOut<T> output, ChannelCodec<T> codec) : HostedChannel
+{
+    private static readonly byte[] s_none = [];
+
+    public override int WriteWord(long word)
+    {
+        try
+        {
+            output.Write(codec.FromWord(word));
+            return 0;
+        }
+        catch (Exception e) when (Ended(e, out int status))
+        {
+            return status;
+        }
+    }
+
+    public override async ValueTask<int> WriteWordAsync(long word, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await output.WriteAsync(codec.FromWord(word), cancellationToken).ConfigureAwait(false);
+            return 0;
+        }
+        catch (Exception e) when (Ended(e, out int status))
+        {
+            return status;
+        }
+    }
+
+    public override int WriteBytes(byte[] value)
+    {
+        try
+        {
+            output.Write(codec.FromBytes(value));
+            return 0;
+        }
+        catch (Exception e) when (Ended(e, out int status))
+        {
+            return status;
+        }
+    }
+
+    public override async ValueTask<int> WriteBytesAsync(byte[] value, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await output.WriteAsync(codec.FromBytes(value), cancellationToken).ConfigureAwait(false);
+            return 0;
+        }
+        catch (Exception e) when (Ended(e, out int status))
+        {
+            return status;
+        }
+    }
+
+    public override async ValueTask<WordRead> ReadWordAsync(bool extended, CancellationToken cancellationToken)
+    {
+        try
+        {
+            T value = extended ? await input.BeginReadAsync(cancellationToken).ConfigureAwait(false) : await input.ReadAsync(cancellationToken).ConfigureAwait(false);
+            return new WordRead(codec.ToWord(value), 0);
+        }
+        catch (Exception e) when (Ended(e, out int status))
+        {
+            return new WordRead(0, status);
+        }
+    }
+
+    public override async ValueTask<BytesRead> ReadBytesAsync(bool extended, CancellationToken cancellationToken)
+    {
+        try
+        {
+            T value = extended ? await input.BeginReadAsync(cancellationToken).ConfigureAwait(false) : await input.ReadAsync(cancellationToken).ConfigureAwait(false);
+            return new BytesRead(codec.ToBytes(value), 0);
+        }
+        catch (Exception e) when (Ended(e, out int status))
+        {
+            return new BytesRead(s_none, status);
+        }
+    }
+
+    public override void EndRead() => input.EndRead();
+
+    /// <summary>Whether <paramref name="e"/> says the channel ended (poisoned or completed), with the status that tells the remote end.</summary>
+    private static bool Ended(Exception e, out int status)
+    {
+        status = e switch
+        {
+            PoisonException poison => poison.Strength,
+            ChannelClosedException => Completed,
+            _ => 0,
+        };
+        return status != 0;
+    }
+
+    public override void Poison(int strength) => output.Poison(strength);
+
+    public override void Complete() => output.Complete();
+}

@@ -1,0 +1,92 @@
+namespace XCall.Channels.Distributed;
+
+/// <summary>
+/// A barrier that processes of several OS processes and machines share by name: every enrolled process that
+/// syncs waits until all enrolled processes (wherever they run) have synced. The process that named it first
+/// hosts it; in that process and in stand-alone mode it is the in-process <see cref="Barrier"/> itself.
+/// </summary>
+/// <remarks>When the hosting process dies a pending and every later sync fails with <see cref="Cluster.RankFailedException"/>.</remarks>
+public sealed class NamedBarrier
+{
+    private readonly Barrier? _local;
+    private readonly IConstructHost? _host;
+    private readonly ConstructAddress _address;
+
+    internal NamedBarrier(string name, Barrier local)
+    {
+        Name = name;
+        _local = local;
+    }
+
+    internal NamedBarrier(string name, IConstructHost host, ConstructAddress address)
+    {
+        Name = name;
+        _host = host;
+        _address = address;
+    }
+
+    /// <summary>The barrier's name.</summary>
+    public string Name { get; }
+
+    /// <summary>Whether this process hosts the barrier (every sync is then an in-process one).</summary>
+    public bool IsLocal => _local is not null;
+
+    /// <summary>Waits until every enrolled process has synced.</summary>
+    public void Sync()
+    {
+        if (_local is not null)
+        {
+            _local.Sync();
+            return;
+        }
+        try
+        {
+            _host!.SyncAsync(_address.Id).GetAwaiter().GetResult();
+        }
+        catch (XCallDisconnectedException e)
+        {
+            throw RemoteStatus.Lost(_address, Name, e);
+        }
+    }
+
+    /// <summary>Completes when every enrolled process has synced.</summary>
+    public async Task SyncAsync()
+    {
+        if (_local is not null)
+        {
+            await _local.SyncAsync().ConfigureAwait(false);
+            return;
+        }
+        try
+        {
+            await _host!.SyncAsync(_address.Id).ConfigureAwait(false);
+        }
+        catch (XCallDisconnectedException e)
+        {
+            throw RemoteStatus.Lost(_address, Name, e);
+        }
+    }
+
+    /// <summary>Enrolls one more process: rounds now wait for it too.</summary>
+    public void Enroll() => Call(static (host, id) => host.Enroll(id), static barrier => barrier.Enroll());
+
+    /// <summary>Resigns one process: rounds no longer wait for it.</summary>
+    public void Resign() => Call(static (host, id) => host.Resign(id), static barrier => barrier.Resign());
+
+    private void Call(Action<IConstructHost, int> remote, Action<Barrier> local)
+    {
+        if (_local is not null)
+        {
+            local(_local);
+            return;
+        }
+        try
+        {
+            remote(_host!, _address.Id);
+        }
+        catch (XCallDisconnectedException e)
+        {
+            throw RemoteStatus.Lost(_address, Name, e);
+        }
+    }
+}

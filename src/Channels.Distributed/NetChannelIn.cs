@@ -1,0 +1,91 @@
+using System.Threading.Channels;
+
+namespace XCall.Channels.Distributed;
+
+/// <summary>
+/// A reading end of a named channel hosted by another process (a One2Any or Any2Any, whose readers may be
+/// anywhere): a read takes a value there and copies it here. Shared reading ends cannot guard an
+/// <see cref="Alternative"/>, in-process or not; the single reader of a One2One or Any2One is the process that
+/// created it, whose end is the in-process <see cref="ChannelIn{T}"/> and guards as usual.
+/// </summary>
+/// <remarks>When the hosting process dies a pending and every later read fails with <see cref="Cluster.RankFailedException"/>.</remarks>
+public sealed class NetChannelIn<T> : IChannelIn<T>, IPoisonable
+{
+    private readonly IConstructHost _host;
+    private readonly ConstructAddress _address;
+    private readonly ChannelCodec<T> _codec;
+
+    internal NetChannelIn(IConstructHost host, ConstructAddress address, string name, ChannelCodec<T> codec)
+    {
+        _host = host;
+        _address = address;
+        Name = name;
+        _codec = codec;
+    }
+
+    /// <summary>The channel's name.</summary>
+    public string Name { get; }
+
+    /// <inheritdoc/>
+    public T Read(CancellationToken cancellationToken = default) => Blocking.Wait(ReadAsync(cancellationToken));
+
+    /// <inheritdoc/>
+    public ValueTask<T> ReadAsync(CancellationToken cancellationToken = default) => ReadAsync(extended: false, cancellationToken);
+
+    /// <inheritdoc/>
+    public T BeginRead(CancellationToken cancellationToken = default) => Blocking.Wait(BeginReadAsync(cancellationToken));
+
+    /// <inheritdoc/>
+    public ValueTask<T> BeginReadAsync(CancellationToken cancellationToken = default) => ReadAsync(extended: true, cancellationToken);
+
+    /// <inheritdoc/>
+    public void EndRead()
+    {
+        try
+        {
+            _host.EndRead(_address.Id);
+        }
+        catch (XCallDisconnectedException e)
+        {
+            throw RemoteStatus.Lost(_address, Name, e);
+        }
+    }
+
+    /// <inheritdoc/>
+    public void Poison(int strength = 1)
+    {
+        try
+        {
+            _host.Poison(_address.Id, strength);
+        }
+        catch (XCallDisconnectedException e)
+        {
+            throw RemoteStatus.Lost(_address, Name, e);
+        }
+    }
+
+    /// <summary>Not offered by a remote end: a <see cref="ChannelReader{T}"/> needs TryRead, which would cost a round trip each time.</summary>
+    /// <exception cref="NotSupportedException">Always.</exception>
+    public ChannelReader<T> AsChannelReader() =>
+        throw new NotSupportedException("A remote channel end offers no ChannelReader; use Read / ReadAsync.");
+
+    private async ValueTask<T> ReadAsync(bool extended, CancellationToken cancellationToken)
+    {
+        try
+        {
+            if (_codec.IsWord)
+            {
+                WordRead word = await _host.ReadWordAsync(_address.Id, extended, cancellationToken).ConfigureAwait(false);
+                RemoteStatus.ThrowIfEnded(word.Poison);
+                return _codec.FromWord(word.Word);
+            }
+            BytesRead bytes = await _host.ReadBytesAsync(_address.Id, extended, cancellationToken).ConfigureAwait(false);
+            RemoteStatus.ThrowIfEnded(bytes.Poison);
+            return _codec.FromBytes(bytes.Value);
+        }
+        catch (XCallDisconnectedException e)
+        {
+            throw RemoteStatus.Lost(_address, Name, e);
+        }
+    }
+}
