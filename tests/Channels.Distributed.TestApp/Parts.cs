@@ -1,0 +1,249 @@
+using System.Diagnostics;
+using System.Globalization;
+using XCall.Cluster;
+
+namespace XCall.Channels.Distributed.TestApp;
+
+/// <summary>Each mode's part for one rank; rank 0 is the hub that hosts most names.</summary>
+internal static class Parts
+{
+    private static readonly ChannelCodec<Job> s_jobs = ChannelCodec.Of<Job, XCall.Generated.XCall_Channels_Distributed_TestApp_Job_XCallMarshaller>();
+
+    private static void Say(int rank, string text) => Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"rank {rank} {text}"));
+
+    public static async Task KindsAsync(CspWorld csp, int rank, int size)
+    {
+        if (rank == 0)
+        {
+            One2One<int> o2o = await csp.CreateOne2OneAsync<int>("o2o");
+            Any2One<string> a2o = await csp.CreateAny2OneAsync<string>("a2o");
+            One2Any<Job> o2a = await csp.CreateOne2AnyAsync("o2a", codec: s_jobs);
+            await csp.CreateAny2AnyAsync<long>("a2a");
+            Say(rank, $"o2o got {await o2o.In.ReadAsync()}");
+            var texts = new List<string>();
+            for (int i = 1; i < size; i++)
+            {
+                texts.Add(await a2o.In.ReadAsync());
+            }
+            texts.Sort(StringComparer.Ordinal);
+            Say(rank, $"a2o got {string.Join(",", texts)}");
+            for (int i = 1; i < size; i++)
+            {
+                await o2a.Out.WriteAsync(new Job(i, $"job {i}"));
+            }
+            Say(rank, $"o2a wrote {size - 1} jobs");
+            return;
+        }
+        if (rank == 1)
+        {
+            IChannelOut<int> o2o = await csp.OpenOutAsync<int>("o2o");
+            await o2o.WriteAsync(101);
+        }
+        IChannelOut<string> a2oOut = await csp.OpenOutAsync<string>("a2o");
+        await a2oOut.WriteAsync($"from {rank}");
+        IChannelIn<Job> o2aIn = await csp.OpenInAsync("o2a", s_jobs);
+        Job job = await o2aIn.ReadAsync();
+        Say(rank, $"o2a got job {job.Id} '{job.Text}'");
+        IChannelOut<long> a2aOut = await csp.OpenOutAsync<long>("a2a");
+        IChannelIn<long> a2aIn = await csp.OpenInAsync<long>("a2a");
+        Task write = a2aOut.WriteAsync(3000 + rank).AsTask();
+        Say(rank, $"a2a got {await a2aIn.ReadAsync()}");
+        await write;
+    }
+
+    public static async Task RendezvousAsync(CspWorld csp, int rank)
+    {
+        if (rank == 0)
+        {
+            One2One<int> unbuffered = await csp.CreateOne2OneAsync<int>("rv");
+            One2One<int> buffered = await csp.CreateOne2OneAsync("rv-buffered", new FifoBuffer<int>(1));
+            Any2One<int> before = await csp.CreateAny2OneAsync<int>("rv-before");
+            // The writer's report of its pending write comes first: nothing has read "rv" yet.
+            Say(rank, $"write pending while unread: {await before.In.ReadAsync() == 0}");
+            Say(rank, $"read {await unbuffered.In.ReadAsync()} and buffered {await buffered.In.ReadAsync()}");
+        }
+        else if (rank == 1)
+        {
+            IChannelOut<int> unbuffered = await csp.OpenOutAsync<int>("rv");
+            IChannelOut<int> buffered = await csp.OpenOutAsync<int>("rv-buffered");
+            IChannelOut<int> before = await csp.OpenOutAsync<int>("rv-before");
+            ValueTask write = unbuffered.WriteAsync(5);
+            await buffered.WriteAsync(6);
+            Say(rank, "buffered write returned before any read");
+            // A full round trip to the reader's process later, the unbuffered write must still wait.
+            await before.WriteAsync(write.IsCompleted ? 1 : 0);
+            await write;
+            Say(rank, "unbuffered write returned after the read");
+        }
+    }
+
+    public static async Task SelectAsync(CspWorld csp, int rank, int size)
+    {
+        const int PerWriter = 20;
+        NamedBarrier full = await csp.BarrierAsync("select-full", 3);
+        if (rank == 0)
+        {
+            One2One<int> first = await csp.CreateOne2OneAsync("select-1", new FifoBuffer<int>(PerWriter));
+            One2One<int> second = await csp.CreateOne2OneAsync("select-2", new FifoBuffer<int>(PerWriter));
+            var idle = new One2One<int>(); // in-process, never written
+            await full.SyncAsync(); // both writers filled their buffers: both remote guards stay ready
+            var alt = new Alternative(first.In, idle.In, second.In);
+            var chosen = new List<int>();
+            for (int i = 0; i < 2 * PerWriter; i++)
+            {
+                int index = await alt.FairSelectAsync();
+                chosen.Add(index);
+                _ = index == 0 ? await first.In.ReadAsync() : await second.In.ReadAsync();
+            }
+            bool alternated = chosen.Select((index, i) => index == (i % 2 == 0 ? chosen[0] : 2 - chosen[0])).All(ok => ok);
+            Say(rank, $"fair select alternated over {chosen.Count} choices: {alternated} ({chosen.Count(c => c == 0)} + {chosen.Count(c => c == 2)})");
+            var timer = new CSTimer();
+            timer.RelativeTimeout(TimeSpan.FromMilliseconds(50));
+            int last = await new Alternative(first.In, second.In, timer).FairSelectAsync();
+            Say(rank, $"with empty remote guards the select chose {(last == 2 ? "the timer" : $"guard {last}")}");
+        }
+        else if (rank <= 2)
+        {
+            IChannelOut<int> output = await csp.OpenOutAsync<int>($"select-{rank}");
+            for (int i = 0; i < PerWriter; i++)
+            {
+                await output.WriteAsync((rank * 100) + i);
+            }
+            await full.SyncAsync();
+        }
+        _ = size;
+    }
+
+    public static async Task PoisonAsync(CspWorld csp, int rank, int size)
+    {
+        if (rank == 0)
+        {
+            One2One<int> input = await csp.CreateOne2OneAsync<int>("p-in");
+            One2Any<int> output = await csp.CreateOne2AnyAsync<int>("p-out");
+            Say(rank, $"read {await input.In.ReadAsync()}");
+            try
+            {
+                await input.In.ReadAsync();
+                Say(rank, "read past the poison");
+            }
+            catch (PoisonException e)
+            {
+                Say(rank, $"saw poison {e.Strength} from rank 1");
+            }
+            output.Out.Poison(3);
+            return;
+        }
+        if (rank == 1)
+        {
+            IChannelOut<int> input = await csp.OpenOutAsync<int>("p-in");
+            await input.WriteAsync(1);
+            ((IPoisonable)input).Poison(2);
+        }
+        IChannelIn<int> poisoned = await csp.OpenInAsync<int>("p-out");
+        try
+        {
+            await poisoned.ReadAsync();
+            Say(rank, "read past the poison");
+        }
+        catch (PoisonException e)
+        {
+            Say(rank, $"saw poison {e.Strength} from rank 0");
+        }
+        _ = size;
+    }
+
+    public static async Task BarrierAsync(CspWorld csp, int rank, int size)
+    {
+        const int Rounds = 3;
+        if (rank == 0)
+        {
+            await csp.CreateAny2OneAsync<long>("log", new InfiniteBuffer<long>());
+        }
+        NamedBarrier barrier = await csp.BarrierAsync("rounds", size);
+        NamedBucket bucket = await csp.BucketAsync("bucket");
+        IChannelOut<long> log = await csp.OpenOutAsync<long>("log");
+        for (int round = 0; round < Rounds; round++)
+        {
+            await log.WriteAsync(Entry(round, passed: false, rank)); // in the host's buffer before this rank syncs
+            await barrier.SyncAsync();
+            await log.WriteAsync(Entry(round, passed: true, rank));
+        }
+        if (rank != 0)
+        {
+            await bucket.FallIntoAsync();
+            Say(rank, "left the bucket");
+            return;
+        }
+        // The last rank's pass of the last round is in the log only after it synced; read everything first.
+        var entries = new List<long>();
+        IChannelIn<long> logIn = await csp.OpenInAsync<long>("log");
+        for (int i = 0; i < 2 * Rounds * size; i++)
+        {
+            entries.Add(await logIn.ReadAsync());
+        }
+        bool held = Enumerable.Range(0, Rounds).All(round =>
+            entries.FindLastIndex(e => e == Entry(round, false, (int)(e % 1000))) < entries.FindIndex(e => e / 1000 == (round * 2) + 1));
+        Say(rank, $"barrier held {size} ranks for {Rounds} rounds: {held}");
+        // A bucket offers no wait for its holding count: flush until every other rank was released.
+        int released = 0;
+        while (released < size - 1)
+        {
+            released += bucket.Flush();
+            if (released < size - 1)
+            {
+                await Task.Delay(1);
+            }
+        }
+        Say(rank, $"bucket released {released} ranks");
+    }
+
+    public static async Task KillAsync(CspWorld csp, int rank)
+    {
+        if (rank == 1)
+        {
+            await csp.CreateOne2OneAsync<int>("victim");
+            One2One<int> armed = await csp.CreateOne2OneAsync<int>("armed");
+            await armed.In.ReadAsync(); // rank 0's write to "victim" was sent before this
+            Say(rank, "kills itself with SIGKILL");
+            Console.Out.Flush();
+            using var kill = Process.Start("kill", ["-9", Environment.ProcessId.ToString(CultureInfo.InvariantCulture)]);
+            await kill.WaitForExitAsync();
+            await Task.Delay(Timeout.Infinite);
+        }
+        if (rank == 0)
+        {
+            One2One<int> after = await csp.CreateOne2OneAsync<int>("after");
+            IChannelOut<int> victim = await csp.OpenOutAsync<int>("victim");
+            IChannelOut<int> armed = await csp.OpenOutAsync<int>("armed");
+            ValueTask pending = victim.WriteAsync(1);
+            try
+            {
+                await armed.WriteAsync(1);
+            }
+            catch (RankFailedException)
+            {
+                // Rank 1 may die before the reply to this write leaves it; the write to "victim" is what is checked.
+            }
+            try
+            {
+                await pending;
+                Say(rank, "the write to the dead reader returned");
+            }
+            catch (RankFailedException e)
+            {
+                Say(rank, $"write failed: {e.GetType().Name} rank {e.Rank}: {e.Message}");
+            }
+            Say(rank, $"after the failure read {await after.In.ReadAsync()} from rank 2");
+            Environment.Exit(0); // the world holds a failed rank: leave without waiting for it
+        }
+        if (rank == 2)
+        {
+            IChannelOut<int> after = await csp.OpenOutAsync<int>("after");
+            await after.WriteAsync(42);
+            Say(rank, "wrote 42 after the failure");
+            Environment.Exit(0);
+        }
+    }
+
+    private static long Entry(int round, bool passed, int rank) => (((round * 2) + (passed ? 1 : 0)) * 1000L) + rank;
+}

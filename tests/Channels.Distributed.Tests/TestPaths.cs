@@ -1,0 +1,16 @@
+using System.Reflection;
+
+namespace XCall.Channels.Distributed.Tests;
+
+/// <summary>The programs the end-to-end tests start, as built next to the tests (paths set by the project).</summary>
+internal static class TestPaths
+{
+    /// <summary>tests/Channels.Distributed.TestApp's dll.</summary>
+    public static string TestApp { get; } = Metadata("TestAppPath");
+
+    /// <summary>tools/xcall's dll.</summary>
+    public static string XCall { get; } = Metadata("XCallPath");
+
+    private static string Metadata(string key) => Path.GetFullPath(typeof(TestPaths).Assembly
+        .GetCustomAttributes<AssemblyMetadataAttribute>().Single(a => a.Key == key).Value!);
+}
