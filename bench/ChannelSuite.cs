@@ -7,17 +7,18 @@ namespace XCall.Bench;
 /// <c>--suite channels</c>: XCall.Channels next to its peers, each measured in the same run. Parts:
 /// the Erlang ring (ChannelSuite.Ring.cs), CSP.NET's 3-process loop (ChannelSuite.Loop.cs), a select
 /// over 8 channels against a plain read (ChannelSuite.Select.cs) and Monte Carlo Pi against the
-/// sequential loop, on both cores and pinned to one (ChannelSuite.Pi.cs). Rows go to calls.json in the
+/// sequential loop, on both cores and pinned to one (ChannelSuite.Pi.cs), and named channels between two
+/// processes over shm and tcp against an XCall int call (ChannelSuite.Net.cs). Rows go to calls.json in the
 /// main suite's format; the printed tables and the budget checks go to calls.md.
 /// </summary>
 internal static partial class ChannelSuite
 {
-    private static readonly string[] s_parts = ["ring", "loop", "select", "pi"];
+    private static readonly string[] s_parts = ["ring", "loop", "select", "pi", "net"];
     private static readonly string[] s_peers = ["xcall", "stc", "go", "erlang"];
 
     public const string Usage = """
         usage: dotnet run -c Release --project bench -- --suite channels [options]
-          --parts LIST          ring,loop,select,pi (default: all)
+          --parts LIST          ring,loop,select,pi,net (default: all)
           --sizes LIST          ring sizes N (default 1024,4096,16384,65536,262144)
           --laps M              laps of the ring's token (default 1000)
           --peers LIST          xcall,stc,go,erlang (default: all; go and erlang skipped when not on PATH)
@@ -75,6 +76,10 @@ internal static partial class ChannelSuite
             {
                 RunPi(options, log, results);
             }
+            if (options.Parts.Contains("net"))
+            {
+                RunNet(log, results);
+            }
         }
         finally
         {
@@ -95,6 +100,7 @@ internal static partial class ChannelSuite
     {
         ["ring", string peer, string n, string laps] => RingChild(peer, Parse(n), Parse(laps)),
         ["pi", string iterations, string largest] => PiChild(ParseLong(iterations), ParseLong(largest)),
+        ["net-peer"] => NetPeer(),
         _ => Fail($"Unknown child arguments: {string.Join(' ', args)}"),
     };
 

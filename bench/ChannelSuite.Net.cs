@@ -1,0 +1,215 @@
+using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
+using XCall.Channels;
+using XCall.Channels.Distributed;
+using XCall.Cluster;
+
+namespace XCall.Bench;
+
+/// <summary>
+/// Named channels between two processes (XCall.Channels.Distributed), over shared memory (one node) and over TCP
+/// (the two ranks told they are on different nodes, on loopback), each against an XCall <c>void Test(int)</c> call
+/// to the same peer in alternating bursts of the same run: a rendezvous write to a reader in the other process, a
+/// value there and back (a write to the peer's channel, whose process writes it back to ours), and ints through a
+/// buffered named channel. Rows are labelled with the defaults they use (sync writes, default dispatch).
+/// </summary>
+internal static partial class ChannelSuite
+{
+    private const int NetOps = 20_000;
+    private const int NetRounds = 5;
+
+    private enum NetForm
+    {
+        /// <summary>XCall <c>void Test(int)</c> on the peer.</summary>
+        Call,
+
+        /// <summary>A sync write on a named unbuffered One2One the peer reads.</summary>
+        Write,
+
+        /// <summary>A write to the peer's One2One and the read of the value it writes back to ours.</summary>
+        RoundTrip,
+
+        /// <summary>Sync writes on a named One2One with a 4096-slot buffer the peer drains.</summary>
+        Buffered,
+    }
+
+    private static void RunNet(SuiteLog log, List<CallResult> results)
+    {
+        foreach (string transport in new[] { "shm", "tcp" })
+        {
+            RunNetPair(transport, log, results);
+        }
+    }
+
+    private static void RunNetPair(string transport, SuiteLog log, List<CallResult> results)
+    {
+        string job = $"bnet{Environment.ProcessId}{transport}";
+        Dictionary<string, string> variables = NetVariables(transport, job);
+        var start = new ProcessStartInfo("dotnet") { UseShellExecute = false };
+        start.ArgumentList.Add(Self);
+        foreach (string a in new[] { "--suite", "channels", "--child", "net-peer" })
+        {
+            start.ArgumentList.Add(a);
+        }
+        foreach ((string name, string value) in variables)
+        {
+            start.Environment[name] = value;
+        }
+        start.Environment[WorldEnvironment.RankVariable] = "1";
+        if (transport == "tcp")
+        {
+            start.Environment[WorldEnvironment.NodeVariable] = "bench-b";
+        }
+        using Process peer = Process.Start(start)!;
+        try
+        {
+            var environment = WorldEnvironment.Detect(variables, Environment.MachineName, Environment.ProcessId);
+            NetMeasure(transport, environment, log, results).GetAwaiter().GetResult();
+        }
+        finally
+        {
+            if (!peer.WaitForExit(30_000))
+            {
+                peer.Kill(entireProcessTree: true);
+            }
+        }
+    }
+
+    private static Dictionary<string, string> NetVariables(string transport, string job)
+    {
+        var variables = new Dictionary<string, string>
+        {
+            [WorldEnvironment.RankVariable] = "0",
+            [WorldEnvironment.SizeVariable] = "2",
+            [WorldEnvironment.JobIdVariable] = job,
+        };
+        if (transport == "tcp")
+        {
+            // Two "nodes" on loopback: the ranks reach each other over TCP, the store by its address.
+            using var probe = new TcpListener(IPAddress.Loopback, 0);
+            probe.Start();
+            int port = ((IPEndPoint)probe.LocalEndpoint).Port;
+            probe.Stop();
+            variables[WorldEnvironment.NodeVariable] = "bench-a";
+            variables[WorldEnvironment.HostVariable] = "127.0.0.1";
+            variables[WorldEnvironment.StoreVariable] = $"tcp://127.0.0.1:{port}/xcall-store-{job}";
+        }
+        return variables;
+    }
+
+    private static async Task NetMeasure(string transport, WorldEnvironment environment, SuiteLog log, List<CallResult> results)
+    {
+        await using CspWorld csp = await CspWorld.JoinAsync(new ClusterOptions { Environment = environment });
+        ClusterWorld world = csp.World!;
+        One2One<int> pong = await csp.CreateOne2OneAsync<int>("bench-pong");
+        ICallCost call = await world.OpenAsync<ICallCost>(1);
+        IChannelOut<int> write = await csp.OpenOutAsync<int>("bench-write");
+        IChannelOut<int> ping = await csp.OpenOutAsync<int>("bench-ping");
+        IChannelOut<int> buffered = await csp.OpenOutAsync<int>("bench-buffered");
+        NetForm[] forms = [NetForm.Call, NetForm.Write, NetForm.RoundTrip, NetForm.Buffered];
+        double Burst(NetForm form, int ops)
+        {
+            long begin = Stopwatch.GetTimestamp();
+            for (int i = 0; i < ops; i++)
+            {
+                switch (form)
+                {
+                    case NetForm.Call:
+                        call.Test(i);
+                        break;
+                    case NetForm.Write:
+                        write.Write(i);
+                        break;
+                    case NetForm.RoundTrip:
+                        ping.Write(i);
+                        pong.In.Read();
+                        break;
+                    default:
+                        buffered.Write(i);
+                        break;
+                }
+            }
+            return Stopwatch.GetElapsedTime(begin).TotalNanoseconds / ops;
+        }
+        foreach (NetForm form in forms)
+        {
+            Burst(form, NetOps / 10);
+        }
+        var ns = forms.ToDictionary(f => f, _ => new List<double>());
+        for (int round = 0; round < NetRounds; round++)
+        {
+            foreach (NetForm form in forms)
+            {
+                ns[form].Add(Burst(form, NetOps));
+            }
+        }
+        write.Write(-1); // the peer's readers end on -1
+        ping.Write(-1);
+        buffered.Write(-1);
+
+        double baseline = Median(ns[NetForm.Call]);
+        log.Line();
+        log.Line($"Named channels between two processes over {transport}, against an XCall void Test(int) call to the same peer; {NetOps:N0} operations, median of {NetRounds} alternating rounds (defaults: sync writes, concurrent dispatch)");
+        log.Line("| operation | ns per operation | x XCall int call | per second |");
+        log.Line("|---|---:|---:|---:|");
+        foreach ((NetForm form, string name, string signature) in new[]
+        {
+            (NetForm.Call, $"XCall void Test(int) over {transport}", $"net-int-call-{transport}"),
+            (NetForm.Write, "named One2One<int>: rendezvous write, reader in the other process", $"net-write-{transport}"),
+            (NetForm.RoundTrip, "named One2One<int>: a value there and back", $"net-roundtrip-{transport}"),
+            (NetForm.Buffered, "named One2One<int>, buffer of 4096: sync writes, reader draining", $"net-buffered-{transport}"),
+        })
+        {
+            double value = Median(ns[form]);
+            log.Line($"| {name} | {value:0.0} | {Format(value / baseline, "0.00")} | {Format(1e9 / value, "N0")} |");
+            results.Add(new CallResult(signature, transport, value, null) { RatioToLocal = value / baseline });
+        }
+        if (transport == "shm")
+        {
+            log.Budget("named One2One rendezvous write over shm / XCall shm int call", Median(ns[NetForm.Write]) / baseline, 1.2, $"{Median(ns[NetForm.Write]):0.0} vs {baseline:0.0} ns");
+            log.Budget("named One2One value there and back over shm / XCall shm int call", Median(ns[NetForm.RoundTrip]) / baseline, 2.4, $"{Median(ns[NetForm.RoundTrip]):0.0} vs {baseline:0.0} ns");
+            double perSecond = 1e9 / Median(ns[NetForm.Buffered]);
+            log.Budget("buffered named channel over shm, million ints per second (inverted: 10 / rate)", 10 / (perSecond / 1e6), 1.0, $"{perSecond / 1e6:0.00} M ints/s, budget >= 10 M");
+        }
+    }
+
+    /// <summary>The peer (rank 1): hosts the channels the parent writes to, reads them, and answers pings on the parent's channel.</summary>
+    private static int NetPeer()
+    {
+        return NetPeerAsync().GetAwaiter().GetResult();
+
+        static async Task<int> NetPeerAsync()
+        {
+            var services = new XCallServer().Add<ICallCost>(new CallCostService());
+            await using CspWorld csp = await CspWorld.JoinAsync(new ClusterOptions { Services = services });
+            One2One<int> write = await csp.CreateOne2OneAsync<int>("bench-write");
+            One2One<int> ping = await csp.CreateOne2OneAsync<int>("bench-ping");
+            One2One<int> buffered = await csp.CreateOne2OneAsync("bench-buffered", new FifoBuffer<int>(4096));
+            IChannelOut<int> pong = await csp.OpenOutAsync<int>("bench-pong");
+            static void Drain(ChannelIn<int> input, Action<int>? answer)
+            {
+                int value;
+                while ((value = input.Read()) != -1)
+                {
+                    answer?.Invoke(value);
+                }
+            }
+            Thread[] readers =
+            [
+                new(() => Drain(write.In, null)),
+                new(() => Drain(ping.In, value => pong.Write(value))),
+                new(() => Drain(buffered.In, null)),
+            ];
+            foreach (Thread reader in readers)
+            {
+                reader.Start();
+            }
+            foreach (Thread reader in readers)
+            {
+                reader.Join();
+            }
+            return 0;
+        }
+    }
+}
