@@ -1,4 +1,5 @@
 using System.Globalization;
+using XCall.Cluster.Tests;
 using Xunit.Abstractions;
 
 namespace XCall.Channels.Distributed.Tests;
