@@ -16,7 +16,7 @@ namespace XCall.Bench;
 /// </summary>
 internal static partial class ChannelSuite
 {
-    private const int NetOps = 20_000;
+    private const int NetOps = 5_000;
     private const int NetRounds = 5;
 
     private enum NetForm

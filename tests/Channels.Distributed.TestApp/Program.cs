@@ -19,6 +19,10 @@ int standAloneRanks = args.Length > 1 ? int.Parse(args[1], CultureInfo.Invariant
 await using CspWorld csp = await CspWorld.JoinAsync();
 int size = csp.IsStandAlone ? standAloneRanks : csp.Size;
 Console.WriteLine($"rank {csp.Rank} of {size} joined ({(csp.IsStandAlone ? "stand-alone" : "world")}, pid {Environment.ProcessId})");
+if (csp.World is { } world && world.Rank != 0)
+{
+    Console.WriteLine($"rank {world.Rank} reaches rank 0 at {world.GetAddress(0)}");
+}
 
 Func<int, Task> part = mode switch
 {
