@@ -11,6 +11,12 @@ internal static class TestPaths
     /// <summary>tools/xcall's dll.</summary>
     public static string XCall { get; } = Metadata("XCallPath");
 
+    /// <summary>samples/NetAltReader's dll.</summary>
+    public static string NetAltReader { get; } = Metadata("NetAltReaderPath");
+
+    /// <summary>samples/DistributedPi's dll.</summary>
+    public static string DistributedPi { get; } = Metadata("DistributedPiPath");
+
     private static string Metadata(string key) => Path.GetFullPath(typeof(TestPaths).Assembly
         .GetCustomAttributes<AssemblyMetadataAttribute>().Single(a => a.Key == key).Value!);
 }
