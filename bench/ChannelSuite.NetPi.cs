@@ -26,7 +26,7 @@ internal static partial class ChannelSuite
         foreach (int processes in s_netPiProcesses)
         {
             double sequential = PiSequential(darts);
-            double? distributed = NetPiRun(processes, darts);
+            double? distributed = RunRanks(processes, "net-pi", Text(darts));
             if (distributed is not { } ms)
             {
                 log.Line($"| {processes} | {sequential:0} | failed | |");
@@ -41,17 +41,17 @@ internal static partial class ChannelSuite
         }
     }
 
-    /// <summary>Starts <paramref name="processes"/> ranks; the ms rank 0 reports, or null when a rank failed.</summary>
-    private static double? NetPiRun(int processes, long darts)
+    /// <summary>Starts <paramref name="processes"/> ranks of the child <paramref name="child"/>; the ms rank 0 reports, or null when a rank failed.</summary>
+    private static double? RunRanks(int processes, params string[] child)
     {
-        string job = $"bpi{Environment.ProcessId}n{processes}";
+        string job = $"b{child[0]}{Environment.ProcessId}n{processes}";
         var ranks = new List<Process>();
         try
         {
             for (int rank = 0; rank < processes; rank++)
             {
                 var start = new ProcessStartInfo("dotnet") { UseShellExecute = false, RedirectStandardOutput = true };
-                foreach (string a in new[] { Self, "--suite", "channels", "--child", "net-pi", Text(darts) })
+                foreach (string a in (string[])[Self, "--suite", "channels", "--child", .. child])
                 {
                     start.ArgumentList.Add(a);
                 }

@@ -9,23 +9,25 @@ namespace XCall.Bench;
 /// over 8 channels against a plain read (ChannelSuite.Select.cs) and Monte Carlo Pi against the
 /// sequential loop, on both cores and pinned to one (ChannelSuite.Pi.cs), and named channels between two
 /// processes over shm and tcp against an XCall int call (ChannelSuite.Net.cs), and Monte Carlo Pi over 1-3 OS
-/// processes with named constructs (ChannelSuite.NetPi.cs). Rows go to calls.json in the
+/// processes with named constructs (ChannelSuite.NetPi.cs) and the 3-process loop in three OS processes
+/// (ChannelSuite.NetLoop.cs). Rows go to calls.json in the
 /// main suite's format; the printed tables and the budget checks go to calls.md.
 /// </summary>
 internal static partial class ChannelSuite
 {
-    private static readonly string[] s_parts = ["ring", "loop", "select", "pi", "net", "netpi"];
+    private static readonly string[] s_parts = ["ring", "loop", "select", "pi", "net", "netpi", "netloop"];
     private static readonly string[] s_peers = ["xcall", "stc", "go", "erlang"];
 
     public const string Usage = """
         usage: dotnet run -c Release --project bench -- --suite channels [options]
-          --parts LIST          ring,loop,select,pi,net,netpi (default: all)
+          --parts LIST          ring,loop,select,pi,net,netpi,netloop (default: all)
           --sizes LIST          ring sizes N (default 1024,4096,16384,65536,262144)
           --laps M              laps of the ring's token (default 1000)
           --peers LIST          xcall,stc,go,erlang (default: all; go and erlang skipped when not on PATH)
           --loop-ints N         ints round the 3-process loop (default 500000, as CSP.NET's Table 1)
           --pi-iterations N     Monte Carlo Pi table 2: iterations split over 1 ... 600 processes (default 1.2e8)
           --pi-largest N        Monte Carlo Pi table 3: the largest of 1e3, 1e4, ... (default 1e8)
+          --net-loop-ints N     ints round the 3-process loop in three OS processes (default 50000)
           --net-pi-darts N      distributed Monte Carlo Pi on 1, 2, 3 OS processes: darts (default 1e9)
           --out DIR             write calls.json, calls.md, calls.csv there (default: a new folder it prints)
         """;
@@ -86,6 +88,10 @@ internal static partial class ChannelSuite
             {
                 RunNetPi(options, log, results);
             }
+            if (options.Parts.Contains("netloop"))
+            {
+                RunNetLoop(options, log, results);
+            }
         }
         finally
         {
@@ -108,6 +114,7 @@ internal static partial class ChannelSuite
         ["pi", string iterations, string largest] => PiChild(ParseLong(iterations), ParseLong(largest)),
         ["net-peer"] => NetPeer(),
         ["net-pi", string darts] => NetPiChild(ParseLong(darts)),
+        ["net-loop", string ints] => NetLoopChild(Parse(ints)),
         _ => Fail($"Unknown child arguments: {string.Join(' ', args)}"),
     };
 
@@ -145,6 +152,7 @@ internal static partial class ChannelSuite
         public long PiIterations { get; init; } = 120_000_000;
         public long PiLargest { get; init; } = 100_000_000;
         public long NetPiDarts { get; init; } = 1_000_000_000;
+        public int NetLoopInts { get; init; } = 50_000;
         public string? OutDirectory { get; init; }
 
         public static SuiteOptions Parse(string[] args)
@@ -163,6 +171,7 @@ internal static partial class ChannelSuite
                     "--pi-iterations" => options with { PiIterations = ParseLong(Next()) },
                     "--pi-largest" => options with { PiLargest = ParseLong(Next()) },
                     "--net-pi-darts" => options with { NetPiDarts = ParseLong(Next()) },
+                    "--net-loop-ints" => options with { NetLoopInts = (int)ParseLong(Next()) },
                     "--out" => options with { OutDirectory = Next() },
                     _ => throw new ArgumentException($"Unknown option {args[i]}."),
                 };
