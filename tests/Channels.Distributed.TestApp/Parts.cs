@@ -101,6 +101,21 @@ internal static class Parts
             timer.RelativeTimeout(TimeSpan.FromMilliseconds(50));
             int last = await new Alternative(first.In, second.In, timer).FairSelectAsync();
             Say(rank, $"with empty remote guards the select chose {(last == 2 ? "the timer" : $"guard {last}")}");
+            // An output guard: the hosted writer of a One2Any is ready once a remote reader waits.
+            One2Any<int> offers = await csp.CreateOne2AnyAsync<int>("select-out");
+            var fallback = new CSTimer();
+            var outAlt = new Alternative(offers.Out, fallback);
+            int taken = 0;
+            for (int i = 0; i < 2; i++)
+            {
+                fallback.RelativeTimeout(TimeSpan.FromSeconds(60)); // only against a hang; the readers come first
+                if (await outAlt.FairSelectAsync() == 0)
+                {
+                    await offers.Out.WriteAsync(7);
+                    taken++;
+                }
+            }
+            Say(rank, $"the output guard chose {taken} remote readers");
         }
         else if (rank <= 2)
         {
@@ -110,6 +125,8 @@ internal static class Parts
                 await output.WriteAsync((rank * 100) + i);
             }
             await full.SyncAsync();
+            IChannelIn<int> offers = await csp.OpenInAsync<int>("select-out");
+            Say(rank, $"read {await offers.ReadAsync()} offered by an output guard");
         }
         _ = size;
     }

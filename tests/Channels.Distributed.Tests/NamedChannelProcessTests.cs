@@ -55,11 +55,14 @@ public sealed class NamedChannelProcessTests(ITestOutputHelper output)
     [Theory]
     [InlineData(false)]
     [InlineData(true)]
-    public async Task FairSelect_alternates_over_guards_written_from_other_processes(bool standAlone)
+    public async Task FairSelect_alternates_over_remote_guards_and_an_output_guard_serves_remote_readers(bool standAlone)
     {
         string text = await RunAsync(standAlone, "select");
         Assert.Contains("rank 0 fair select alternated over 40 choices: True (20 + 20)", text, StringComparison.Ordinal);
         Assert.Contains("rank 0 with empty remote guards the select chose the timer", text, StringComparison.Ordinal);
+        Assert.Contains("rank 0 the output guard chose 2 remote readers", text, StringComparison.Ordinal);
+        Assert.Contains("rank 1 read 7 offered by an output guard", text, StringComparison.Ordinal);
+        Assert.Contains("rank 2 read 7 offered by an output guard", text, StringComparison.Ordinal);
     }
 
     [Theory]
