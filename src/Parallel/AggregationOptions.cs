@@ -7,7 +7,7 @@ namespace XCall.Parallel;
 /// </summary>
 public sealed record AggregationOptions
 {
-    /// <summary>The defaults: 4,096 calls, 256 KiB, 1 ms.</summary>
+    /// <summary>The defaults: 4,096 calls, 64 KiB, 1 ms.</summary>
     public static AggregationOptions Default { get; } = new();
 
     /// <summary>No aggregation: every one-way call leaves as its own message.</summary>
@@ -16,8 +16,11 @@ public sealed record AggregationOptions
     /// <summary>The most calls one message carries. Default 4,096.</summary>
     public int MaxCalls { get; init; } = 4096;
 
-    /// <summary>The bytes of frames past which the held calls leave. Default 256 KiB.</summary>
-    public int MaxBytes { get; init; } = 256 << 10;
+    /// <summary>
+    /// The bytes of frames past which the held calls leave. Default 64 KiB: a batch stays below the large-object
+    /// heap's threshold on both sides (a one-way call with an int argument takes 32 bytes, so 2,048 of them).
+    /// </summary>
+    public int MaxBytes { get; init; } = 64 << 10;
 
     /// <summary>The longest a one-way call is held before it leaves. Default 1 ms.</summary>
     public TimeSpan MaxDelay { get; init; } = TimeSpan.FromMilliseconds(1);

@@ -3,8 +3,8 @@ namespace XCall.Parallel;
 /// <summary>
 /// What the object manager measured of one contract's calls, the basis of <see cref="Agglomeration.Adaptive"/>: a
 /// new object is created in the caller's process when <see cref="GrainNanoseconds"/> is below
-/// <see cref="ParallelOptions.GrainFactor"/> times <see cref="OverheadNanoseconds"/> (the work a call moves away is
-/// less than the work moving it adds), once at least <see cref="ParallelOptions.MinMeasuredCalls"/> calls were measured.
+/// <see cref="ParallelWorldOptions.GrainFactor"/> times <see cref="OverheadNanoseconds"/> (the work a call moves away is
+/// less than the work moving it adds), once at least <see cref="ParallelWorldOptions.MinMeasuredCalls"/> calls were measured.
 /// </summary>
 /// <param name="Contract">The contract's name.</param>
 /// <param name="Calls">How many of its calls ran on other ranks and were measured there.</param>

@@ -20,7 +20,7 @@ public sealed class ParallelWorld : IAsyncDisposable
     // the world; proxies are cached per reference, so RefOf finds every object this world handed out.
     private readonly object _lock = new();
     private readonly ParallelTypes _types;
-    private readonly ParallelOptions _options;
+    private readonly ParallelWorldOptions _options;
     private readonly ParallelHost _host;
     private readonly ParallelMeasurements _measurements = new();
     private readonly Dictionary<int, Task<Tunnel>> _tunnels = [];
@@ -28,7 +28,7 @@ public sealed class ParallelWorld : IAsyncDisposable
     private readonly ConditionalWeakTable<object, StrongBox<ParallelRef>> _refs = [];
     private long _placed;
 
-    private ParallelWorld(ClusterWorld cluster, ParallelTypes types, ParallelOptions options, ParallelHost host)
+    private ParallelWorld(ClusterWorld cluster, ParallelTypes types, ParallelWorldOptions options, ParallelHost host)
     {
         Cluster = cluster;
         _types = types;
@@ -56,10 +56,10 @@ public sealed class ParallelWorld : IAsyncDisposable
     /// </summary>
     /// <exception cref="TimeoutException">The cluster world did not form in time.</exception>
     /// <exception cref="RankFailedException">A rank failed while the world was joining.</exception>
-    public static async Task<ParallelWorld> JoinAsync(ParallelTypes types, ParallelOptions? options = null, ClusterOptions? cluster = null, CancellationToken cancellationToken = default)
+    public static async Task<ParallelWorld> JoinAsync(ParallelTypes types, ParallelWorldOptions? options = null, ClusterOptions? cluster = null, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(types);
-        options ??= ParallelOptions.Default;
+        options ??= ParallelWorldOptions.Default;
         cluster ??= ClusterOptions.Default;
         XCallServer services = cluster.Services ?? new XCallServer();
         var host = new DeferredHost();

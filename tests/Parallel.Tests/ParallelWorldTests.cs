@@ -10,7 +10,7 @@ public sealed class ParallelWorldTests
     private static ParallelTypes Types(int rank, Agglomeration recorder = Agglomeration.Never, Agglomeration coarse = Agglomeration.Adaptive) =>
         new ParallelTypes().Add<IRecorder>(() => new Recorder(rank), recorder).Add<ICoarse>(() => new Coarse(), coarse);
 
-    private static async Task<ParallelWorld[]> JoinAsync(int size, Func<int, ParallelOptions> options, Func<int, ParallelTypes>? types = null)
+    private static async Task<ParallelWorld[]> JoinAsync(int size, Func<int, ParallelWorldOptions> options, Func<int, ParallelTypes>? types = null)
     {
         string job = $"p{Environment.ProcessId}-{Guid.NewGuid():N}"[..24];
         Task<ParallelWorld>[] joins = [.. Enumerable.Range(0, size).Select(rank => ParallelWorld.JoinAsync((types ?? (r => Types(r)))(rank), options(rank), new ClusterOptions
@@ -25,10 +25,10 @@ public sealed class ParallelWorldTests
     }
 
     /// <summary>Runs <paramref name="body"/> on a joined world of <paramref name="size"/> ranks, then every rank leaves.</summary>
-    private static async Task InWorldsAsync(Func<ParallelWorld[], Task> body, int size, ParallelOptions? options = null, Func<int, ParallelTypes>? types = null) =>
-        await InWorldsAsync(body, size, _ => options ?? ParallelOptions.Default, types);
+    private static async Task InWorldsAsync(Func<ParallelWorld[], Task> body, int size, ParallelWorldOptions? options = null, Func<int, ParallelTypes>? types = null) =>
+        await InWorldsAsync(body, size, _ => options ?? ParallelWorldOptions.Default, types);
 
-    private static async Task InWorldsAsync(Func<ParallelWorld[], Task> body, int size, Func<int, ParallelOptions> options, Func<int, ParallelTypes>? types = null)
+    private static async Task InWorldsAsync(Func<ParallelWorld[], Task> body, int size, Func<int, ParallelWorldOptions> options, Func<int, ParallelTypes>? types = null)
     {
         ParallelWorld[] worlds = await JoinAsync(size, options, types);
         try
@@ -75,7 +75,7 @@ public sealed class ParallelWorldTests
             Assert.DoesNotContain(2, placed);
             int[] loads = await worlds[0].GetLoadsAsync(CancellationToken.None);
             Assert.Equal(new[] { 3, 3, 3 }, loads);
-        }, 3, rank => new ParallelOptions { Placement = rank == 2 ? PlacementPolicy.Local : PlacementPolicy.LeastLoaded });
+        }, 3, rank => new ParallelWorldOptions { Placement = rank == 2 ? PlacementPolicy.Local : PlacementPolicy.LeastLoaded });
     }
 
     [Fact]
@@ -87,7 +87,7 @@ public sealed class ParallelWorldTests
             Assert.IsType<Recorder>(recorder);
             Assert.True(worlds[1].IsLocal(recorder));
             Assert.Equal(1, recorder.HostRank());
-        }, 2, new ParallelOptions { Placement = PlacementPolicy.Local });
+        }, 2, new ParallelWorldOptions { Placement = PlacementPolicy.Local });
     }
 
     [Fact]
@@ -108,7 +108,7 @@ public sealed class ParallelWorldTests
             }
             Assert.True(seen.Count > 1, "six keys all hashed to one rank");
             await Assert.ThrowsAsync<ArgumentException>(() => worlds[0].CreateAsync<IRecorder>());
-        }, 3, new ParallelOptions { Placement = PlacementPolicy.ByKey });
+        }, 3, new ParallelWorldOptions { Placement = PlacementPolicy.ByKey });
     }
 
     [Fact]
@@ -131,7 +131,7 @@ public sealed class ParallelWorldTests
     [Fact]
     public async Task Aggregation_sends_full_batches_then_the_rest_before_a_sync_call()
     {
-        var options = new ParallelOptions { Aggregation = new AggregationOptions { MaxCalls = 100, MaxDelay = TimeSpan.FromHours(1) } };
+        var options = new ParallelWorldOptions { Aggregation = new AggregationOptions { MaxCalls = 100, MaxDelay = TimeSpan.FromHours(1) } };
         await InWorldsAsync(async worlds =>
         {
             IRecorder recorder = await worlds[0].CreateAsync<IRecorder>();
@@ -155,7 +155,7 @@ public sealed class ParallelWorldTests
     [Fact]
     public async Task A_lone_one_way_call_leaves_within_the_aggregation_delay()
     {
-        var options = new ParallelOptions { Aggregation = new AggregationOptions { MaxDelay = TimeSpan.FromMilliseconds(5) } };
+        var options = new ParallelWorldOptions { Aggregation = new AggregationOptions { MaxDelay = TimeSpan.FromMilliseconds(5) } };
         await InWorldsAsync(async worlds =>
         {
             IRecorder recorder = await worlds[0].CreateAsync<IRecorder>();
@@ -189,7 +189,7 @@ public sealed class ParallelWorldTests
     [Fact]
     public async Task A_fine_grained_type_is_agglomerated_once_measured_and_a_coarse_one_stays_distributed()
     {
-        var options = new ParallelOptions { Placement = new NextRankPlacement() };
+        var options = new ParallelWorldOptions { Placement = new NextRankPlacement() };
         await InWorldsAsync(async worlds =>
         {
             IRecorder first = await worlds[0].CreateAsync<IRecorder>();
@@ -218,7 +218,7 @@ public sealed class ParallelWorldTests
     [Fact]
     public async Task Agglomeration_forced_on_or_off_overrides_the_measurement()
     {
-        var options = new ParallelOptions { Placement = new NextRankPlacement() };
+        var options = new ParallelWorldOptions { Placement = new NextRankPlacement() };
         await InWorldsAsync(async worlds =>
         {
             Assert.True(worlds[0].IsLocal(await worlds[0].CreateAsync<IRecorder>()));

@@ -83,6 +83,8 @@ internal sealed class HostTunnel : FrameChannel, IBufferWriter<byte>
         ReadOnlySpan<byte> records = batch.Frames;
         _current = batch;
         string? contract = null;
+        HostedObject? target = null;
+        ulong lastObjectId = 0;
         long runStart = 0;
         int runCalls = 0;
         try
@@ -92,7 +94,12 @@ internal sealed class HostTunnel : FrameChannel, IBufferWriter<byte>
                 FrameHeader header = FrameRecords.Read(ref records, out ReadOnlySpan<byte> payload);
                 if (header.Kind is FrameKind.Call or FrameKind.OneWay)
                 {
-                    HostedObject target = Expose(header.ObjectId);
+                    // Aggregated calls mostly go to the object of the frame before: look it up only when that changes.
+                    if (header.ObjectId != lastObjectId || target is null)
+                    {
+                        target = Expose(header.ObjectId);
+                        lastObjectId = header.ObjectId;
+                    }
                     if (!ReferenceEquals(target.Contract, contract))
                     {
                         EndRun(batch, contract, runStart, runCalls);

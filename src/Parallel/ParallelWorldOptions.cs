@@ -1,10 +1,10 @@
 namespace XCall.Parallel;
 
 /// <summary>Settings of a <see cref="ParallelWorld"/>.</summary>
-public sealed record ParallelOptions
+public sealed record ParallelWorldOptions
 {
     /// <summary>The defaults.</summary>
-    public static ParallelOptions Default { get; } = new();
+    public static ParallelWorldOptions Default { get; } = new();
 
     /// <summary>Where new objects go. Default <see cref="PlacementPolicy.RoundRobin"/>.</summary>
     public PlacementPolicy Placement { get; init; } = PlacementPolicy.RoundRobin;
