@@ -73,6 +73,8 @@ internal sealed record BenchOptions
           --suite channels [--parts ring,loop,select,pi] [--out DIR] [--help]
                                           XCall.Channels next to System.Threading.Channels, Go and Erlang: the ring, the
                                           3-process loop, select over 8 channels, Monte Carlo Pi (see docs/benchmarks.md)
+          --suite parallel [--calls N] [--rounds R]
+                                          one-way calls to a parallel object in another process, aggregated and not
 
         single measurements instead of the run:
           --limits                        the machine-limit probes only (C and C# side by side), and peer-mpi

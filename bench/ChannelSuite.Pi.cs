@@ -142,7 +142,7 @@ internal static partial class ChannelSuite
         {
             workers[i] = new PiWorker(iterations / processes, 115 + (i * 10), barrier);
         }
-        new Parallel(workers).Run();
+        new Channels.Parallel(workers).Run(); // qualified: XCall.Parallel is a namespace too
         _ = workers.Sum(w => w.Hits);
         return Stopwatch.GetElapsedTime(start).TotalMilliseconds;
     }

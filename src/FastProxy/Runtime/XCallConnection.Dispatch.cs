@@ -255,7 +255,11 @@ public sealed partial class XCallConnection
         {
             call.AbortOpenFrame();
             call.Report(failed: true);
-            if (!call.IsOneWay && !call.Replied && !IsClosed)
+            if (call.IsOneWay)
+            {
+                OneWayCallFailed?.Invoke(this, error);
+            }
+            else if (!call.Replied && !IsClosed)
             {
                 SendError(call, error);
             }

@@ -270,6 +270,13 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     /// <summary>Raised when a reconnecting channel lost its link: calls in flight failed, later calls reconnect.</summary>
     public event Action<XCallConnection, Exception>? LinkLost;
 
+    /// <summary>
+    /// Raised (server side) when a <see cref="OneWayAttribute">one-way</see> call this connection dispatched threw:
+    /// its caller gets nothing back, so this is where the failure can be seen. Raised on the thread that ran the
+    /// call, before the next call of an inline connection runs; keep handlers short and never throwing.
+    /// </summary>
+    public event Action<XCallConnection, Exception>? OneWayCallFailed;
+
     private void FailCalls(PendingCall?[] slots, XCallDisconnectedException failure)
     {
         foreach (PendingCall? call in slots)

@@ -1,0 +1,167 @@
+using System.Diagnostics;
+using System.Globalization;
+using XCall.Cluster;
+using XCall.Parallel;
+
+namespace XCall.Bench;
+
+/// <summary>
+/// <c>--suite parallel</c>: one-way calls per second from one caller thread to one parallel object in another
+/// process (shm), aggregated (the defaults) in alternated bursts with plain XCall [OneWay] calls to a service of the
+/// same process (each call its own frame); then, in a second world, the parallel object without aggregation
+/// (<see cref="AggregationOptions.None"/>, a non-default setting). Each burst ends with a synchronous call, so a
+/// figure counts calls the object ran, not calls queued.
+/// </summary>
+internal static class ParallelSuite
+{
+    public const string Usage = """
+        usage: dotnet run -c Release --project bench -- --suite parallel [--calls N] [--rounds R]
+          --calls N    one-way calls per burst (default 2000000)
+          --rounds R   alternated bursts of each kind (default 7); the median is reported
+        """;
+
+    public static int Run(string[] args)
+    {
+        if (args.Length > 0 && args[0] == "--child")
+        {
+            return ChildAsync().GetAwaiter().GetResult();
+        }
+        int calls = 2_000_000;
+        int rounds = 7;
+        for (int i = 0; i < args.Length; i++)
+        {
+            switch (args[i])
+            {
+                case "--calls":
+                    calls = int.Parse(args[++i], CultureInfo.InvariantCulture);
+                    break;
+                case "--rounds":
+                    rounds = int.Parse(args[++i], CultureInfo.InvariantCulture);
+                    break;
+                default:
+                    Console.Error.WriteLine($"unknown option {args[i]}\n{Usage}");
+                    return 2;
+            }
+        }
+        return RunAsync(calls, rounds).GetAwaiter().GetResult();
+    }
+
+    private static async Task<int> RunAsync(int calls, int rounds)
+    {
+        Console.WriteLine($"# parallel suite on {Machine.Describe()}; {calls:N0} calls per burst, {rounds} rounds, median");
+        var aggregated = new List<double>();
+        var plain = new List<double>();
+        await using (ParallelWorld world = await JoinWithChildAsync(ParallelWorldOptions.Default))
+        {
+            IParallelSink sink = await world.CreateAsync<IParallelSink>();
+            IParallelSink service = await world.Cluster.OpenAsync<IParallelSink>(1);
+            Burst(sink, calls / 10);
+            Burst(service, calls / 10);
+            for (int round = 0; round < rounds; round++)
+            {
+                aggregated.Add(Burst(sink, calls));
+                plain.Add(Burst(service, calls / 4));
+            }
+        }
+        var single = new List<double>();
+        await using (ParallelWorld world = await JoinWithChildAsync(ParallelWorldOptions.Default with { Aggregation = AggregationOptions.None }))
+        {
+            IParallelSink sink = await world.CreateAsync<IParallelSink>();
+            Burst(sink, calls / 100);
+            for (int round = 0; round < Math.Min(rounds, 3); round++)
+            {
+                single.Add(Burst(sink, calls / 50));
+            }
+        }
+        double a = Median(aggregated);
+        double p = Median(plain);
+        double s = Median(single);
+        Console.WriteLine();
+        Console.WriteLine("| one-way calls, one caller thread, shm, 2 processes | calls/s (median) | x plain [OneWay] |");
+        Console.WriteLine("|---|---:|---:|");
+        Console.WriteLine($"| parallel object, aggregated (defaults: 4,096 calls / 64 KiB / 1 ms) | {a:N0} | {a / p:F1}x |");
+        Console.WriteLine($"| XCall [OneWay] to a service, one frame per call (paired with the row above) | {p:N0} | 1.0x |");
+        Console.WriteLine($"| parallel object, no aggregation (AggregationOptions.None, non-default; own world) | {s:N0} | {s / p:F2}x |");
+        Console.WriteLine();
+        Console.WriteLine($"budget: aggregated >= 20,000,000 calls/s: {(a >= 20_000_000 ? "met" : "NOT met")} ({a:N0})");
+        Console.WriteLine($"all bursts, aggregated: {string.Join(", ", aggregated.Select(x => x.ToString("N0", CultureInfo.InvariantCulture)))}");
+        Console.WriteLine($"all bursts, plain: {string.Join(", ", plain.Select(x => x.ToString("N0", CultureInfo.InvariantCulture)))}");
+        return 0;
+    }
+
+    /// <summary>Calls per second of <paramref name="calls"/> one-way calls and the synchronous call that sees them all.</summary>
+    private static double Burst(IParallelSink sink, int calls)
+    {
+        long before = sink.Sum();
+        long start = Stopwatch.GetTimestamp();
+        for (int i = 0; i < calls; i++)
+        {
+            sink.Add(1);
+        }
+        // A parallel object's sync call sees every earlier one-way call; a plain service runs one-way calls on the
+        // pool, concurrently with the sync call, so it is asked again until the last of them ran.
+        long after = SumWhenAdmitted(sink);
+        while (after - before < calls)
+        {
+            after = SumWhenAdmitted(sink);
+        }
+        double seconds = Stopwatch.GetElapsedTime(start).TotalSeconds;
+        if (after - before != calls)
+        {
+            throw new InvalidOperationException($"the sink counted {after - before} of {calls} calls");
+        }
+        return calls / seconds;
+    }
+
+    /// <summary>The sum; a plain service still running a full queue of one-way calls refuses the call, which is asked again.</summary>
+    private static long SumWhenAdmitted(IParallelSink sink)
+    {
+        while (true)
+        {
+            try
+            {
+                return sink.Sum();
+            }
+            catch (XCallServerBusyException)
+            {
+                Thread.Yield();
+            }
+        }
+    }
+
+    private static double Median(List<double> values)
+    {
+        double[] sorted = [.. values.Order()];
+        return sorted.Length == 0 ? 0 : sorted[sorted.Length / 2];
+    }
+
+    private static ParallelTypes Types() => new ParallelTypes().Add<IParallelSink>(() => new ParallelSink(), Agglomeration.Never);
+
+    /// <summary>Starts rank 1 (this program with <c>--child</c>) and joins a world of two as rank 0.</summary>
+    private static async Task<ParallelWorld> JoinWithChildAsync(ParallelWorldOptions options)
+    {
+        string job = $"pb{Environment.ProcessId}-{Guid.NewGuid():N}"[..20];
+        var start = new ProcessStartInfo("dotnet") { UseShellExecute = false };
+        start.ArgumentList.Add(typeof(ParallelSuite).Assembly.Location);
+        start.ArgumentList.Add("--suite");
+        start.ArgumentList.Add("parallel");
+        start.ArgumentList.Add("--child");
+        start.Environment[WorldEnvironment.RankVariable] = "1";
+        start.Environment[WorldEnvironment.SizeVariable] = "2";
+        start.Environment[WorldEnvironment.JobIdVariable] = job;
+        Process.Start(start)!.Dispose();
+        var variables = new Dictionary<string, string>
+        {
+            [WorldEnvironment.RankVariable] = "0", [WorldEnvironment.SizeVariable] = "2", [WorldEnvironment.JobIdVariable] = job,
+        };
+        WorldEnvironment environment = WorldEnvironment.Detect(variables, System.Net.Dns.GetHostName(), Environment.ProcessId);
+        return await ParallelWorld.JoinAsync(Types(), options, new ClusterOptions { Environment = environment });
+    }
+
+    private static async Task<int> ChildAsync()
+    {
+        var services = new XCallServer().Add<IParallelSink>(new ParallelSink());
+        await using ParallelWorld world = await ParallelWorld.JoinAsync(Types(), cluster: new ClusterOptions { Services = services });
+        return 0;
+    }
+}

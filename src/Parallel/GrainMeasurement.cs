@@ -1,0 +1,21 @@
+namespace XCall.Parallel;
+
+/// <summary>
+/// What the object manager measured of one contract's calls, the basis of <see cref="Agglomeration.Adaptive"/>: a
+/// new object is created in the caller's process when <see cref="GrainNanoseconds"/> is below
+/// <see cref="ParallelWorldOptions.GrainFactor"/> times <see cref="OverheadNanoseconds"/> (the work a call moves away is
+/// less than the work moving it adds), once at least <see cref="ParallelWorldOptions.MinMeasuredCalls"/> calls were measured.
+/// </summary>
+/// <param name="Contract">The contract's name.</param>
+/// <param name="Calls">How many of its calls ran on other ranks and were measured there.</param>
+/// <param name="HostNanoseconds">Their mean time on the host, dispatch included.</param>
+/// <param name="DispatchNanoseconds">The host's mean time to dispatch a call that does nothing (measured when the world was joined).</param>
+/// <param name="CallerNanoseconds">What an aggregated one-way call costs its caller (measured when the world was joined).</param>
+public sealed record GrainMeasurement(string Contract, long Calls, double HostNanoseconds, double DispatchNanoseconds, double CallerNanoseconds)
+{
+    /// <summary>The mean time of a call's method alone: <see cref="HostNanoseconds"/> less <see cref="DispatchNanoseconds"/>, at least 0.</summary>
+    public double GrainNanoseconds => Math.Max(0, HostNanoseconds - DispatchNanoseconds);
+
+    /// <summary>What running a call on another rank adds: the caller's cost of sending it and the host's of dispatching it.</summary>
+    public double OverheadNanoseconds => CallerNanoseconds + DispatchNanoseconds;
+}

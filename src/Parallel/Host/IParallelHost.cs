@@ -1,0 +1,18 @@
+namespace XCall.Parallel.Host;
+
+/// <summary>What every rank of a parallel world serves its peers: creation of objects, its load, and the batches of frames its tunnels carry.</summary>
+[Remotable]
+internal interface IParallelHost
+{
+    /// <summary>Creates an object of contract <paramref name="contract"/> (whose hash must be <paramref name="hash"/>) and returns its id on this rank.</summary>
+    ulong Create(string contract, ulong hash);
+
+    /// <summary>How many objects this rank hosts.</summary>
+    int Load();
+
+    /// <summary>
+    /// Runs the frames of batch <paramref name="sequence"/> of the tunnel from <paramref name="clientRank"/>, after every
+    /// earlier batch of that tunnel; completes when each call of the batch has its reply.
+    /// </summary>
+    Task<BatchResult> ExchangeAsync(int clientRank, long sequence, byte[] frames);
+}

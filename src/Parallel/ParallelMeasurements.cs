@@ -1,0 +1,36 @@
+namespace XCall.Parallel;
+
+/// <summary>The grain measurements of one world: host time per contract, and the calibrated costs of a call.</summary>
+internal sealed class ParallelMeasurements
+{
+    // Design: _lock guards _contracts; it is updated once per batch answer, never per call.
+    private readonly object _lock = new();
+    private readonly Dictionary<string, (long Calls, long Nanoseconds)> _contracts = new(StringComparer.Ordinal);
+
+    /// <summary>The host's mean time to dispatch a call that does nothing.</summary>
+    public double DispatchNanoseconds { get; set; }
+
+    /// <summary>What an aggregated one-way call costs its caller.</summary>
+    public double CallerNanoseconds { get; set; }
+
+    public void AddHostTime(string[] contracts, long[] calls, long[] nanoseconds)
+    {
+        lock (_lock)
+        {
+            for (int i = 0; i < contracts.Length; i++)
+            {
+                (long c, long n) = _contracts.GetValueOrDefault(contracts[i]);
+                _contracts[contracts[i]] = (c + calls[i], n + nanoseconds[i]);
+            }
+        }
+    }
+
+    public GrainMeasurement Measure(string contract)
+    {
+        lock (_lock)
+        {
+            (long calls, long nanoseconds) = _contracts.GetValueOrDefault(contract);
+            return new GrainMeasurement(contract, calls, calls == 0 ? 0 : (double)nanoseconds / calls, DispatchNanoseconds, CallerNanoseconds);
+        }
+    }
+}

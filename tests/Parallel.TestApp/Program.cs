@@ -1,0 +1,62 @@
+using XCall;
+using XCall.Parallel;
+using XCall.Parallel.TestApp;
+
+// The program the parallel tests run as real processes.
+//   objects   (under xcall run) rank 0 creates one worker per rank, round robin, sends each 100,000 one-way calls,
+//             checks they came in order, then a one-way call that throws; it prints what it saw. Every rank leaves.
+//   kill      (ranks started one by one) rank 0 places a worker on the last rank and asks it to SIGKILL its
+//             process; rank 0's next call on it must fail, naming the rank; it prints the exception.
+string mode = args.Length > 0 ? args[0] : "objects";
+// A worker may be called before this rank's JoinAsync returns: it takes the rank from the launcher's environment.
+int rank = XCall.Cluster.WorldEnvironment.Detect().Rank;
+var types = new ParallelTypes().Add<IWorker>(() => new Worker(() => rank), Agglomeration.Never);
+await using ParallelWorld world = await ParallelWorld.JoinAsync(types);
+Console.WriteLine($"rank {world.Rank} of {world.Size} joined (pid {Environment.ProcessId})");
+if (world.Rank != 0)
+{
+    return 0;
+}
+if (mode == "objects")
+{
+    for (int i = 0; i < world.Size; i++)
+    {
+        IWorker worker = await world.CreateAsync<IWorker>();
+        for (int value = 0; value < 100_000; value++)
+        {
+            worker.Append(value);
+        }
+        Console.WriteLine($"worker {i} on rank {worker.HostRank()} ({world.RefOf(worker).Rank}) counted {worker.InOrder()} in order");
+        try
+        {
+            // A worker in this process is called directly: its one-way method throws here, at once.
+            worker.Fail("boom");
+            worker.InOrder();
+            Console.WriteLine($"worker {i}: no failure reported");
+        }
+        catch (Exception e) when (e is OneWayCallFailedException or InvalidOperationException)
+        {
+            Console.WriteLine($"worker {i}: {e.GetType().Name}: {e.Message}");
+        }
+    }
+    return 0;
+}
+IWorker victim = null!;
+while (victim is null || world.RefOf(victim).Rank != world.Size - 1)
+{
+    victim = await world.CreateAsync<IWorker>();
+}
+victim.Append(0);
+Console.WriteLine($"victim on rank {victim.HostRank()}");
+victim.Die();
+try
+{
+    int count = victim.InOrder();
+    Console.WriteLine($"the dead worker answered {count}");
+    return 1;
+}
+catch (XCallException e)
+{
+    Console.WriteLine($"call on the dead worker: {e.GetType().Name}: {e.Message}");
+}
+return 0;

@@ -1,0 +1,272 @@
+using XCall.Cluster;
+
+namespace XCall.Parallel.Tests;
+
+/// <summary>Worlds whose ranks are <see cref="ParallelWorld"/>s of this process, joined through a real store, calling each other over shared memory.</summary>
+public sealed class ParallelWorldTests
+{
+    private static readonly TimeSpan s_hang = TimeSpan.FromSeconds(30);
+
+    private static ParallelTypes Types(int rank, Agglomeration recorder = Agglomeration.Never, Agglomeration coarse = Agglomeration.Adaptive) =>
+        new ParallelTypes().Add<IRecorder>(() => new Recorder(rank), recorder).Add<ICoarse>(() => new Coarse(), coarse);
+
+    private static async Task<ParallelWorld[]> JoinAsync(int size, Func<int, ParallelWorldOptions> options, Func<int, ParallelTypes>? types = null)
+    {
+        string job = $"p{Environment.ProcessId}-{Guid.NewGuid():N}"[..24];
+        Task<ParallelWorld>[] joins = [.. Enumerable.Range(0, size).Select(rank => ParallelWorld.JoinAsync((types ?? (r => Types(r)))(rank), options(rank), new ClusterOptions
+        {
+            Environment = new WorldEnvironment
+            {
+                Launcher = Launcher.XCall, Rank = rank, Size = size, LocalRank = rank, Node = "node-a", OneNode = true, JobId = job, StoreAddress = $"shm://xcall-store-{job}",
+            },
+            JoinTimeout = s_hang,
+        }))];
+        return await Task.WhenAll(joins).WaitAsync(s_hang);
+    }
+
+    /// <summary>Runs <paramref name="body"/> on a joined world of <paramref name="size"/> ranks, then every rank leaves.</summary>
+    private static async Task InWorldsAsync(Func<ParallelWorld[], Task> body, int size, ParallelWorldOptions? options = null, Func<int, ParallelTypes>? types = null) =>
+        await InWorldsAsync(body, size, _ => options ?? ParallelWorldOptions.Default, types);
+
+    private static async Task InWorldsAsync(Func<ParallelWorld[], Task> body, int size, Func<int, ParallelWorldOptions> options, Func<int, ParallelTypes>? types = null)
+    {
+        ParallelWorld[] worlds = await JoinAsync(size, options, types);
+        try
+        {
+            await body(worlds);
+        }
+        finally
+        {
+            await Task.WhenAll(worlds.Select(w => w.DisposeAsync().AsTask())).WaitAsync(s_hang);
+        }
+    }
+
+    [Fact]
+    public async Task Round_robin_places_on_the_next_ranks_in_turn()
+    {
+        await InWorldsAsync(async worlds =>
+        {
+            int[] ranks = new int[6];
+            for (int i = 0; i < ranks.Length; i++)
+            {
+                IRecorder recorder = await worlds[0].CreateAsync<IRecorder>();
+                ranks[i] = recorder.HostRank();
+                Assert.Equal(ranks[i], worlds[0].RefOf(recorder).Rank);
+            }
+            Assert.Equal([1, 2, 0, 1, 2, 0], ranks);
+        }, 3);
+    }
+
+    [Fact]
+    public async Task Least_loaded_fills_the_emptiest_ranks_and_never_piles_a_burst_on_one()
+    {
+        // Rank 2 places locally and starts with three objects; rank 0's burst of six must fill ranks 0 and 1 up to it.
+        await InWorldsAsync(async worlds =>
+        {
+            for (int i = 0; i < 3; i++)
+            {
+                Assert.True(worlds[2].IsLocal(await worlds[2].CreateAsync<IRecorder>()));
+            }
+            var placed = new List<int>();
+            for (int i = 0; i < 6; i++)
+            {
+                placed.Add(worlds[0].RefOf(await worlds[0].CreateAsync<IRecorder>()).Rank);
+            }
+            Assert.DoesNotContain(2, placed);
+            int[] loads = await worlds[0].GetLoadsAsync(CancellationToken.None);
+            Assert.Equal(new[] { 3, 3, 3 }, loads);
+        }, 3, rank => new ParallelWorldOptions { Placement = rank == 2 ? PlacementPolicy.Local : PlacementPolicy.LeastLoaded });
+    }
+
+    [Fact]
+    public async Task Local_placement_keeps_the_object_in_the_creators_process_with_direct_calls()
+    {
+        await InWorldsAsync(async worlds =>
+        {
+            IRecorder recorder = await worlds[1].CreateAsync<IRecorder>();
+            Assert.IsType<Recorder>(recorder);
+            Assert.True(worlds[1].IsLocal(recorder));
+            Assert.Equal(1, recorder.HostRank());
+        }, 2, new ParallelWorldOptions { Placement = PlacementPolicy.Local });
+    }
+
+    [Fact]
+    public async Task By_key_places_one_key_on_one_rank_whoever_creates_it()
+    {
+        await InWorldsAsync(async worlds =>
+        {
+            var seen = new HashSet<int>();
+            foreach (string key in new[] { "alpha", "beta", "gamma", "delta", "epsilon", "zeta" })
+            {
+                int[] hosts = new int[3];
+                for (int creator = 0; creator < 3; creator++)
+                {
+                    hosts[creator] = (await worlds[creator].CreateAsync<IRecorder>(key)).HostRank();
+                }
+                Assert.All(hosts, h => Assert.Equal(hosts[0], h));
+                seen.Add(hosts[0]);
+            }
+            Assert.True(seen.Count > 1, "six keys all hashed to one rank");
+            await Assert.ThrowsAsync<ArgumentException>(() => worlds[0].CreateAsync<IRecorder>());
+        }, 3, new ParallelWorldOptions { Placement = PlacementPolicy.ByKey });
+    }
+
+    [Fact]
+    public async Task One_way_calls_reach_the_object_in_order_and_a_sync_call_sees_them_all()
+    {
+        await InWorldsAsync(async worlds =>
+        {
+            IRecorder recorder = await worlds[0].CreateAsync<IRecorder>();
+            Assert.False(worlds[0].IsLocal(recorder));
+            const int Calls = 100_000;
+            for (int i = 0; i < Calls; i++)
+            {
+                recorder.Append(i);
+            }
+            Assert.Equal(Calls, recorder.Count()); // a sync call sees every earlier one-way call
+            Assert.Equal(Enumerable.Range(0, Calls), recorder.Values());
+        }, 2);
+    }
+
+    [Fact]
+    public async Task Aggregation_sends_full_batches_then_the_rest_before_a_sync_call()
+    {
+        var options = new ParallelWorldOptions { Aggregation = new AggregationOptions { MaxCalls = 100, MaxDelay = TimeSpan.FromHours(1) } };
+        await InWorldsAsync(async worlds =>
+        {
+            IRecorder recorder = await worlds[0].CreateAsync<IRecorder>();
+            ParallelRef where = worlds[0].RefOf(recorder);
+            var target = (Recorder)await worlds[1].AttachAsync<IRecorder>(where);
+            for (int i = 0; i < 250; i++)
+            {
+                recorder.Append(i);
+            }
+            // Two full batches of 100 left; 50 calls are held until a sync call or a flush sends them.
+            worlds[0].Flush(recorder);
+            Assert.Equal(250, target.Count());
+            for (int i = 0; i < 30; i++)
+            {
+                recorder.Append(i);
+            }
+            Assert.Equal(280, recorder.Count());
+        }, 2, options);
+    }
+
+    [Fact]
+    public async Task A_lone_one_way_call_leaves_within_the_aggregation_delay()
+    {
+        var options = new ParallelWorldOptions { Aggregation = new AggregationOptions { MaxDelay = TimeSpan.FromMilliseconds(5) } };
+        await InWorldsAsync(async worlds =>
+        {
+            IRecorder recorder = await worlds[0].CreateAsync<IRecorder>();
+            var target = (SignallingRecorder)await worlds[1].AttachAsync<IRecorder>(worlds[0].RefOf(recorder));
+            recorder.Append(7);
+            Assert.Equal(7, await target.First.Task.WaitAsync(s_hang)); // no sync call, no flush: the timer sent it
+        }, 2, options, rank => new ParallelTypes().Add<IRecorder>(() => new SignallingRecorder(rank), Agglomeration.Never));
+    }
+
+    [Fact]
+    public async Task A_one_way_call_that_throws_fails_the_next_sync_call_and_raises_the_event()
+    {
+        await InWorldsAsync(async worlds =>
+        {
+            var raised = new TaskCompletionSource<OneWayCallFailedException>(TaskCreationOptions.RunContinuationsAsynchronously);
+            worlds[0].OneWayCallFailed += (_, e) => raised.TrySetResult(e);
+            IRecorder recorder = await worlds[0].CreateAsync<IRecorder>();
+            recorder.Append(1);
+            recorder.Fail("boom");
+            recorder.Append(2);
+            OneWayCallFailedException thrown = Assert.Throws<OneWayCallFailedException>(() => recorder.Count());
+            Assert.Contains("boom", thrown.Message, StringComparison.Ordinal);
+            Assert.Equal("System.InvalidOperationException", thrown.ExceptionType);
+            Assert.Contains("Fail", thrown.Method, StringComparison.Ordinal);
+            Assert.Equal("boom", (await raised.Task.WaitAsync(s_hang)).RemoteMessage);
+            // Reported once; the calls after it ran.
+            Assert.Equal([1, 2], recorder.Values());
+        }, 2);
+    }
+
+    [Fact]
+    public async Task A_fine_grained_type_is_agglomerated_once_measured_and_a_coarse_one_stays_distributed()
+    {
+        var options = new ParallelWorldOptions { Placement = new NextRankPlacement() };
+        await InWorldsAsync(async worlds =>
+        {
+            IRecorder first = await worlds[0].CreateAsync<IRecorder>();
+            ICoarse coarse = await worlds[0].CreateAsync<ICoarse>();
+            Assert.False(worlds[0].IsLocal(first)); // nothing measured yet: the placement decides
+            Assert.False(worlds[0].IsLocal(coarse));
+            for (int i = 0; i < 20_000; i++)
+            {
+                first.Append(i);
+            }
+            for (int i = 0; i < 1_500; i++)
+            {
+                coarse.Work(20);
+            }
+            Assert.Equal(20_000, first.Count());
+            Assert.Equal(1_500, coarse.Count());
+            GrainMeasurement fine = worlds[0].Measure<IRecorder>();
+            GrainMeasurement heavy = worlds[0].Measure<ICoarse>();
+            Assert.True(fine.GrainNanoseconds < fine.OverheadNanoseconds, fine.ToString());
+            Assert.True(heavy.GrainNanoseconds > heavy.OverheadNanoseconds, heavy.ToString());
+            Assert.True(worlds[0].IsLocal(await worlds[0].CreateAsync<IRecorder>()), fine.ToString());
+            Assert.False(worlds[0].IsLocal(await worlds[0].CreateAsync<ICoarse>()), heavy.ToString());
+        }, 2, options, rank => Types(rank, recorder: Agglomeration.Adaptive, coarse: Agglomeration.Adaptive));
+    }
+
+    [Fact]
+    public async Task Agglomeration_forced_on_or_off_overrides_the_measurement()
+    {
+        var options = new ParallelWorldOptions { Placement = new NextRankPlacement() };
+        await InWorldsAsync(async worlds =>
+        {
+            Assert.True(worlds[0].IsLocal(await worlds[0].CreateAsync<IRecorder>()));
+            ICoarse coarse = await worlds[0].CreateAsync<ICoarse>();
+            for (int i = 0; i < 2_000; i++)
+            {
+                coarse.Work(0);
+            }
+            Assert.Equal(2_000, coarse.Count());
+            Assert.False(worlds[0].IsLocal(await worlds[0].CreateAsync<ICoarse>()));
+        }, 2, options, rank => Types(rank, recorder: Agglomeration.Always, coarse: Agglomeration.Never));
+    }
+
+    [Fact]
+    public async Task A_reference_passed_to_another_rank_reaches_the_same_object()
+    {
+        await InWorldsAsync(async worlds =>
+        {
+            IRecorder recorder = await worlds[0].CreateAsync<IRecorder>(); // on rank 1
+            ParallelRef where = worlds[0].RefOf(recorder);
+            IRecorder fromTwo = await worlds[2].AttachAsync<IRecorder>(where);
+            recorder.Append(1);
+            worlds[0].Flush(recorder);
+            fromTwo.Append(2);
+            Assert.Equal([1, 2], fromTwo.Values());
+            Assert.Equal(where, worlds[2].RefOf(fromTwo));
+        }, 3);
+    }
+
+    /// <summary>A policy of the test's own (placement is pluggable): always the rank after the creator's.</summary>
+    private sealed class NextRankPlacement : PlacementPolicy
+    {
+        public override ValueTask<int> PlaceAsync(PlacementContext context, CancellationToken cancellationToken) =>
+            ValueTask.FromResult((context.Rank + 1) % context.Size);
+    }
+
+    private sealed class SignallingRecorder(int rank) : IRecorder
+    {
+        public TaskCompletionSource<int> First { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public void Append(int value) => First.TrySetResult(value);
+
+        public void Fail(string message) => throw new InvalidOperationException(message);
+
+        public int Count() => First.Task.IsCompleted ? 1 : 0;
+
+        public int[] Values() => First.Task.IsCompleted ? [First.Task.Result] : [];
+
+        public int HostRank() => rank;
+    }
+}
