@@ -71,6 +71,7 @@ internal sealed record BenchOptions
 
         other suites:
           --suite channels [--parts ring,loop,select,pi] [--out DIR] [--help]
+          --suite mpi [--rounds-scale X]   the communicator next to Open MPI: ping-pong, Allreduce
                                           XCall.Channels next to System.Threading.Channels, Go and Erlang: the ring, the
                                           3-process loop, select over 8 channels, Monte Carlo Pi (see docs/benchmarks.md)
           --suite parallel [--calls N] [--rounds R]

@@ -24,6 +24,11 @@ if (args.Length > 1 && args[0] == "--suite" && args[1] == "parallel")
     return ParallelSuite.Run(args[2..]);
 }
 
+if (args.Length > 1 && args[0] == "--suite" && args[1] == "mpi")
+{
+    return MpiSuite.Run(args[2..]);
+}
+
 if (XCall.Bench.Peers.PeerServers.Run(args) is int peerExit)
 {
     return peerExit;

@@ -17,7 +17,9 @@ internal static class MpiPingPong
     /// <summary>The sizes of the peer-mpi rows and their round trips per batch: the int and byte sizes, and 1 MiB.</summary>
     public static readonly (int Bytes, long Rounds)[] RowSizes = [(4, 100_000), (1000, 50_000), (1 << 20, 200)];
 
-    private static readonly Lazy<(string? Binary, string? Reason)> s_binary = new(Compile);
+    private static readonly Lazy<(string? Binary, string? Reason)> s_binary = new(() => Compile("mpi_pingpong.c"));
+
+    private static readonly Lazy<(string? Binary, string? Reason)> s_allreduce = new(() => Compile("mpi_allreduce.c"));
 
     private static string? s_lastFailure;
 
@@ -31,9 +33,18 @@ internal static class MpiPingPong
     /// Runs the ping-pong at each size (a warm-up, then five batches of the given round trips) in one
     /// <c>mpirun</c>; <see langword="null"/> when Open MPI is not installed or the run failed.
     /// </summary>
-    public static IReadOnlyList<Result>? Measure(params (int Bytes, long Rounds)[] sizes)
+    public static IReadOnlyList<Result>? Measure(params (int Bytes, long Rounds)[] sizes) => Run(s_binary.Value, 2, "peer-mpi", sizes);
+
+    /// <summary>Open MPI's Allreduce (Probes/mpi_allreduce.c) on <paramref name="ranks"/> ranks, ns per Allreduce; null as for <see cref="Measure"/>.</summary>
+    public static IReadOnlyList<Result>? MeasureAllreduce(int ranks, params (int Bytes, long Rounds)[] sizes) =>
+        Run(s_allreduce.Value, ranks, "peer-mpi-allreduce", sizes);
+
+    /// <summary>Why the last <see cref="MeasureAllreduce"/> gave nothing.</summary>
+    public static string? WhyNotAllreduce => s_allreduce.Value.Reason ?? s_lastFailure;
+
+    private static IReadOnlyList<Result>? Run((string? Binary, string? Reason) compiled, int ranks, string label, (int Bytes, long Rounds)[] sizes)
     {
-        if (s_binary.Value.Binary is not { } binary)
+        if (compiled.Binary is not { } binary)
         {
             return null;
         }
@@ -43,7 +54,7 @@ internal static class MpiPingPong
             arguments.Add("--allow-run-as-root");
         }
         arguments.AddRange(s_mpirunOptions);
-        arguments.AddRange(["-np", "2", binary]);
+        arguments.AddRange(["-np", ranks.ToString(CultureInfo.InvariantCulture), binary]);
         arguments.AddRange(sizes.Select(s => string.Create(CultureInfo.InvariantCulture, $"{s.Bytes}:{s.Rounds}")));
         var start = new ProcessStartInfo("mpirun", arguments)
         {
@@ -65,7 +76,7 @@ internal static class MpiPingPong
         foreach (string line in output.Result.Split('\n', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
         {
             string[] f = line.Split(' ');
-            if (f.Length == 4 && f[0] == "peer-mpi")
+            if (f.Length == 4 && f[0] == label)
             {
                 results.Add(new Result(int.Parse(f[1], CultureInfo.InvariantCulture), double.Parse(f[2], CultureInfo.InvariantCulture), double.Parse(f[3], CultureInfo.InvariantCulture)));
             }
@@ -79,9 +90,9 @@ internal static class MpiPingPong
         return results;
     }
 
-    private static (string? Binary, string? Reason) Compile()
+    private static (string? Binary, string? Reason) Compile(string probe)
     {
-        string source = Path.Combine(AppContext.BaseDirectory, "Probes", "mpi_pingpong.c");
+        string source = Path.Combine(AppContext.BaseDirectory, "Probes", probe);
         if (!File.Exists(source))
         {
             return (null, $"{source} is missing");
@@ -90,7 +101,7 @@ internal static class MpiPingPong
         {
             return (null, "Open MPI is not installed (no mpicc or mpirun on PATH; Debian: openmpi-bin libopenmpi-dev, see scripts/install-peers.sh)");
         }
-        string output = Path.Combine(Path.GetTempPath(), $"xcall-mpi-pingpong-{File.GetLastWriteTimeUtc(source).Ticks}");
+        string output = Path.Combine(Path.GetTempPath(), $"xcall-{Path.GetFileNameWithoutExtension(probe).Replace('_', '-')}-{File.GetLastWriteTimeUtc(source).Ticks}");
         if (File.Exists(output))
         {
             return (output, null);

@@ -63,14 +63,7 @@ public sealed partial class EndToEndTests(ITestOutputHelper output)
     public async Task A_rank_that_dies_fails_the_others_waits_with_an_exception_naming_it()
     {
         // Started one by one, without a launcher that would end them: the survivors see the failure themselves.
-        string job = $"e2e{Environment.ProcessId}-{Guid.NewGuid():N}"[..20];
-        Task<ProcessRun>[] ranks = [.. Enumerable.Range(0, 3).Select(rank => ProcessRun.RunAsync("dotnet", [s_testApp, "fail", "5"], s_hang, new Dictionary<string, string>
-        {
-            ["XCALL_RANK"] = rank.ToString(System.Globalization.CultureInfo.InvariantCulture),
-            ["XCALL_SIZE"] = "3",
-            ["XCALL_JOB_ID"] = job,
-        }))];
-        ProcessRun[] runs = await Task.WhenAll(ranks);
+        ProcessRun[] runs = await ProcessRun.RunWorldAsync("dotnet", [s_testApp, "fail", "5"], 3, s_hang);
         foreach (ProcessRun run in runs)
         {
             output.WriteLine(run.Output);
@@ -87,14 +80,8 @@ public sealed partial class EndToEndTests(ITestOutputHelper output)
     [Fact]
     public async Task A_rank_that_stops_answering_is_taken_for_failed_by_the_heartbeat()
     {
-        string job = $"stop{Environment.ProcessId}-{Guid.NewGuid():N}"[..20];
         using var endStopped = new CancellationTokenSource();
-        Task<ProcessRun>[] ranks = [.. Enumerable.Range(0, 3).Select(rank => ProcessRun.RunAsync("dotnet", [s_testApp, "stop"], s_hang, new Dictionary<string, string>
-        {
-            ["XCALL_RANK"] = rank.ToString(System.Globalization.CultureInfo.InvariantCulture),
-            ["XCALL_SIZE"] = "3",
-            ["XCALL_JOB_ID"] = job,
-        }, rank == 2 ? endStopped.Token : default))];
+        Task<ProcessRun>[] ranks = ProcessRun.StartWorld("dotnet", [s_testApp, "stop"], 3, s_hang, rank => rank == 2 ? endStopped.Token : default);
         ProcessRun[] survivors = await Task.WhenAll(ranks[0], ranks[1]);
         await endStopped.CancelAsync(); // SIGKILL ends a stopped process
         ProcessRun stopped = await ranks[2];

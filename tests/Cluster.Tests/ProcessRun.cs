@@ -7,6 +7,25 @@ namespace XCall.Cluster.Tests;
 internal sealed record ProcessRun(int ExitCode, string Output)
 {
     /// <summary>
+    /// Runs <paramref name="size"/> processes of <paramref name="program"/> as the ranks of one world, each told its
+    /// rank, the size and a new job id through XCall's variables (no launcher, so nothing ends them but themselves).
+    /// </summary>
+    public static Task<ProcessRun[]> RunWorldAsync(string program, IEnumerable<string> arguments, int size, TimeSpan hang) =>
+        Task.WhenAll(StartWorld(program, arguments, size, hang));
+
+    /// <summary>Starts the ranks as <see cref="RunWorldAsync"/> does; <paramref name="end"/> of a rank kills that rank.</summary>
+    public static Task<ProcessRun>[] StartWorld(string program, IEnumerable<string> arguments, int size, TimeSpan hang, Func<int, CancellationToken>? end = null)
+    {
+        string job = $"w{Environment.ProcessId}-{Guid.NewGuid():N}"[..20];
+        return [.. Enumerable.Range(0, size).Select(rank => RunAsync(program, arguments, hang, new Dictionary<string, string>
+        {
+            ["XCALL_RANK"] = rank.ToString(System.Globalization.CultureInfo.InvariantCulture),
+            ["XCALL_SIZE"] = size.ToString(System.Globalization.CultureInfo.InvariantCulture),
+            ["XCALL_JOB_ID"] = job,
+        }, end?.Invoke(rank) ?? default))];
+    }
+
+    /// <summary>
     /// Runs <paramref name="program"/> with <paramref name="arguments"/>; kills it (and fails) if it outlives
     /// <paramref name="hang"/>, kills it (and returns what it wrote) when <paramref name="end"/> is cancelled.
     /// </summary>

@@ -26,6 +26,7 @@ public sealed partial class ArchitectureTests
         ["XCall.Cluster"] = ["XCall", "XCall.FastProxy.Generator"],
         ["XCall.Channels.Distributed"] = ["XCall.Channels", "XCall.Cluster", "XCall", "XCall.FastProxy.Generator"],
         ["XCall.Parallel"] = ["XCall.Cluster", "XCall.FastProxy.Generator"],
+        ["XCall.Communicator"] = ["XCall.Cluster", "XCall", "XCall.FastProxy.Generator"],
     };
 
     private static readonly string s_sourceRoot = typeof(ArchitectureTests).Assembly

@@ -1,0 +1,407 @@
+using System.Runtime.CompilerServices;
+
+namespace XCall.Communicator;
+
+public sealed partial class Communicator
+{
+    // Collectives run on the communicator's collective context, so they never match its point-to-point messages;
+    // every rank calls them in the same order and every receive names its source, so the messages of successive
+    // collectives cannot be confused either. The tags only tell the collectives apart when debugging.
+    private const int BarrierTag = 1;
+    private const int BroadcastTag = 2;
+    private const int ReduceTag = 3;
+    private const int AllreduceTag = 4;
+    private const int GatherTag = 5;
+    private const int AllgatherTag = 6;
+    private const int ScatterTag = 7;
+    private const int AlltoallTag = 8;
+
+    /// <summary>Allreduce messages from this size on use the ring (reduce-scatter then allgather); smaller ones recursive doubling.</summary>
+    private const int RingAllreduceBytes = 64 << 10;
+
+    /// <summary>Returns once every rank of the communicator has called it (dissemination: log2(size) rounds of messages).</summary>
+    public void Barrier()
+    {
+        byte[] none = [];
+        for (int distance = 1; distance < Size; distance <<= 1)
+        {
+            Exchange(none, 0, 0, (Rank + distance) % Size, none, 0, 0, (Rank - distance + Size) % Size, BarrierTag);
+        }
+    }
+
+    /// <summary>Copies <paramref name="buffer"/> of <paramref name="root"/> into <paramref name="buffer"/> of every other rank (a binomial tree).</summary>
+    public void Broadcast<T>(T[] buffer, int root) where T : unmanaged
+    {
+        ArgumentNullException.ThrowIfNull(buffer);
+        CheckRoot(root);
+        int relative = (Rank - root + Size) % Size;
+        int mask = 1;
+        while (mask < Size)
+        {
+            if ((relative & mask) != 0)
+            {
+                ReceiveBlock(buffer, 0, buffer.Length, (relative - mask + root) % Size, BroadcastTag);
+                break;
+            }
+            mask <<= 1;
+        }
+        for (mask >>= 1; mask > 0; mask >>= 1)
+        {
+            if (relative + mask < Size)
+            {
+                SendBlock(buffer, 0, buffer.Length, (relative + mask + root) % Size, BroadcastTag);
+            }
+        }
+    }
+
+    /// <summary><paramref name="value"/> of <paramref name="root"/>, on every rank.</summary>
+    public T Broadcast<T>(T value, int root) where T : unmanaged
+    {
+        T[] one = [value];
+        Broadcast(one, root);
+        return one[0];
+    }
+
+    /// <summary>
+    /// Combines <paramref name="send"/> of every rank with <paramref name="operation"/>, index by index, into
+    /// <paramref name="receive"/> of <paramref name="root"/> (a binomial tree); other ranks may pass null.
+    /// </summary>
+    /// <exception cref="ArgumentException">The root's receive array is missing or not as long as <paramref name="send"/>.</exception>
+    public void Reduce<T>(T[] send, T[]? receive, ReduceOperation<T> operation, int root) where T : unmanaged
+    {
+        ArgumentNullException.ThrowIfNull(send);
+        ArgumentNullException.ThrowIfNull(operation);
+        CheckRoot(root);
+        if (Rank == root)
+        {
+            CheckLength(receive, send.Length, nameof(receive));
+        }
+        T[] sum = Rank == root ? receive! : new T[send.Length];
+        send.AsSpan().CopyTo(sum);
+        T[]? incoming = null;
+        int relative = (Rank - root + Size) % Size;
+        for (int mask = 1; mask < Size; mask <<= 1)
+        {
+            if ((relative & mask) != 0)
+            {
+                SendBlock(sum, 0, sum.Length, ((relative & ~mask) + root) % Size, ReduceTag);
+                break;
+            }
+            int child = relative | mask;
+            if (child < Size)
+            {
+                incoming ??= new T[send.Length];
+                ReceiveBlock(incoming, 0, incoming.Length, (child + root) % Size, ReduceTag);
+                operation.Combine(incoming, sum);
+            }
+        }
+    }
+
+    /// <summary>The combination of every rank's <paramref name="value"/> on <paramref name="root"/>; default elsewhere.</summary>
+    public T Reduce<T>(T value, ReduceOperation<T> operation, int root) where T : unmanaged
+    {
+        T[]? result = Rank == root ? new T[1] : null;
+        Reduce([value], result, operation, root);
+        return result is null ? default : result[0];
+    }
+
+    /// <summary>
+    /// Combines <paramref name="send"/> of every rank with <paramref name="operation"/>, index by index, into
+    /// <paramref name="receive"/> of every rank (which may be <paramref name="send"/> itself): recursive doubling
+    /// for small messages, a ring (reduce-scatter, then allgather) for large ones.
+    /// </summary>
+    /// <exception cref="ArgumentException"><paramref name="receive"/> is not as long as <paramref name="send"/>.</exception>
+    public void Allreduce<T>(T[] send, T[] receive, ReduceOperation<T> operation) where T : unmanaged
+    {
+        ArgumentNullException.ThrowIfNull(send);
+        ArgumentNullException.ThrowIfNull(operation);
+        CheckLength(receive, send.Length, nameof(receive));
+        if (!ReferenceEquals(send, receive))
+        {
+            send.AsSpan().CopyTo(receive);
+        }
+        if (Size == 1)
+        {
+            return;
+        }
+        if (send.Length * Unsafe.SizeOf<T>() >= RingAllreduceBytes && send.Length >= Size)
+        {
+            RingAllreduce(receive, operation);
+        }
+        else
+        {
+            RecursiveDoublingAllreduce(receive, operation);
+        }
+    }
+
+    /// <summary>The combination of every rank's <paramref name="value"/>, on every rank.</summary>
+    public T Allreduce<T>(T value, ReduceOperation<T> operation) where T : unmanaged
+    {
+        T[] one = [value];
+        Allreduce(one, one, operation);
+        return one[0];
+    }
+
+    private void RecursiveDoublingAllreduce<T>(T[] sum, ReduceOperation<T> operation) where T : unmanaged
+    {
+        // Ranks past the largest power of two fold into a partner first and get the result from it last.
+        int powerOfTwo = 1;
+        while (powerOfTwo * 2 <= Size)
+        {
+            powerOfTwo *= 2;
+        }
+        int extra = Size - powerOfTwo;
+        var incoming = new T[sum.Length];
+        int virtualRank;
+        if (Rank < 2 * extra)
+        {
+            if (Rank % 2 == 0)
+            {
+                SendBlock(sum, 0, sum.Length, Rank + 1, AllreduceTag);
+                virtualRank = -1;
+            }
+            else
+            {
+                ReceiveBlock(incoming, 0, incoming.Length, Rank - 1, AllreduceTag);
+                operation.Combine(incoming, sum);
+                virtualRank = Rank / 2;
+            }
+        }
+        else
+        {
+            virtualRank = Rank - extra;
+        }
+        if (virtualRank >= 0)
+        {
+            for (int mask = 1; mask < powerOfTwo; mask <<= 1)
+            {
+                int partnerVirtual = virtualRank ^ mask;
+                int partner = partnerVirtual < extra ? partnerVirtual * 2 + 1 : partnerVirtual + extra;
+                Exchange(sum, 0, sum.Length, partner, incoming, 0, incoming.Length, partner, AllreduceTag);
+                operation.Combine(incoming, sum);
+            }
+        }
+        if (Rank < 2 * extra)
+        {
+            if (Rank % 2 == 0)
+            {
+                ReceiveBlock(sum, 0, sum.Length, Rank + 1, AllreduceTag);
+            }
+            else
+            {
+                SendBlock(sum, 0, sum.Length, Rank - 1, AllreduceTag);
+            }
+        }
+    }
+
+    private void RingAllreduce<T>(T[] sum, ReduceOperation<T> operation) where T : unmanaged
+    {
+        int right = (Rank + 1) % Size;
+        int left = (Rank - 1 + Size) % Size;
+        (int Start, int Count) Chunk(int index)
+        {
+            index = ((index % Size) + Size) % Size;
+            int size = sum.Length / Size;
+            int rest = sum.Length % Size;
+            return (index * size + Math.Min(index, rest), size + (index < rest ? 1 : 0));
+        }
+        var incoming = new T[Chunk(0).Count];
+        // Reduce-scatter: after step s, this rank holds the sum of s + 2 ranks' chunk Rank - s - 1.
+        for (int step = 0; step < Size - 1; step++)
+        {
+            (int sendStart, int sendCount) = Chunk(Rank - step);
+            (int receiveStart, int receiveCount) = Chunk(Rank - step - 1);
+            Exchange(sum, sendStart, sendCount, right, incoming, 0, receiveCount, left, AllreduceTag);
+            operation.Combine(incoming.AsSpan(0, receiveCount), sum.AsSpan(receiveStart, receiveCount));
+        }
+        // Allgather: this rank holds the whole sum of chunk Rank + 1; pass the finished chunks round.
+        for (int step = 0; step < Size - 1; step++)
+        {
+            (int sendStart, int sendCount) = Chunk(Rank + 1 - step);
+            (int receiveStart, int receiveCount) = Chunk(Rank - step);
+            Exchange(sum, sendStart, sendCount, right, sum, receiveStart, receiveCount, left, AllreduceTag);
+        }
+    }
+
+    /// <summary>
+    /// Puts <paramref name="send"/> of every rank r at index r * send.Length of <paramref name="receive"/> on
+    /// <paramref name="root"/> (a binomial tree); other ranks may pass null.
+    /// </summary>
+    /// <exception cref="ArgumentException">The root's receive array is missing or not Size * send.Length long.</exception>
+    public void Gather<T>(T[] send, T[]? receive, int root) where T : unmanaged
+    {
+        ArgumentNullException.ThrowIfNull(send);
+        CheckRoot(root);
+        int n = send.Length;
+        if (Rank == root)
+        {
+            CheckLength(receive, n * Size, nameof(receive));
+        }
+        int relative = (Rank - root + Size) % Size;
+        // This rank collects the blocks of relative ranks relative .. relative + subtree - 1, in that order.
+        int subtree = 1;
+        while ((relative & subtree) == 0 && subtree < Size)
+        {
+            subtree <<= 1;
+        }
+        int blocks = Math.Min(subtree, Size - relative);
+        T[] collected = Rank == root && root == 0 ? receive! : new T[blocks * n];
+        send.AsSpan().CopyTo(collected);
+        for (int mask = 1; mask < Size; mask <<= 1)
+        {
+            if ((relative & mask) != 0)
+            {
+                SendBlock(collected, 0, collected.Length, ((relative & ~mask) + root) % Size, GatherTag);
+                return;
+            }
+            int child = relative | mask;
+            if (child < Size)
+            {
+                int childBlocks = Math.Min(mask, Size - child);
+                ReceiveBlock(collected, mask * n, childBlocks * n, (child + root) % Size, GatherTag);
+            }
+        }
+        if (!ReferenceEquals(collected, receive))
+        {
+            // The root holds the blocks in relative order: relative rank v is rank (v + root) % Size.
+            for (int v = 0; v < Size; v++)
+            {
+                Array.Copy(collected, v * n, receive!, ((v + root) % Size) * n, n);
+            }
+        }
+    }
+
+    /// <summary>Every rank's <paramref name="value"/>, in rank order, on <paramref name="root"/>; null elsewhere.</summary>
+    public T[]? Gather<T>(T value, int root) where T : unmanaged
+    {
+        T[]? all = Rank == root ? new T[Size] : null;
+        Gather([value], all, root);
+        return all;
+    }
+
+    /// <summary>Puts <paramref name="send"/> of every rank r at index r * send.Length of <paramref name="receive"/> on every rank (a ring).</summary>
+    /// <exception cref="ArgumentException"><paramref name="receive"/> is not Size * send.Length long.</exception>
+    public void Allgather<T>(T[] send, T[] receive) where T : unmanaged
+    {
+        ArgumentNullException.ThrowIfNull(send);
+        int n = send.Length;
+        CheckLength(receive, n * Size, nameof(receive));
+        send.AsSpan().CopyTo(receive.AsSpan(Rank * n));
+        int right = (Rank + 1) % Size;
+        int left = (Rank - 1 + Size) % Size;
+        for (int step = 0; step < Size - 1; step++)
+        {
+            int sendBlock = (Rank - step + Size) % Size;
+            int receiveBlock = (Rank - step - 1 + Size) % Size;
+            Exchange(receive, sendBlock * n, n, right, receive, receiveBlock * n, n, left, AllgatherTag);
+        }
+    }
+
+    /// <summary>Every rank's <paramref name="value"/>, in rank order, on every rank.</summary>
+    public T[] Allgather<T>(T value) where T : unmanaged
+    {
+        var all = new T[Size];
+        Allgather([value], all);
+        return all;
+    }
+
+    /// <summary>
+    /// Gives every rank r the block of <paramref name="receive"/>.Length values at index r * receive.Length of
+    /// <paramref name="send"/> on <paramref name="root"/> (a binomial tree); other ranks may pass null.
+    /// </summary>
+    /// <exception cref="ArgumentException">The root's send array is missing or not Size * receive.Length long.</exception>
+    public void Scatter<T>(T[]? send, T[] receive, int root) where T : unmanaged
+    {
+        ArgumentNullException.ThrowIfNull(receive);
+        CheckRoot(root);
+        int n = receive.Length;
+        int relative = (Rank - root + Size) % Size;
+        T[] held;
+        int mask = 1;
+        if (Rank == root)
+        {
+            CheckLength(send, n * Size, nameof(send));
+            held = new T[n * Size];
+            for (int v = 0; v < Size; v++)
+            {
+                Array.Copy(send!, ((v + root) % Size) * n, held, v * n, n);
+            }
+            while (mask < Size)
+            {
+                mask <<= 1;
+            }
+        }
+        else
+        {
+            while ((relative & mask) == 0)
+            {
+                mask <<= 1;
+            }
+            int blocks = Math.Min(mask, Size - relative);
+            held = new T[blocks * n];
+            ReceiveBlock(held, 0, held.Length, (relative - mask + root) % Size, ScatterTag);
+        }
+        // This rank holds the blocks of relative ranks relative .. relative + mask - 1 (those that exist).
+        for (mask >>= 1; mask > 0; mask >>= 1)
+        {
+            int child = relative + mask;
+            if (child < Size)
+            {
+                int childBlocks = Math.Min(mask, Size - child);
+                SendBlock(held, mask * n, childBlocks * n, (child + root) % Size, ScatterTag);
+            }
+        }
+        Array.Copy(held, 0, receive, 0, n);
+    }
+
+    /// <summary>
+    /// Sends the block at index d * n of <paramref name="send"/> to each rank d and puts the block from each rank s
+    /// at index s * n of <paramref name="receive"/>, where n = send.Length / Size (pairwise exchanges).
+    /// </summary>
+    /// <exception cref="ArgumentException">The arrays' lengths differ or are not a multiple of <see cref="Size"/>.</exception>
+    public void Alltoall<T>(T[] send, T[] receive) where T : unmanaged
+    {
+        ArgumentNullException.ThrowIfNull(send);
+        if (send.Length % Size != 0)
+        {
+            throw new ArgumentException($"The send array's length {send.Length} is not a multiple of the communicator's size {Size}.", nameof(send));
+        }
+        CheckLength(receive, send.Length, nameof(receive));
+        int n = send.Length / Size;
+        Array.Copy(send, Rank * n, receive, Rank * n, n);
+        for (int step = 1; step < Size; step++)
+        {
+            int to = (Rank + step) % Size;
+            int from = (Rank - step + Size) % Size;
+            Exchange(send, to * n, n, to, receive, from * n, n, from, AlltoallTag);
+        }
+    }
+
+    private void CheckRoot(int root) => ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual((uint)root, (uint)Size, nameof(root));
+
+    private static void CheckLength<T>(T[]? array, int length, string name)
+    {
+        if (array is null || array.Length != length)
+        {
+            throw new ArgumentException($"The array must hold {length} values; it holds {(array is null ? "none (null)" : array.Length.ToString(System.Globalization.CultureInfo.InvariantCulture))}.", name);
+        }
+    }
+
+    private void SendBlock<T>(T[] array, int start, int count, int destination, int tag) where T : unmanaged =>
+        SendCore<T>(array.AsSpan(start, count), array, start, destination, tag, CollectiveContext);
+
+    private ReceiveRequest<T> PostBlock<T>(T[] array, int start, int count, int source, int tag) where T : unmanaged =>
+        Post(new ReceiveRequest<T>(array.AsMemory(start, count), _worldRanks[source], CollectiveContext, tag, asynchronous: false));
+
+    private void ReceiveBlock<T>(T[] array, int start, int count, int source, int tag) where T : unmanaged =>
+        PostBlock(array, start, count, source, tag).Wait();
+
+    /// <summary>Sends one block and receives another, the receive posted first so a large block lands straight in place.</summary>
+    private void Exchange<T>(T[] send, int sendStart, int sendCount, int destination, T[] receive, int receiveStart, int receiveCount, int source, int tag)
+        where T : unmanaged
+    {
+        ReceiveRequest<T> incoming = PostBlock(receive, receiveStart, receiveCount, source, tag);
+        SendBlock(send, sendStart, sendCount, destination, tag);
+        incoming.Wait();
+    }
+}

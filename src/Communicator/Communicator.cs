@@ -1,0 +1,191 @@
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using XCall.Cluster;
+
+namespace XCall.Communicator;
+
+/// <summary>
+/// An MPI-style communicator over an XCall <see cref="ClusterWorld"/>: a group of ranks that send and receive
+/// messages matched by source and tag, and run collectives together. <see cref="JoinAsync"/> joins the world and
+/// gives its communicator (<see cref="World"/>); <see cref="Split"/> makes sub-communicators.
+/// </summary>
+/// <remarks>
+/// Messages are arrays, spans or single values of unmanaged types, copied as memory. A send never waits for its
+/// receive (except <see cref="SendSync{T}(T[], int, int)"/>): a message that no receive waits for yet is kept by the
+/// receiver. Messages of one sender with one tag are received in the order sent. Messages of at least
+/// <see cref="LargeMessageBytes"/> go as a call whose block the receiver copies straight into its buffer (from the
+/// sender's array over shared memory with cross-memory attach); smaller ones go one way.
+/// </remarks>
+public sealed partial class Communicator : IAsyncDisposable
+{
+    /// <summary>A receive or probe that accepts a message from any rank.</summary>
+    public const int AnySource = -1;
+
+    /// <summary>A receive or probe that accepts a message with any tag.</summary>
+    public const int AnyTag = -1;
+
+    /// <summary>The message size, in bytes, from which a message is sent as a call the receiver copies straight into its buffer: 32 KiB.</summary>
+    public const int LargeMessageBytes = 32 << 10;
+
+    private static Communicator? s_world;
+
+    private readonly WorldMessaging _messaging;
+    private readonly int[] _worldRanks;
+    private readonly Dictionary<int, int> _ranksByWorldRank;
+    private readonly long _context;
+    private int _splits;
+
+    private Communicator(WorldMessaging messaging, int[] worldRanks, long context)
+    {
+        _messaging = messaging;
+        _worldRanks = worldRanks;
+        _ranksByWorldRank = worldRanks.Select((world, rank) => (world, rank)).ToDictionary(p => p.world, p => p.rank);
+        _context = context;
+        Rank = _ranksByWorldRank[messaging.World.Rank];
+    }
+
+    /// <summary>The communicator of every rank of the world, once <see cref="JoinAsync"/> made it.</summary>
+    /// <exception cref="InvalidOperationException">No world was joined in this process.</exception>
+    public static Communicator World => s_world ?? throw new InvalidOperationException("No world is joined: call Communicator.JoinAsync first.");
+
+    /// <summary>This rank in the communicator, 0 to <see cref="Size"/> - 1.</summary>
+    public int Rank { get; }
+
+    /// <summary>How many ranks the communicator has.</summary>
+    public int Size => _worldRanks.Length;
+
+    /// <summary>The cluster world the communicator's ranks belong to.</summary>
+    public ClusterWorld Cluster => _messaging.World;
+
+    /// <summary>
+    /// Joins the world the environment describes (<see cref="ClusterWorld.JoinAsync"/>) and returns its communicator,
+    /// which <see cref="World"/> returns from then on. Dispose it to leave the world.
+    /// </summary>
+    /// <param name="options">The world's settings. Its <see cref="ClusterOptions.Services"/>, when given, gets the communicator's
+    /// mailbox and must run calls inline (<see cref="DispatchMode.Inline"/>), which keeps each sender's messages in order;
+    /// when null, the communicator makes such a server.</param>
+    /// <param name="cancellationToken">Cancels the join.</param>
+    /// <exception cref="ArgumentException">The given services run calls concurrently.</exception>
+    public static async Task<Communicator> JoinAsync(ClusterOptions? options = null, CancellationToken cancellationToken = default)
+    {
+        options ??= ClusterOptions.Default;
+        XCallServer services = options.Services ?? new XCallServer(options.Remote.Connection with { DispatchMode = DispatchMode.Inline });
+        if (services.Options.DispatchMode != DispatchMode.Inline)
+        {
+            throw new ArgumentException("The communicator's services must run calls inline (DispatchMode.Inline): concurrent dispatch would reorder a sender's messages.", nameof(options));
+        }
+        var mailbox = new Mailbox();
+        services.Add<IMailbox>(mailbox);
+        ClusterWorld world = await ClusterWorld.JoinAsync(options with { Services = services }, cancellationToken).ConfigureAwait(false);
+        var communicator = new Communicator(new WorldMessaging(world, mailbox), [.. Enumerable.Range(0, world.Size)], 1);
+        s_world = communicator;
+        return communicator;
+    }
+
+    /// <summary>The world rank of this communicator's <paramref name="rank"/>.</summary>
+    public int WorldRank(int rank)
+    {
+        ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual((uint)rank, (uint)Size, nameof(rank));
+        return _worldRanks[rank];
+    }
+
+    /// <summary>Leaves the world (for <see cref="World"/>; a communicator made by <see cref="Split"/> has nothing of its own to end).</summary>
+    public async ValueTask DisposeAsync()
+    {
+        if (_context == 1)
+        {
+            Interlocked.CompareExchange(ref s_world, null, this);
+            await _messaging.World.DisposeAsync().ConfigureAwait(false);
+        }
+    }
+
+    private long PointToPointContext => _context << 1;
+
+    private long CollectiveContext => (_context << 1) | 1;
+
+    /// <summary>Sends <paramref name="data"/> to <paramref name="destination"/>; when <paramref name="array"/> is given, data is its block from <paramref name="start"/>, which a large message lends.</summary>
+    private unsafe void SendCore<T>(ReadOnlySpan<T> data, T[]? array, int start, int destination, int tag, long context) where T : unmanaged
+    {
+        ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual((uint)destination, (uint)Size, nameof(destination));
+        int to = _worldRanks[destination];
+        int from = _messaging.World.Rank;
+        IMailbox peer = Peer(to);
+        int bytes = data.Length * sizeof(T);
+        try
+        {
+            if (bytes < LargeMessageBytes || to == from)
+            {
+                peer.Post(from, context, tag, MemoryMarshal.AsBytes(data).ToArray());
+            }
+            else if (array is not null && typeof(T) == typeof(double))
+            {
+                peer.DeliverDoubles(from, context, tag, new LentSpan<double>(Unsafe.As<double[]>(array), start, data.Length));
+            }
+            else if (array is not null && typeof(T) == typeof(byte))
+            {
+                peer.DeliverBytes(from, context, tag, new LentSpan<byte>(Unsafe.As<byte[]>(array), start, data.Length));
+            }
+            else if (array is not null && typeof(T) == typeof(int))
+            {
+                peer.DeliverInt32s(from, context, tag, new LentSpan<int>(Unsafe.As<int[]>(array), start, data.Length));
+            }
+            else if (array is not null && typeof(T) == typeof(long))
+            {
+                peer.DeliverInt64s(from, context, tag, new LentSpan<long>(Unsafe.As<long[]>(array), start, data.Length));
+            }
+            else if (array is not null && typeof(T) == typeof(float))
+            {
+                peer.DeliverSingles(from, context, tag, new LentSpan<float>(Unsafe.As<float[]>(array), start, data.Length));
+            }
+            else
+            {
+                peer.DeliverBytes(from, context, tag, new LentSpan<byte>(MemoryMarshal.AsBytes(data)));
+            }
+        }
+        catch (XCallException e) when (e is not MessageTruncatedException)
+        {
+            throw _messaging.Failed(to, e);
+        }
+    }
+
+    private IMailbox Peer(int worldRank)
+    {
+        try
+        {
+            return _messaging.Peer(worldRank);
+        }
+        catch (XCallException e)
+        {
+            throw _messaging.Failed(worldRank, e);
+        }
+    }
+
+    private ReceiveRequest<T> Post<T>(ReceiveRequest<T> request) where T : unmanaged
+    {
+        _messaging.Mailbox.Receive(request);
+        return request;
+    }
+
+    private int SourceToWorld(int source)
+    {
+        if (source == AnySource)
+        {
+            return AnySource;
+        }
+        ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual((uint)source, (uint)Size, nameof(source));
+        return _worldRanks[source];
+    }
+
+    private static void CheckTag(int tag, bool receiving)
+    {
+        if (tag < 0 && !(receiving && tag == AnyTag))
+        {
+            throw new ArgumentOutOfRangeException(nameof(tag), tag, receiving ? "A tag is at least 0, or AnyTag." : "A tag is at least 0.");
+        }
+    }
+
+    /// <summary>The status as this communicator names ranks.</summary>
+    private MessageStatus Local(MessageStatus status) => status with { Source = _ranksByWorldRank[status.Source] };
+
+    private async Task<MessageStatus> LocalAsync(Task<MessageStatus> status) => Local(await status.ConfigureAwait(false));
+}

@@ -1,0 +1,267 @@
+using System.Runtime.InteropServices;
+using XCall.Cluster;
+
+namespace XCall.Communicator;
+
+/// <summary>
+/// This rank's messages: arrived ones that no receive took yet, and posted receives that no message matched yet,
+/// matched as MPI matches them (by context, source and tag, any source and any tag allowed).
+/// </summary>
+internal sealed class Mailbox : IMailbox
+{
+    // Design: _lock guards _unexpected, _posted, _probes and _failed. An arriving message takes the first posted
+    // receive that accepts it, else it joins the end of _unexpected; a posted receive takes the first unexpected
+    // message it accepts, else it joins the end of _posted. The messages of one source arrive in the order they
+    // were sent (one connection per source, dispatched on its receiving thread), and both lists are searched
+    // from their start, so messages of one source and tag are received in the order sent (MPI's non-overtaking
+    // rule). Copies into a receive's buffer and completions run outside the lock: a request that left _posted
+    // belongs to the thread that took it.
+    private readonly object _lock = new();
+    private readonly List<Envelope> _unexpected = [];
+    private readonly List<ReceiveRequest> _posted = [];
+    private readonly List<(int Source, long Context, int Tag, TaskCompletionSource<MessageStatus> Found)> _probes = [];
+    private readonly Dictionary<int, RankFailedException> _failed = [];
+
+    /// <summary>Posts <paramref name="request"/>: it completes now when a waiting message matches, else when one arrives.</summary>
+    public void Receive(ReceiveRequest request)
+    {
+        Envelope? found = null;
+        lock (_lock)
+        {
+            int index = _unexpected.FindIndex(e => request.Accepts(e.Source, e.Context, e.Tag));
+            if (index >= 0)
+            {
+                found = _unexpected[index];
+                _unexpected.RemoveAt(index);
+            }
+            else if (FailureFor(request.Source) is { } failure)
+            {
+                request.Fail(new RankFailedException(failure.Rank, failure.Reason, failure));
+                return;
+            }
+            else
+            {
+                _posted.Add(request);
+            }
+        }
+        if (found is not null)
+        {
+            Hand(found, request);
+        }
+    }
+
+    /// <summary>Withdraws a posted receive that no message matched yet; false when one did.</summary>
+    public bool Cancel(ReceiveRequest request)
+    {
+        lock (_lock)
+        {
+            return _posted.Remove(request);
+        }
+    }
+
+    /// <summary>The status of the first waiting message that matches, without taking it; null when none waits.</summary>
+    public MessageStatus? TryProbe(int source, long context, int tag)
+    {
+        lock (_lock)
+        {
+            Envelope? found = _unexpected.Find(e => Matches(source, context, tag, e));
+            if (found is null && FailureFor(source) is { } failure)
+            {
+                throw new RankFailedException(failure.Rank, failure.Reason, failure);
+            }
+            return found is null ? null : new MessageStatus(found.Source, found.Tag, found.Data.Length);
+        }
+    }
+
+    /// <summary>Completes with the status of the first message that matches, once one waits (without taking it).</summary>
+    public Task<MessageStatus> ProbeAsync(int source, long context, int tag, CancellationToken cancellationToken)
+    {
+        var found = new TaskCompletionSource<MessageStatus>(TaskCreationOptions.RunContinuationsAsynchronously);
+        lock (_lock)
+        {
+            Envelope? waiting = _unexpected.Find(e => Matches(source, context, tag, e));
+            if (waiting is not null)
+            {
+                return Task.FromResult(new MessageStatus(waiting.Source, waiting.Tag, waiting.Data.Length));
+            }
+            if (FailureFor(source) is { } failure)
+            {
+                return Task.FromException<MessageStatus>(new RankFailedException(failure.Rank, failure.Reason, failure));
+            }
+            _probes.Add((source, context, tag, found));
+        }
+        if (cancellationToken.CanBeCanceled)
+        {
+            cancellationToken.Register(() =>
+            {
+                lock (_lock)
+                {
+                    _probes.RemoveAll(p => p.Found == found);
+                }
+                found.TrySetCanceled(cancellationToken);
+            });
+        }
+        return found.Task;
+    }
+
+    /// <summary>Fails every receive and probe waiting for the failed rank or for any source; later ones fail at once (unless a message from it already waits).</summary>
+    public void FailRank(RankFailedException failure)
+    {
+        List<ReceiveRequest> failedReceives;
+        List<TaskCompletionSource<MessageStatus>> failedProbes;
+        lock (_lock)
+        {
+            _failed.TryAdd(failure.Rank, failure);
+            failedReceives = _posted.FindAll(r => r.Source == failure.Rank || r.Source == Communicator.AnySource);
+            _posted.RemoveAll(failedReceives.Contains);
+            failedProbes = [.. _probes.Where(p => p.Source == failure.Rank || p.Source == Communicator.AnySource).Select(p => p.Found)];
+            _probes.RemoveAll(p => failedProbes.Contains(p.Found));
+        }
+        foreach (ReceiveRequest request in failedReceives)
+        {
+            request.Fail(new RankFailedException(failure.Rank, failure.Reason, failure));
+        }
+        foreach (TaskCompletionSource<MessageStatus> probe in failedProbes)
+        {
+            probe.TrySetException(new RankFailedException(failure.Rank, failure.Reason, failure));
+        }
+    }
+
+    public void Post(int source, long context, int tag, byte[] payload) => Arrive(new Envelope(source, context, tag, payload, null));
+
+    public Task PostSyncAsync(int source, long context, int tag, byte[] payload, CancellationToken cancellationToken)
+    {
+        var matched = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var envelope = new Envelope(source, context, tag, payload, matched);
+        Arrive(envelope);
+        if (!matched.Task.IsCompleted && cancellationToken.CanBeCanceled)
+        {
+            // The sender gave up before a receive matched: the message is withdrawn, unless a receive took it first.
+            cancellationToken.Register(() =>
+            {
+                bool withdrawn;
+                lock (_lock)
+                {
+                    withdrawn = _unexpected.Remove(envelope);
+                }
+                if (withdrawn)
+                {
+                    matched.TrySetCanceled(cancellationToken);
+                }
+            });
+        }
+        return matched.Task;
+    }
+
+    public void DeliverBytes(int source, long context, int tag, LentSpan<byte> payload) => Deliver(source, context, tag, payload);
+
+    public void DeliverInt32s(int source, long context, int tag, LentSpan<int> payload) => Deliver(source, context, tag, payload);
+
+    public void DeliverInt64s(int source, long context, int tag, LentSpan<long> payload) => Deliver(source, context, tag, payload);
+
+    public void DeliverSingles(int source, long context, int tag, LentSpan<float> payload) => Deliver(source, context, tag, payload);
+
+    public void DeliverDoubles(int source, long context, int tag, LentSpan<double> payload) => Deliver(source, context, tag, payload);
+
+    /// <summary>A large message: copied once, straight into the matching receive's buffer, or into an envelope when no receive waits.</summary>
+    private unsafe void Deliver<T>(int source, long context, int tag, LentSpan<T> payload) where T : unmanaged
+    {
+        int bytes = payload.Length * sizeof(T);
+        ReceiveRequest? request;
+        lock (_lock)
+        {
+            request = TakePostedUnsynchronized(source, context, tag);
+            if (request is null)
+            {
+                var data = new byte[bytes];
+                payload.CopyTo(MemoryMarshal.Cast<byte, T>(data.AsSpan()));
+                ArriveUnsynchronized(new Envelope(source, context, tag, data, null));
+                return;
+            }
+        }
+        try
+        {
+            Span<byte> destination = request.Destination(source, tag, bytes);
+            payload.CopyTo(MemoryMarshal.Cast<byte, T>(destination));
+        }
+        catch (MessageTruncatedException e)
+        {
+            request.Fail(e);
+            return;
+        }
+        request.Complete(new MessageStatus(source, tag, bytes));
+    }
+
+    private void Arrive(Envelope envelope)
+    {
+        ReceiveRequest? request;
+        lock (_lock)
+        {
+            request = TakePostedUnsynchronized(envelope.Source, envelope.Context, envelope.Tag);
+            if (request is null)
+            {
+                ArriveUnsynchronized(envelope);
+                return;
+            }
+        }
+        Hand(envelope, request);
+    }
+
+    private ReceiveRequest? TakePostedUnsynchronized(int source, long context, int tag)
+    {
+        int index = _posted.FindIndex(r => r.Accepts(source, context, tag));
+        if (index < 0)
+        {
+            return null;
+        }
+        ReceiveRequest request = _posted[index];
+        _posted.RemoveAt(index);
+        return request;
+    }
+
+    private void ArriveUnsynchronized(Envelope envelope)
+    {
+        _unexpected.Add(envelope);
+        for (int i = _probes.Count - 1; i >= 0; i--)
+        {
+            (int source, long context, int tag, TaskCompletionSource<MessageStatus> found) = _probes[i];
+            if (Matches(source, context, tag, envelope))
+            {
+                _probes.RemoveAt(i);
+                found.TrySetResult(new MessageStatus(envelope.Source, envelope.Tag, envelope.Data.Length));
+            }
+        }
+    }
+
+    /// <summary>Gives a held message to the receive that matched it.</summary>
+    private static void Hand(Envelope envelope, ReceiveRequest request)
+    {
+        if (!request.TryTake(envelope.Data))
+        {
+            try
+            {
+                envelope.Data.CopyTo(request.Destination(envelope.Source, envelope.Tag, envelope.Data.Length));
+            }
+            catch (MessageTruncatedException e)
+            {
+                envelope.Matched?.TrySetResult();
+                request.Fail(e);
+                return;
+            }
+        }
+        envelope.Matched?.TrySetResult();
+        request.Complete(new MessageStatus(envelope.Source, envelope.Tag, envelope.Data.Length));
+    }
+
+    private static bool Matches(int source, long context, int tag, Envelope e) =>
+        e.Context == context && (source == Communicator.AnySource || source == e.Source) && (tag == Communicator.AnyTag || tag == e.Tag);
+
+    private RankFailedException? FailureFor(int source)
+    {
+        if (source == Communicator.AnySource)
+        {
+            return _failed.Count > 0 ? _failed.Values.First() : null;
+        }
+        return _failed.GetValueOrDefault(source);
+    }
+}
