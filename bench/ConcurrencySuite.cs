@@ -113,10 +113,12 @@ internal static partial class ConcurrencySuite
                     busy?.Dispose();
                 }
             }
-            List<CallResult> rows = Report(shapes, callers, load, rounds);
+            var summary = new List<string> { $"Concurrency suite: {callers} client processes and {callers} threads on one connection, {rounds} rounds of {ms} ms per row; {machine}", "" };
+            List<CallResult> rows = Report(shapes, callers, load, rounds, summary);
             IReadOnlyList<CallResult> final = ResultWriter.WithRatios(rows);
             string dir = outDir ?? Path.Combine(Path.GetTempPath(), "xcall-concurrency-" + DateTime.UtcNow.ToString("yyyyMMdd-HHmmss", CultureInfo.InvariantCulture));
             ResultWriter.WriteFiles(dir, final, machine);
+            File.WriteAllLines(Path.Combine(dir, "calls.md"), summary); // the call-cost table has no columns for these rows
             Console.WriteLine($"Results written to {Path.GetFullPath(dir)}");
             return 0;
         }
@@ -130,11 +132,18 @@ internal static partial class ConcurrencySuite
     }
 
     /// <summary>The summary: per shape the median round's calls/s and the percentiles of all rounds' calls; the budgets.</summary>
-    private static List<CallResult> Report(List<Shape> shapes, int callers, int load, int rounds)
+    private static List<CallResult> Report(List<Shape> shapes, int callers, int load, int rounds, List<string> summary)
     {
         var rows = new List<CallResult>();
+        void Line(string line)
+        {
+            Console.WriteLine(line);
+            summary.Add(line);
+        }
         Console.WriteLine();
-        Console.WriteLine($"median of {rounds} rounds (calls/s); p50 and p99 over every call of every round:");
+        Line($"median of {rounds} rounds (calls/s); p50 and p99 over every call of every round:");
+        Line("");
+        Line("```");
         foreach (Shape shape in shapes)
         {
             var all = new LatencyHistogram();
@@ -146,20 +155,21 @@ internal static partial class ConcurrencySuite
             shape.P50 = all.Percentile(0.5);
             shape.P99 = all.Percentile(0.99);
             string label = shape.Label(load);
-            Console.WriteLine($"{label,-48} {shape.MedianCallsPerSecond,10:N0} calls/s  p50 {shape.P50 / 1000,8:0.0} µs  p99 {shape.P99 / 1000,8:0.0} µs  p99/p50 {shape.P99 / shape.P50,5:0.0}");
+            Line($"{label,-48} {shape.MedianCallsPerSecond,10:N0} calls/s  p50 {shape.P50 / 1000,8:0.0} µs  p99 {shape.P99 / 1000,8:0.0} µs  p99/p50 {shape.P99 / shape.P50,5:0.0}");
             rows.Add(new CallResult($"int x{callers} {shape.Name.Replace($"{callers} ", "", StringComparison.Ordinal)}", shape.Transport + (shape.Loaded ? $" ({load} busy)" : ""), 1e9 / shape.MedianCallsPerSecond, null)
             {
                 Note = string.Create(CultureInfo.InvariantCulture, $"{label}: {shape.MedianCallsPerSecond:0} calls/s in total (ns per call = 1e9 / that), p50 {shape.P50:0} ns, p99 {shape.P99:0} ns per call; default server settings{(shape.Transport == "tcp" ? ", tcp clients with PreferSharedMemory=false" : "")}"),
             });
         }
-        Console.WriteLine();
+        Line("```");
+        Line("");
         foreach (IGrouping<(string Name, bool Loaded), Shape> pair in shapes.GroupBy(s => (s.Name, s.Loaded)))
         {
             Shape shm = pair.Single(s => s.Transport == "shm");
             Shape tcp = pair.Single(s => s.Transport == "tcp");
             double ratio = shm.MedianCallsPerSecond / tcp.MedianCallsPerSecond;
             string where = pair.Key.Name + (pair.Key.Loaded ? $", {load} busy threads" : "");
-            Console.WriteLine($"budget {where}: shm calls/s {ratio:0.00}x tcp's (>= 2x: {Verdict(ratio >= 2)}); p99/p50 shm {shm.P99 / shm.P50:0.0}, tcp {tcp.P99 / tcp.P50:0.0} (<= 10: {Verdict(shm.P99 <= 10 * shm.P50 && tcp.P99 <= 10 * tcp.P50)})");
+            Line($"- budget {where}: shm calls/s {ratio:0.00}x tcp's (>= 2x: {Verdict(ratio >= 2)}); shm p99/p50 {shm.P99 / shm.P50:0.0} (<= 10: {Verdict(shm.P99 <= 10 * shm.P50)}), tcp's {tcp.P99 / tcp.P50:0.0}");
         }
         return rows;
     }

@@ -17,8 +17,9 @@ namespace XCall.Transport.Shm;
 //
 // How long a wait spins before it sleeps is IdleSpinner's: a budget learned per site (_callerSpins for callers,
 // _receiveSpins for the receive thread), cut short, without yields, when more threads want the cores than there
-// are (CoreDemand): then the peer may be waiting for the very core a spinner holds. A caller asking for the
-// hand-over stops asking then too (the receive thread reads its reply). Only when a thread sleeps changes, never
+// are (CoreDemand): then the peer may be waiting for the very core a spinner holds. A caller does not ask for the
+// hand-over then either: the receive thread, asked, lets go and sleeps, and an asker that then waits for a core
+// leaves the ring unpolled; the receive thread reads its reply instead. Only when a thread sleeps changes, never
 // who reads what: the wake-up protocol below is the same.
 //
 // The receive thread sleeps in two ways:
@@ -142,6 +143,12 @@ internal sealed partial class ShmChannel
             // or a nested call of a pool-dispatched call, which leaves the ring to the receive thread.
             return false;
         }
+        if (CoreDemand.Oversubscribed)
+        {
+            // The receive thread lets go when asked, and sleeps: on oversubscribed cores the asker may not get the
+            // role within its spin either, and then nobody polls. The receive thread reads the reply.
+            return false;
+        }
         Interlocked.Increment(ref _roleWanted);
         try
         {
@@ -152,10 +159,8 @@ internal sealed partial class ShmChannel
                 {
                     return TryTakeFreeRole(me);
                 }
-                if (owner != _receiveThreadId || call.WaitOver || (i == IdleSpinner.ProbeTurn && CoreDemand.Oversubscribed))
+                if (owner != _receiveThreadId || call.WaitOver)
                 {
-                    // Taken by another, or nothing to wait for, or the receive thread may be waiting for a core:
-                    // it reads the reply then.
                     return false;
                 }
                 IdleSpinner.Pause();

@@ -165,6 +165,12 @@ public sealed class AdaptiveWaitTests : IDisposable
     }
 }
 
+/// <summary>Makes <see cref="CoreDemand"/> measure again when disposed (after a test forced its answer).</summary>
+internal sealed class CoreDemandMeasuredAgain : IDisposable
+{
+    public void Dispose() => CoreDemand.ForceOversubscribed(null);
+}
+
 /// <summary>Tests that force <see cref="CoreDemand"/>'s answer run alone.</summary>
 [CollectionDefinition(nameof(CoreDemandCollection), DisableParallelization = true)]
 public sealed class CoreDemandCollection;
