@@ -71,16 +71,22 @@ internal sealed record BenchOptions
 
         other suites:
           --suite channels [--parts ring,loop,select,pi] [--out DIR] [--help]
-          --suite mpi [--rounds-scale X]   the communicator next to Open MPI: ping-pong, Allreduce
                                           XCall.Channels next to System.Threading.Channels, Go and Erlang: the ring, the
                                           3-process loop, select over 8 channels, Monte Carlo Pi (see docs/benchmarks.md)
+          --suite mpi [--rounds-scale X]  the communicator next to Open MPI: ping-pong, Allreduce
           --suite parallel [--calls N] [--rounds R]
                                           one-way calls to a parallel object in another process, aggregated and not
+          --suite concurrency [--callers N] [--ms N] [--rounds N] [--load N] [--out DIR] [--help]
+                                          many callers against one server with the default settings, shm and tcp
+                                          in the same run: 16 client processes, and 16 threads on one connection
 
         single measurements instead of the run:
           --limits                        the machine-limit probes only (C and C# side by side), and peer-mpi
-          --side-by-side shm|tcp [ROUNDS] int and byte paired with the limit probe (tcp: the busy-polling one;
-                                          shm: also int with Open MPI's 4 B ping-pong), every round printed
+          --side-by-side shm|tcp [ROUNDS] [--load N]
+                                          int and byte paired with the limit probe (tcp: the busy-polling one;
+                                          shm: also int with Open MPI's 4 B ping-pong), every round printed;
+                                          --load N: each round also times int while N busy threads run in another
+                                          process (more busy threads than cores), beside the unloaded int burst
           --latency shm|tcp [CALLS]       int calls timed one by one: percentiles (p50 to p99.99, max) and mean
           --concurrent-probe shm|tcp      int against a server with the default concurrent dispatch
           --async-probe shm|tcp           awaited Task<int> calls, alone and while one long call stays pending

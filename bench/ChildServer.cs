@@ -50,6 +50,12 @@ internal sealed class ChildServer : IDisposable
     {
         Process.StandardInput.WriteLine(command);
         Process.StandardInput.Flush();
+        return ReadAnswer(prefix, command);
+    }
+
+    /// <summary>Returns the rest of the server's next output line that starts with <paramref name="prefix"/>.</summary>
+    public string ReadAnswer(string prefix, string? command = null)
+    {
         while (Process.StandardOutput.ReadLine() is string line)
         {
             if (line.StartsWith(prefix, StringComparison.Ordinal))
@@ -57,7 +63,7 @@ internal sealed class ChildServer : IDisposable
                 return line[prefix.Length..].Trim();
             }
         }
-        throw new InvalidOperationException($"The server exited before it answered '{command}'.");
+        throw new InvalidOperationException($"The server exited before it answered '{command ?? prefix}'.");
     }
 
     /// <summary>Closes the server's standard input, so it exits; kills it if it has not after 10 s.</summary>

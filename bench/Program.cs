@@ -29,6 +29,21 @@ if (args.Length > 1 && args[0] == "--suite" && args[1] == "mpi")
     return MpiSuite.Run(args[2..]);
 }
 
+if (args.Length > 1 && args[0] == "--suite" && args[1] == "concurrency")
+{
+    return ConcurrencySuite.Run(args[2..]);
+}
+
+if (args.Length > 1 && args[0] == "--serve-default")
+{
+    return ConcurrencySuite.ServeDefault(args[1]);
+}
+
+if (args.Length > 1 && args[0] == "--busy")
+{
+    return BusyLoad.Serve(int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture));
+}
+
 if (XCall.Bench.Peers.PeerServers.Run(args) is int peerExit)
 {
     return peerExit;
@@ -56,7 +71,9 @@ if (args.Length > 1 && args[0] == "--latency")
 
 if (args.Length > 1 && args[0] == "--side-by-side")
 {
-    return SideBySide.Run(args[1], args.Length > 2 ? int.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture) : 7);
+    int loadAt = Array.IndexOf(args, "--load");
+    int load = loadAt > 0 && loadAt + 1 < args.Length ? int.Parse(args[loadAt + 1], System.Globalization.CultureInfo.InvariantCulture) : 0;
+    return SideBySide.Run(args[1], args.Length > 2 && loadAt != 2 ? int.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture) : 7, load);
 }
 
 if (args.Length > 0 && args[0] == "--limits")

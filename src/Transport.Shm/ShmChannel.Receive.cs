@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using XCall.Transport.Shm.Ring;
 
@@ -13,6 +14,13 @@ namespace XCall.Transport.Shm;
 // A caller that spun without its reply arriving sleeps on the ring itself (armed with the "leader" value,
 // so the peer wakes the leader futex word, not the receive thread), in short slices, for a bounded time;
 // then it gives the role back and blocks on the call.
+//
+// How long a wait spins before it sleeps is IdleSpinner's: a budget learned per site (_callerSpins for callers,
+// _receiveSpins for the receive thread), cut short, without yields, when more threads want the cores than there
+// are (CoreDemand): then the peer may be waiting for the very core a spinner holds. A caller does not ask for the
+// hand-over then either: the receive thread, asked, lets go and sleeps, and an asker that then waits for a core
+// leaves the ring unpolled; the receive thread reads its reply instead. Only when a thread sleeps changes, never
+// who reads what: the wake-up protocol below is the same.
 //
 // The receive thread sleeps in two ways:
 // (A) on the ring's futex, armed (the peer wakes it when it publishes), after releasing the role. It sets
@@ -54,6 +62,13 @@ internal sealed partial class ShmChannel
     private int _rtBlocked;
     private int _receiveThreadId;
     private long _releasesLeftMarked; // by the role's holder
+    private readonly SpinTuner _callerSpins = new(); // callers polling for their replies
+    private readonly SpinTuner _receiveSpins = new(); // the receive thread between frames
+
+    private long _leaderSleeps; // by the role's holder
+
+    /// <summary>Tests: how many times a caller polling for its reply slept on the ring (the leader futex).</summary>
+    internal long LeaderSleeps => Volatile.Read(ref _leaderSleeps);
 
     /// <summary>Tests: how many times a caller gave the role back leaving the ring marked for callers (not re-armed).</summary>
     internal long ReleasesLeftMarked => Volatile.Read(ref _releasesLeftMarked);
@@ -128,6 +143,12 @@ internal sealed partial class ShmChannel
             // or a nested call of a pool-dispatched call, which leaves the ring to the receive thread.
             return false;
         }
+        if (CoreDemand.Oversubscribed)
+        {
+            // The receive thread lets go when asked, and sleeps: on oversubscribed cores the asker may not get the
+            // role within its spin either, and then nobody polls. The receive thread reads the reply.
+            return false;
+        }
         Interlocked.Increment(ref _roleWanted);
         try
         {
@@ -171,7 +192,7 @@ internal sealed partial class ShmChannel
     /// it gives up once the idle strategy's spinning and yielding are spent, instead of sleeping on the ring.</summary>
     private PumpOutcome Pump(IReplyWait call, long deadline, IFrameHandler handler, bool maySleep)
     {
-        var spinner = new IdleSpinner();
+        var spinner = new IdleSpinner(_callerSpins);
         ShmIdleStrategy strategy = _options.IdleStrategy;
         int turns = 0;
         long sleepingSince = 0;
@@ -237,10 +258,13 @@ internal sealed partial class ShmChannel
             _inSignal.ArmLeader();
             if (!_reader.HasData && !call.WaitOver && Volatile.Read(ref _stopping) == 0)
             {
+                long asleep = Stopwatch.GetTimestamp();
+                Volatile.Write(ref _leaderSleeps, _leaderSleeps + 1);
                 _inSignal.WaitLeader(seq, slice);
+                _callerSpins.Woke((long)Stopwatch.GetElapsedTime(asleep).TotalNanoseconds);
             }
             _inSignal.DisarmConsumer();
-            spinner.Reset();
+            spinner.Restart();
         }
         return PumpOutcome.Completed;
     }
@@ -334,7 +358,7 @@ internal sealed partial class ShmChannel
                     WaitForRoleRelease();
                     continue;
                 }
-                var spinner = new IdleSpinner();
+                var spinner = new IdleSpinner(_receiveSpins);
                 bool sleep = false;
                 while (Volatile.Read(ref _stopping) == 0)
                 {
@@ -396,8 +420,10 @@ internal sealed partial class ShmChannel
             return;
         }
         Interlocked.Exchange(ref _roleOwner, RoleFree); // callers may poll while we sleep
+        long asleep = Stopwatch.GetTimestamp();
         _inSignal.WaitConsumer(seq);
         Volatile.Write(ref _rtSleeping, 0);
+        _receiveSpins.Woke((long)Stopwatch.GetElapsedTime(asleep).TotalNanoseconds);
     }
 
     /// <summary>The receive thread found the role taken by a caller: state (B).</summary>

@@ -7,8 +7,10 @@ public enum ShmIdleStrategy
     /// and latency-critical pairs on machines with cores to spare.</summary>
     BusySpin,
 
-    /// <summary>Default. Spin a few thousand pause iterations, then yield, then sleep on a futex in the segment
-    /// until the peer wakes it: close to <see cref="BusySpin"/> under load, no CPU once idle.</summary>
+    /// <summary>Default. Spin up to a few thousand pause iterations, then yield, then sleep on a futex in the segment
+    /// until the peer wakes it: close to <see cref="BusySpin"/> under load, no CPU once idle. The spinning adapts:
+    /// each waiting thread spins about as long as spinning has paid off for it lately, and stops early (no yields)
+    /// while more threads are runnable than the machine has cores, so a waiter never holds the core its peer needs.</summary>
     Adaptive,
 
     /// <summary>Spin only briefly before sleeping on the futex: frugal servers; a reply that is not immediate

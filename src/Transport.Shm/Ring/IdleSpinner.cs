@@ -4,48 +4,114 @@ using System.Runtime.Intrinsics.X86;
 
 namespace XCall.Transport.Shm.Ring;
 
+// Design: one wait's idle turns, spin -> yield -> (the caller) sleep, per ShmIdleStrategy.
+// - A wait's budget is fixed at its first turn: Adaptive spins what its SpinTuner allows (Ceiling without one),
+//   Blocking a short fixed count; then a few yields, which cost nothing where no other thread wants the core.
+// - At turn ProbeTurn (or at the end of a shorter spin), a wait still without work asks CoreDemand whether more
+//   threads are runnable than there are cores. If so it stops at once, with no yields: its peer may be one of the
+//   threads waiting for a core (yields would hand each of them a time slice before it), and the caller's sleep
+//   costs one wake-up instead. A reply that comes within ProbeTurn turns never asks.
+// - What a wait learns goes to its tuner: work found after n turns (Reset), or the whole budget spent (the turn
+//   that returns false); a wait cut short by CoreDemand teaches nothing.
+// - BusySpin never yields, sleeps or asks.
+
 /// <summary>
 /// Counts the idle turns of a waiting thread and says when it has spun (pause) and yielded long enough to
-/// go to sleep, per <see cref="ShmIdleStrategy"/>.
+/// go to sleep, per <see cref="ShmIdleStrategy"/>, the cores' demand (<see cref="CoreDemand"/>) and what its
+/// site learned (<see cref="SpinTuner"/>).
 /// </summary>
 internal struct IdleSpinner
 {
-    // One turn is one CPU pause: 3,000 of them are enough spinning to catch a reply to a short call without
-    // a sleep; the yields give the core to a runnable thread of the peer on a machine with few cores.
-    private const int AdaptiveSpins = 3000;
+    /// <summary>The turn at which a wait still without work checks whether the cores are oversubscribed.</summary>
+    public const int ProbeTurn = 64;
+
     private const int AdaptiveYields = 40;
     private const int BlockingSpins = 100;
     private const int BlockingYields = 2;
 
+    private readonly SpinTuner? _tuner;
     private int _count;
+    private int _spinEnd;
+    private int _yieldEnd;
+    private int _probeAt;
+    private bool _cut;
+
+    /// <summary>A spinner that reports to <paramref name="tuner"/> and spins what it allows.</summary>
+    public IdleSpinner(SpinTuner? tuner) => _tuner = tuner;
 
     /// <summary>Starts over after the thread found work.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public void Reset() => _count = 0;
+    public void Reset()
+    {
+        if (_count != 0)
+        {
+            if (!_cut && _count < _yieldEnd)
+            {
+                _tuner?.Found(_count);
+            }
+            _count = 0;
+        }
+    }
+
+    /// <summary>Starts over after the thread slept (the wait's outcome was already reported).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void Restart() => _count = 0;
+
+    /// <summary>Whether the last wait was cut short because the cores were oversubscribed (tests).</summary>
+    public readonly bool WasCut => _cut;
 
     /// <summary>Spends one idle turn; false when the thread should sleep instead.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool SpinOnce(ShmIdleStrategy strategy)
     {
-        int n = _count;
         if (strategy == ShmIdleStrategy.BusySpin)
         {
             Pause();
             return true;
         }
-        (int spins, int yields) = strategy == ShmIdleStrategy.Blocking ? (BlockingSpins, BlockingYields) : (AdaptiveSpins, AdaptiveYields);
-        if (n < spins)
+        int n = _count;
+        if (n == 0)
+        {
+            Begin(strategy);
+        }
+        if (n == _probeAt && CoreDemand.Oversubscribed)
+        {
+            return Cut();
+        }
+        if (n < _spinEnd)
         {
             _count = n + 1;
             Pause();
             return true;
         }
-        if (n < spins + yields)
+        if (n < _yieldEnd)
         {
             _count = n + 1;
             Thread.Yield();
             return true;
         }
+        if (n == _yieldEnd)
+        {
+            _count = n + 1; // report once per wait
+            _tuner?.Exhausted();
+        }
+        return false;
+    }
+
+    private void Begin(ShmIdleStrategy strategy)
+    {
+        bool blocking = strategy == ShmIdleStrategy.Blocking;
+        _spinEnd = blocking ? BlockingSpins : _tuner?.Limit ?? SpinTuner.Ceiling;
+        _yieldEnd = _spinEnd + (blocking ? BlockingYields : AdaptiveYields);
+        _probeAt = Math.Min(ProbeTurn, _spinEnd);
+        _cut = false;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool Cut()
+    {
+        _cut = true;
+        _count = _yieldEnd + 1; // past the end: the next turns answer false too, and nothing is reported
         return false;
     }
 
