@@ -24,6 +24,8 @@ public sealed partial class ArchitectureTests
         ["XCall"] = ["XCall.FastProxy", "XCall.Transport.Shm", "XCall.Transport.Tcp", "XCall.Transport", "XCall.Marshal"],
         ["XCall.Channels"] = [],
         ["XCall.Cluster"] = ["XCall", "XCall.FastProxy.Generator"],
+        ["XCall.Streams"] = ["XCall"],
+        ["XCall.AspNetCore"] = ["XCall.Streams"],
     };
 
     private static readonly string s_sourceRoot = typeof(ArchitectureTests).Assembly
