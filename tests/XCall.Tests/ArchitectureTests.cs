@@ -19,7 +19,7 @@ public sealed partial class ArchitectureTests
         ["XCall.Transport"] = ["XCall.Marshal"],
         ["XCall.Transport.Shm"] = ["XCall.Transport", "XCall.Marshal"],
         ["XCall.Transport.Tcp"] = ["XCall.Transport", "XCall.Marshal"],
-        ["XCall.FastProxy"] = ["XCall.Transport", "XCall.Marshal"],
+        ["XCall.FastProxy"] = ["XCall.Transport", "XCall.Marshal", "XCall.FastProxy.Generator"],
         ["XCall.FastProxy.Generator"] = [],
         ["XCall"] = ["XCall.FastProxy", "XCall.Transport.Shm", "XCall.Transport.Tcp", "XCall.Transport", "XCall.Marshal"],
         ["XCall.Channels"] = [],
