@@ -26,6 +26,7 @@ public sealed partial class ArchitectureTests
         ["XCall.Cluster"] = ["XCall", "XCall.FastProxy.Generator"],
         ["XCall.Streams"] = ["XCall"],
         ["XCall.AspNetCore"] = ["XCall.Streams"],
+        ["XCall.Hosting"] = ["XCall"],
     };
 
     private static readonly string s_sourceRoot = typeof(ArchitectureTests).Assembly
