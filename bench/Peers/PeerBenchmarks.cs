@@ -3,6 +3,7 @@ using BenchmarkDotNet.Attributes;
 using Google.Protobuf;
 using Grpc.Net.Client;
 using StreamJsonRpc;
+using XCall.Streams;
 using XCall.Bench.Peers.Proto;
 
 namespace XCall.Bench.Peers;
@@ -14,12 +15,15 @@ namespace XCall.Bench.Peers;
 /// <item><c>grpc-tcp</c>: grpc-dotnet, Kestrel (Grpc.AspNetCore) server, Grpc.Net.Client, h2c on 127.0.0.1.</item>
 /// <item><c>grpc-uds</c>: the same over a Unix domain socket (Kestrel ListenUnixSocket, SocketsHttpHandler.ConnectCallback).</item>
 /// <item><c>jsonrpc-uds</c>: StreamJsonRpc with its defaults (header-delimited, Newtonsoft.Json) over a Unix domain socket.</item>
+/// <item><c>grpc-xcall-shm</c>: the grpc-uds service and client unchanged, over an XCall shared-memory stream (Kestrel with
+/// XCall's transport, SocketsHttpHandler with XCall's ConnectCallback), default stream options.</item>
+/// <item><c>jsonrpc-xcall-shm</c>: the jsonrpc-uds target and client unchanged, over an XCall shared-memory stream.</item>
 /// </list>
 /// </summary>
 [MemoryDiagnoser]
 public class PeerBenchmarks
 {
-    public static readonly string[] AllPeers = ["grpc-tcp", "grpc-uds", "jsonrpc-uds"];
+    public static readonly string[] AllPeers = ["grpc-tcp", "grpc-uds", "grpc-xcall-shm", "jsonrpc-uds", "jsonrpc-xcall-shm"];
 
     /// <summary>The peers to measure; the runner may narrow it before running.</summary>
     public static string[] Selected { get; set; } = AllPeers;
@@ -54,6 +58,17 @@ public class PeerBenchmarks
                 var socket = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified);
                 socket.Connect(new UnixDomainSocketEndPoint(_server.Address));
                 _jsonRpc = JsonRpc.Attach(new NetworkStream(socket, ownsSocket: true));
+                break;
+            case "grpc-xcall-shm":
+                _server = PeerServerProcess.Start("--serve-grpc", "xcall-shm");
+                _channel = GrpcChannel.ForAddress("http://localhost", new GrpcChannelOptions
+                {
+                    HttpHandler = new SocketsHttpHandler { ConnectCallback = XCallStreams.ConnectCallback(_server.Address) },
+                });
+                break;
+            case "jsonrpc-xcall-shm":
+                _server = PeerServerProcess.Start("--serve-jsonrpc", "xcall-shm");
+                _jsonRpc = JsonRpc.Attach(XCallStreams.ConnectAsync(_server.Address).GetAwaiter().GetResult());
                 break;
             default:
                 throw new InvalidOperationException($"Unknown peer {Peer} (known: {string.Join(", ", AllPeers)}).");

@@ -9,13 +9,15 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using StreamJsonRpc;
+using XCall.AspNetCore;
+using XCall.Streams;
 using XCall.Bench.Peers.Proto;
 
 namespace XCall.Bench.Peers;
 
 /// <summary>
 /// The server side of the peer rows: the benchmark program started again in its own process with
-/// <c>--serve-grpc tcp|uds ENDPOINT</c> or <c>--serve-jsonrpc uds PATH</c>. It prints <c>READY ADDRESS</c>
+/// <c>--serve-grpc tcp|uds|xcall-shm ENDPOINT</c> or <c>--serve-jsonrpc uds|xcall-shm ENDPOINT</c>. It prints <c>READY ADDRESS</c>
 /// once it listens and serves until its standard input closes (the benchmark closes it, or dies).
 /// </summary>
 public static class PeerServers
@@ -31,12 +33,12 @@ public static class PeerServers
         {
             return null;
         }
-        if (args.Length != 3 || args[1] is not ("tcp" or "uds") || (args[0] == "--serve-jsonrpc" && args[1] != "uds"))
+        if (args.Length != 3 || args[1] is not ("tcp" or "uds" or "xcall-shm") || (args[0] == "--serve-jsonrpc" && args[1] == "tcp"))
         {
-            Console.Error.WriteLine("usage: --serve-grpc tcp HOST:PORT | --serve-grpc uds PATH | --serve-jsonrpc uds PATH");
+            Console.Error.WriteLine("usage: --serve-grpc tcp HOST:PORT | --serve-grpc uds|xcall-shm PATH|ADDRESS | --serve-jsonrpc uds|xcall-shm PATH|ADDRESS");
             return 2;
         }
-        return args[0] == "--serve-grpc" ? ServeGrpc(args[1], args[2]) : ServeJsonRpc(args[2]);
+        return args[0] == "--serve-grpc" ? ServeGrpc(args[1], args[2]) : ServeJsonRpc(args[1], args[2]);
     }
 
     private static int ServeGrpc(string transport, string endpoint)
@@ -46,9 +48,17 @@ public static class PeerServers
         builder.Services.AddGrpc();
         // One service instance, as on the XCall server (grpc-dotnet would otherwise make one per call).
         builder.Services.AddSingleton<GrpcPeerService>();
+        if (transport == "xcall-shm")
+        {
+            builder.WebHost.UseXCallTransport(); // beside Kestrel's sockets, with XCall's default stream options
+        }
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
-            if (transport == "tcp")
+            if (transport == "xcall-shm")
+            {
+                kestrel.ListenXCall(endpoint, o => o.Protocols = HttpProtocols.Http2);
+            }
+            else if (transport == "tcp")
             {
                 IPEndPoint ip = IPEndPoint.Parse(endpoint);
                 kestrel.Listen(ip, o => o.Protocols = HttpProtocols.Http2);
@@ -69,31 +79,59 @@ public static class PeerServers
         return 0;
     }
 
-    private static int ServeJsonRpc(string path)
+    /// <summary>
+    /// StreamJsonRpc's defaults (header-delimited messages, JsonMessageFormatter over Newtonsoft.Json) on every
+    /// connection accepted on a Unix domain socket (<c>uds</c>) or an XCall shared-memory stream (<c>xcall-shm</c>).
+    /// </summary>
+    private static int ServeJsonRpc(string transport, string endpoint)
     {
-        File.Delete(path);
-        using var listener = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified);
-        listener.Bind(new UnixDomainSocketEndPoint(path));
-        listener.Listen();
-        var service = new JsonRpcPeerService();
-        _ = Task.Run(async () =>
+        IDisposable listener;
+        Func<Task<Stream?>> accept;
+        if (transport == "uds")
         {
-            while (true)
+            File.Delete(endpoint);
+            var socket = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified);
+            socket.Bind(new UnixDomainSocketEndPoint(endpoint));
+            socket.Listen();
+            (listener, accept) = (socket, async () =>
             {
-                Socket connection;
                 try
                 {
-                    connection = await listener.AcceptAsync().ConfigureAwait(false);
+                    return new NetworkStream(await socket.AcceptAsync().ConfigureAwait(false), ownsSocket: true);
                 }
                 catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
                 {
-                    return;
+                    return null;
                 }
-                // StreamJsonRpc's defaults: header-delimited messages, JsonMessageFormatter (Newtonsoft.Json).
-                JsonRpc.Attach(new NetworkStream(connection, ownsSocket: true), service);
-            }
-        });
-        WaitForStdinClose(path);
+            });
+        }
+        else
+        {
+            XCallStreamListener xcall = XCallStreams.Listen(endpoint);
+            (listener, accept) = (xcall, async () =>
+            {
+                try
+                {
+                    return await xcall.AcceptAsync().ConfigureAwait(false);
+                }
+                catch (ObjectDisposedException)
+                {
+                    return null;
+                }
+            });
+        }
+        using (listener)
+        {
+            var service = new JsonRpcPeerService();
+            _ = Task.Run(async () =>
+            {
+                while (await accept().ConfigureAwait(false) is Stream connection)
+                {
+                    JsonRpc.Attach(connection, service);
+                }
+            });
+            WaitForStdinClose(endpoint);
+        }
         return 0;
     }
 

@@ -19,7 +19,7 @@ public sealed partial class ArchitectureTests
         ["XCall.Transport"] = ["XCall.Marshal"],
         ["XCall.Transport.Shm"] = ["XCall.Transport", "XCall.Marshal"],
         ["XCall.Transport.Tcp"] = ["XCall.Transport", "XCall.Marshal"],
-        ["XCall.FastProxy"] = ["XCall.Transport", "XCall.Marshal"],
+        ["XCall.FastProxy"] = ["XCall.Transport", "XCall.Marshal", "XCall.FastProxy.Generator"],
         ["XCall.FastProxy.Generator"] = [],
         ["XCall"] = ["XCall.FastProxy", "XCall.Transport.Shm", "XCall.Transport.Tcp", "XCall.Transport", "XCall.Marshal"],
         ["XCall.Channels"] = [],
@@ -27,6 +27,9 @@ public sealed partial class ArchitectureTests
         ["XCall.Channels.Distributed"] = ["XCall.Channels", "XCall.Cluster", "XCall", "XCall.FastProxy.Generator"],
         ["XCall.Parallel"] = ["XCall.Cluster", "XCall.FastProxy.Generator"],
         ["XCall.Communicator"] = ["XCall.Cluster", "XCall", "XCall.FastProxy.Generator"],
+        ["XCall.Streams"] = ["XCall"],
+        ["XCall.AspNetCore"] = ["XCall.Streams"],
+        ["XCall.Hosting"] = ["XCall"],
     };
 
     private static readonly string s_sourceRoot = typeof(ArchitectureTests).Assembly
