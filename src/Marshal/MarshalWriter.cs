@@ -236,7 +236,7 @@ public ref partial struct MarshalWriter
             return;
         }
         // A block received from a peer and passed on: its values come here first.
-        T[] copy = System.Buffers.ArrayPool<T>.Shared.Rent(values.Length);
+        T[] copy = BoundedArrayPool.Rent<T>(values.Length);
         try
         {
             values.CopyTo(copy);
@@ -244,7 +244,7 @@ public ref partial struct MarshalWriter
         }
         finally
         {
-            System.Buffers.ArrayPool<T>.Shared.Return(copy);
+            BoundedArrayPool.Return(copy);
         }
     }
 
