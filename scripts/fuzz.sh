@@ -14,10 +14,11 @@ repo=$(pwd)
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
 
 work=${XCALL_FUZZ_WORK:-/tmp/xcall-fuzz}
-out="$work/bin"
+plain="$work/plain" # as built: lists targets, writes seeds, replays findings
+out="$work/bin"     # instrumented: runs only under afl-fuzz (its module initializers need AFL's shared memory)
 if [[ ${1:-} == list ]]; then
-    dotnet build tests/Fuzz -c Release -o "$out" -v q -nologo >/dev/null
-    dotnet "$out/XCall.Fuzz.dll" list
+    dotnet build tests/Fuzz -c Release -o "$plain" -v q -nologo >/dev/null
+    dotnet "$plain/XCall.Fuzz.dll" list
     exit 0
 fi
 if [[ $# -ne 2 || ! $2 =~ ^[0-9]+$ ]]; then
@@ -27,16 +28,18 @@ fi
 target=$1 minutes=$2
 command -v afl-fuzz >/dev/null || { echo "fuzz: afl-fuzz not found; install Debian's afl++ (scripts/install-peers.sh)" >&2; exit 2; }
 
-# Build, then instrument XCall's own assemblies (never SharpFuzz or the runtime).
-rm -rf "$out"
+# Build, then instrument the readers. Not the harness nor XCall.FastProxy: the generated module initializers
+# run their code before SharpFuzz sets up the coverage map, and instrumented code crashes there.
+rm -rf "$out" "$plain"
 dotnet tool restore >/dev/null
-dotnet build tests/Fuzz -c Release -o "$out" -v q -nologo >/dev/null
-for dll in XCall.Marshal XCall.Transport XCall.FastProxy XCall.Transport.Tcp XCall.Transport.Shm XCall.Fuzz; do
+dotnet build tests/Fuzz -c Release -o "$plain" -v q -nologo >/dev/null
+cp -r "$plain" "$out"
+for dll in XCall.Marshal XCall.Transport XCall.Transport.Tcp XCall.Transport.Shm; do
     dotnet sharpfuzz "$out/$dll.dll" >/dev/null
 done
 
 if [[ $target == all ]]; then
-    targets=$(dotnet "$out/XCall.Fuzz.dll" list | awk '{print $1}')
+    targets=$(dotnet "$plain/XCall.Fuzz.dll" list | awk '{print $1}')
 else
     targets=$target
 fi
@@ -46,7 +49,7 @@ status=0
 for t in $targets; do
     seeds="$work/seeds"
     rm -rf "$seeds" "$work/findings-$t"
-    dotnet "$out/XCall.Fuzz.dll" seeds "$seeds"
+    dotnet "$plain/XCall.Fuzz.dll" seeds "$seeds"
     # The kept corpus (crashes found before, hand-written cases) joins the generated seeds.
     for hex in tests/Fuzz/corpus/"$t"/*.hex; do
         [[ -e $hex ]] || continue
@@ -68,7 +71,7 @@ for t in $targets; do
             mkdir -p "tests/Fuzz/corpus/$t"
             xxd -p "$f" > "tests/Fuzz/corpus/$t/$name.hex"
             echo "fuzz $t: kept $kind input tests/Fuzz/corpus/$t/$name.hex; replay:"
-            dotnet "$out/XCall.Fuzz.dll" run "$t" "tests/Fuzz/corpus/$t/$name.hex" | head -12 || true
+            dotnet "$plain/XCall.Fuzz.dll" run "$t" "tests/Fuzz/corpus/$t/$name.hex" | head -12 || true
         done
     done
     verdict=PASS
