@@ -12,7 +12,9 @@ public ref partial struct MarshalWriter
     /// its tag at once.
     /// </summary>
     /// <exception cref="XCallException">The runtime type is neither the declared type nor one of its known
-    /// types, or an immutable object contains itself through immutable objects only.</exception>
+    /// types, an immutable object contains itself through immutable objects only, or objects that compare by
+    /// value (<see cref="GraphType.ComparesByValue"/>) form a cycle on their own: the reader refuses each of
+    /// these, so the message fails here instead of closing the connection there.</exception>
     public void WriteReference(object? value, GraphType declared)
     {
         if (_active != 0 && declared._isMutable && value is not null && !ReferenceEquals(value, _first) && value.GetType() == declared.Type)
@@ -33,6 +35,10 @@ public ref partial struct MarshalWriter
         int found = graph.Find(value);
         if (found >= 0)
         {
+            if (_currentByValue && graph.ComparesByValueAt(graph.FoundPosition))
+            {
+                graph.AddValueEdge(_current, graph.FoundPosition);
+            }
             Write(WireFormat.BackReference);
             Write(found);
             return;
@@ -41,7 +47,7 @@ public ref partial struct MarshalWriter
         {
             ThrowHelper.WriterImmutableCycle(value.GetType()); // only if another GraphType called this type immutable
         }
-        graph.Add(value, _nextId++, building: false, pending: type);
+        graph.Add(value, _nextId++, building: false, pending: type, type.ComparesByValue, _current);
         Write(WireFormat.NewObject);
     }
 
@@ -56,11 +62,16 @@ public ref partial struct MarshalWriter
         // The first object of a message lives in this writer's fields; the others in a pooled identity map.
         if (_first is not null)
         {
-            int found = ReferenceEquals(value, _first)
+            bool isFirst = ReferenceEquals(value, _first);
+            int found = isFirst
                 ? (_firstBuilding ? GraphWriteState.Building : _firstId)
                 : (_graph ??= GraphWriteState.Rent()).Find(value);
             if (found >= 0)
             {
+                if (_currentByValue && _active != 0)
+                {
+                    NoteValueBackReference(isFirst);
+                }
                 Write(WireFormat.BackReference);
                 Write(found);
                 return;
@@ -93,12 +104,14 @@ public ref partial struct MarshalWriter
             _first = value;
             _firstId = id;
             _firstBuilding = !mutable;
+            _firstByValue = type.ComparesByValue;
         }
         else
         {
             // Inside another object, a mutable object's body waits its turn (breadth-first).
-            entry = _graph!.Add(value, id, building: !mutable, pending: mutable && !outermost ? type : null);
+            entry = _graph!.Add(value, id, building: !mutable, pending: mutable && !outermost ? type : null, type.ComparesByValue, outermost ? -1 : _current);
         }
+        int position = entry + 1; // 0 for the first object
         if (type == declared)
         {
             Write(WireFormat.NewObject);
@@ -112,8 +125,13 @@ public ref partial struct MarshalWriter
         _active++;
         if (!mutable)
         {
+            int outerCurrent = _current;
+            bool outerByValue = _currentByValue;
             EnterObject();
+            EnterBody(position, type);
             type.WriteBody(ref this, value);
+            _current = outerCurrent;
+            _currentByValue = outerByValue;
             ExitObject();
             if (entry < 0)
             {
@@ -127,19 +145,54 @@ public ref partial struct MarshalWriter
         else if (outermost)
         {
             // The queue is empty outside any object: this body would be the next one drained anyway.
+            EnterBody(position, type);
             type.WriteBody(ref this, value);
         }
         if (outermost && _graph is not null)
         {
             DrainGraph(_graph);
+            int cycle = _graph.FindValueCycle(_firstByValue);
+            if (cycle >= 0)
+            {
+                ThrowHelper.WriterValueCycle((cycle == 0 ? _first! : _graph.Get(cycle)).GetType());
+            }
         }
         _active--;
     }
 
+    /// <summary>The members of the object at <paramref name="position"/> are written next: references written now come from it.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void EnterBody(int position, GraphType type)
+    {
+        _current = position;
+        _currentByValue = type.ComparesByValue;
+    }
+
+    /// <summary>
+    /// A reference from the current object, which compares by value, back to an earlier object: when that
+    /// one compares by value too, the reference may close a cycle the reader refuses, searched for once the
+    /// outermost object is written.
+    /// </summary>
+    private void NoteValueBackReference(bool toFirst)
+    {
+        if (toFirst)
+        {
+            if (_firstByValue)
+            {
+                (_graph ??= GraphWriteState.Rent()).AddValueEdge(_current, 0);
+            }
+        }
+        else if (_graph!.ComparesByValueAt(_graph.FoundPosition))
+        {
+            _graph.AddValueEdge(_current, _graph.FoundPosition);
+        }
+    }
+
     private void DrainGraph(GraphWriteState graph)
     {
-        while (graph.TryDequeue(out object value, out GraphType type))
+        while (graph.TryDequeue(out object value, out GraphType type, out int position))
         {
+            EnterBody(position, type);
             type.WriteBody(ref this, value);
         }
     }
@@ -148,6 +201,9 @@ public ref partial struct MarshalWriter
     {
         _first = null;
         _firstBuilding = false;
+        _firstByValue = false;
+        _current = 0;
+        _currentByValue = false;
         _active = 0;
         if (_graph is not null)
         {

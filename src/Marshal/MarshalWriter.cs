@@ -26,6 +26,9 @@ public ref partial struct MarshalWriter
     private object? _first;
     private int _firstId;
     private bool _firstBuilding;
+    private bool _firstByValue; // whether the first object's type compares by value (GraphType.ComparesByValue)
+    private int _current; // position of the object whose members are being written (0: the first object)
+    private bool _currentByValue; // whether that object's type compares by value
     private int _nextId;
     private int _active;
 
@@ -233,7 +236,7 @@ public ref partial struct MarshalWriter
             return;
         }
         // A block received from a peer and passed on: its values come here first.
-        T[] copy = System.Buffers.ArrayPool<T>.Shared.Rent(values.Length);
+        T[] copy = BoundedArrayPool.Rent<T>(values.Length);
         try
         {
             values.CopyTo(copy);
@@ -241,7 +244,7 @@ public ref partial struct MarshalWriter
         }
         finally
         {
-            System.Buffers.ArrayPool<T>.Shared.Return(copy);
+            BoundedArrayPool.Return(copy);
         }
     }
 

@@ -38,6 +38,11 @@ internal static class ThrowHelper
             "Make one type on the cycle mutable (a public parameterless constructor and settable members), or break the cycle.");
 
     [DoesNotReturn]
+    public static void WriterValueCycle(Type type) =>
+        throw new XCallException($"An object of type '{type.FullName}' is on a cycle made only of objects that compare by value (records, or types that override Equals/GetHashCode): " +
+            "the reader refuses it, since comparing, hashing or printing them would never end. Break the cycle, or put an object with reference equality on it.");
+
+    [DoesNotReturn]
     public static void BadReference(int id, int count) =>
         throw new XCallProtocolException(count == 0
             ? $"Reference id {id} names no object: none was read before it."

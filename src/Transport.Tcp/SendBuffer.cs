@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Diagnostics;
+using XCall.Marshal;
 
 namespace XCall.Transport.Tcp;
 
@@ -72,9 +73,10 @@ internal sealed class SendBuffer
     /// <summary>Drops everything written after <paramref name="mark"/>.</summary>
     public void Truncate(Mark mark)
     {
+        long pooled = 0;
         for (int i = mark.Chunk + 1; i < _count; i++)
         {
-            ReturnChunk(i);
+            ReturnChunk(i, ref pooled);
         }
         _count = mark.Chunk + 1;
         _used[mark.Chunk] = mark.Offset;
@@ -109,7 +111,7 @@ internal sealed class SendBuffer
     {
         // Geometric growth bounds the chunk count of a large frame (64 MiB is about twenty chunks).
         long wanted = Math.Clamp(Math.Max(Length, _first.Length), _first.Length, MaxChunkSize);
-        byte[] chunk = ArrayPool<byte>.Shared.Rent((int)Math.Max(wanted, sizeHint));
+        byte[] chunk = BoundedArrayPool.Rent<byte>((int)Math.Max(wanted, sizeHint));
         if (_count == _chunks.Length)
         {
             Array.Resize(ref _chunks, _count * 2);
@@ -120,9 +122,9 @@ internal sealed class SendBuffer
         _count++;
     }
 
-    private void ReturnChunk(int index)
+    private void ReturnChunk(int index, ref long pooled)
     {
-        ArrayPool<byte>.Shared.Return(_chunks[index]);
+        BoundedArrayPool.Return(_chunks[index], ref pooled);
         _chunks[index] = null!;
         _used[index] = 0;
     }

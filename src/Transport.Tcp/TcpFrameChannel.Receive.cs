@@ -277,8 +277,9 @@ internal sealed partial class TcpFrameChannel
             start = end = 0;
             if (buffer.Length > ReceiveBufferSize)
             {
-                // A large frame is done: give its buffer back rather than hold it for the connection's life.
-                ArrayPool<byte>.Shared.Return(buffer);
+                // A large frame is done: give its buffer back rather than hold it for the connection's life
+                // (past BoundedArrayPool.MaxPooledBytes, to the GC rather than the pool).
+                BoundedArrayPool.Return(buffer);
                 buffer = ArrayPool<byte>.Shared.Rent(ReceiveBufferSize);
             }
         }
@@ -376,9 +377,9 @@ internal sealed partial class TcpFrameChannel
         int wanted = (int)Math.Min(total, Math.Max(ReceiveBufferSize, 2L * pending));
         if (wanted > buffer.Length)
         {
-            byte[] larger = ArrayPool<byte>.Shared.Rent(wanted);
+            byte[] larger = BoundedArrayPool.Rent<byte>(wanted);
             buffer.AsSpan(start, pending).CopyTo(larger);
-            ArrayPool<byte>.Shared.Return(buffer);
+            BoundedArrayPool.Return(buffer);
             buffer = larger;
         }
         else if (start != 0)

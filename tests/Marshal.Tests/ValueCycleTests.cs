@@ -3,8 +3,10 @@ namespace XCall.Marshal.Tests;
 /// <summary>
 /// A cycle made only of objects that compare by value (records) is refused: hashing one (a hash set or
 /// dictionary key), comparing or printing it would recurse around the cycle until the stack overflows, which
-/// ends the process. Cycles through objects with reference equality, and shared objects that form no cycle,
-/// still read.
+/// ends the process. The reader refuses it as a protocol error; the writer refuses to send it, so the one
+/// message fails instead of the connection (the readers' tests forge their payloads with
+/// <see cref="ForgedValueNodeMarshaller"/>, which does not tell the writer the type compares by value).
+/// Cycles through objects with reference equality, and shared objects that form no cycle, still read.
 /// </summary>
 public sealed class ValueCycleTests
 {
@@ -13,7 +15,7 @@ public sealed class ValueCycleTests
     {
         var node = new ValueNode { Name = "a" };
         node.Next = node;
-        byte[] bytes = Wire.Encode((ref MarshalWriter w) => HashSetMarshaller<ValueNode?, ValueNodeMarshaller>.Write(ref w, new HashSet<ValueNode?>(ReferenceEqualityComparer.Instance) { node }));
+        byte[] bytes = Wire.Encode((ref MarshalWriter w) => HashSetMarshaller<ValueNode?, ForgedValueNodeMarshaller>.Write(ref w, new HashSet<ValueNode?>(ReferenceEqualityComparer.Instance) { node }));
 
         var ex = Wire.AssertRejected(bytes, (ref MarshalReader r) => HashSetMarshaller<ValueNode?, ValueNodeMarshaller>.Read(ref r));
         Assert.Contains("cycle", ex.Message);
@@ -29,7 +31,7 @@ public sealed class ValueCycleTests
         byte[] bytes = Wire.Encode((ref MarshalWriter w) =>
         {
             VertexMarshaller.Write(ref w, holder);
-            ListMarshaller<ValueNode?, ValueNodeMarshaller>.Write(ref w, [b]);
+            ListMarshaller<ValueNode?, ForgedValueNodeMarshaller>.Write(ref w, [b]);
         });
 
         Wire.AssertRejected(bytes, (ref MarshalReader r) =>
@@ -37,6 +39,52 @@ public sealed class ValueCycleTests
             VertexMarshaller.Read(ref r);
             return ListMarshaller<ValueNode?, ValueNodeMarshaller>.Read(ref r);
         });
+    }
+
+    [Fact]
+    public void The_writer_refuses_a_record_that_refers_to_itself()
+    {
+        var node = new ValueNode { Name = "a" };
+        node.Next = node;
+
+        var ex = Assert.Throws<XCallException>(() => Wire.Encode((ref MarshalWriter w) => ValueNodeMarshaller.Write(ref w, node)));
+        Assert.IsNotType<XCallProtocolException>(ex);
+        Assert.Contains("cycle", ex.Message);
+        Assert.Contains(nameof(ValueNode), ex.Message);
+    }
+
+    [Fact]
+    public void The_writer_refuses_a_longer_cycle_of_records_inside_other_objects()
+    {
+        var a = new ValueNode { Name = "a" };
+        var b = new ValueNode { Name = "b", Next = a };
+        a.Next = new ValueNode { Name = "c", Next = b };
+
+        Assert.Throws<XCallException>(() => Wire.Encode((ref MarshalWriter w) =>
+        {
+            VertexMarshaller.Write(ref w, new Vertex { Name = "holder" });
+            ListMarshaller<ValueNode?, ValueNodeMarshaller>.Write(ref w, [new ValueNode { Name = "first" }, b]);
+        }));
+        // The same cycle with the forged marshaller goes out, and the reader refuses it: the writer refuses
+        // exactly what the reader would.
+        byte[] forged = Wire.Encode((ref MarshalWriter w) => ListMarshaller<ValueNode?, ForgedValueNodeMarshaller>.Write(ref w, [new ValueNode { Name = "first" }, b]));
+        Wire.AssertRejected(forged, (ref MarshalReader r) => ListMarshaller<ValueNode?, ValueNodeMarshaller>.Read(ref r));
+    }
+
+    [Fact]
+    public void The_writer_sends_records_shared_without_a_cycle_and_a_cycle_through_a_plain_object()
+    {
+        var shared = new ValueNode { Name = "shared" };
+        var value = new ValueNode { Name = "v", Next = shared };
+        value.Box = new PlainBox { Value = value };
+        var list = new List<ValueNode?> { shared, value, new ValueNode { Name = "y", Next = shared } };
+
+        byte[] bytes = Wire.Encode((ref MarshalWriter w) => ListMarshaller<ValueNode?, ValueNodeMarshaller>.Write(ref w, list));
+        List<ValueNode?> read = Wire.Decode(bytes, (ref MarshalReader r) => ListMarshaller<ValueNode?, ValueNodeMarshaller>.Read(ref r))!;
+
+        Assert.Same(read[0], read[1]!.Next);
+        Assert.Same(read[0], read[2]!.Next);
+        Assert.Same(read[1], read[1]!.Box!.Value);
     }
 
     [Fact]
@@ -105,6 +153,17 @@ public sealed record class ValueNode
     public PlainBox? Box { get; set; }
 }
 
+/// <summary>Writes <see cref="ValueNode"/> as <see cref="ValueNodeMarshaller"/> does, but tells the writer the type
+/// compares by reference: a peer that does not check, whose payloads the reader must refuse on its own.</summary>
+public abstract class ForgedValueNodeMarshaller : IMarshaller<ValueNode?>
+{
+    private static readonly GraphType Graph = new ValueNodeMarshaller.Info(comparesByValue: false);
+
+    public static void Write(ref MarshalWriter writer, ValueNode? value) => writer.WriteReference(value, Graph);
+
+    public static ValueNode? Read(ref MarshalReader reader) => ValueNodeMarshaller.Read(ref reader);
+}
+
 /// <summary>A class with reference equality holding a record.</summary>
 public sealed class PlainBox
 {
@@ -131,19 +190,19 @@ public abstract class PlainBoxMarshaller : IMarshaller<PlainBox?>
 
 public abstract class ValueNodeMarshaller : IMarshaller<ValueNode?>
 {
-    public static readonly GraphType Graph = new Info();
+    public static readonly GraphType Graph = new Info(comparesByValue: true);
 
     public static void Write(ref MarshalWriter writer, ValueNode? value) => writer.WriteReference(value, Graph);
 
     public static ValueNode? Read(ref MarshalReader reader) => reader.ReadReference<ValueNode>(Graph);
 
-    private sealed class Info() : GraphType(typeof(ValueNode), GraphTypeKind.Mutable, comparesByValue: true)
+    internal sealed class Info(bool comparesByValue) : GraphType(typeof(ValueNode), GraphTypeKind.Mutable, comparesByValue)
     {
         public override void WriteBody(ref MarshalWriter writer, object value)
         {
             var node = (ValueNode)value;
             writer.WriteString(node.Name);
-            ValueNodeMarshaller.Write(ref writer, node.Next);
+            writer.WriteReference(node.Next, this);
             PlainBoxMarshaller.Write(ref writer, node.Box);
         }
 

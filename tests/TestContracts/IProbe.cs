@@ -15,6 +15,9 @@ public interface IProbe
     Task<string> NextStartedAsync(CancellationToken cancellationToken);
 
     int ProcessId();
+
+    /// <summary>This process's live heap after a full, compacting collection (<see cref="GC.GetTotalMemory"/>).</summary>
+    long LiveHeapBytes();
 }
 
 /// <summary>Reads the static channels <see cref="Shapes"/> writes to.</summary>
@@ -40,4 +43,12 @@ public sealed class Probe : IProbe
     public Task<string> NextStartedAsync(CancellationToken cancellationToken) => Shapes.Started.Reader.ReadAsync(cancellationToken).AsTask();
 
     public int ProcessId() => Environment.ProcessId;
+
+    public long LiveHeapBytes()
+    {
+        System.Runtime.GCSettings.LargeObjectHeapCompactionMode = System.Runtime.GCLargeObjectHeapCompactionMode.CompactOnce;
+        GC.Collect();
+        GC.WaitForPendingFinalizers();
+        return GC.GetTotalMemory(forceFullCollection: true);
+    }
 }

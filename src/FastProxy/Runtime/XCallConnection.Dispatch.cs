@@ -62,7 +62,7 @@ public sealed partial class XCallConnection
             OnCallPastBound(header, target, ref payload, concurrentCall, held);
             return;
         }
-        byte[] buffer = ArrayPool<byte>.Shared.Rent(Math.Max(length, 1));
+        byte[] buffer = BoundedArrayPool.Rent<byte>(Math.Max(length, 1));
         payload.ReadBlock(buffer.AsSpan(0, length));
         bool alone = !oneWay && Register(concurrentCall);
         var queued = new QueuedCall(this, target, buffer, length, concurrentCall, Channel.LinkGeneration, payload.PeerMemory);
@@ -78,7 +78,7 @@ public sealed partial class XCallConnection
                 // any call of ours): it needs the pool like any other call, and is refused like one.
                 int link = concurrentCall.Link;
                 ReturnServerCall(concurrentCall);
-                ArrayPool<byte>.Shared.Return(buffer);
+                BoundedArrayPool.Return(buffer);
                 Refuse(header, held, link);
                 return;
             }
@@ -349,7 +349,7 @@ public sealed partial class XCallConnection
             {
                 t_dispatching = outer;
                 t_dispatchingCallId = outerCallId;
-                ArrayPool<byte>.Shared.Return(buffer);
+                BoundedArrayPool.Return(buffer);
             }
         }
     }

@@ -11,7 +11,7 @@ namespace XCall.Marshal;
 /// Bodies are read in the order the objects' tags were read, which is also id order: the table of objects
 /// doubles as the queue, a cursor walking it to the bodies still pending.
 /// </remarks>
-internal sealed class GraphReadState
+internal sealed class GraphReadState : IValueGraph
 {
     private const int InitialCapacity = 16;
     private const int MaxPooledObjects = 4096;
@@ -26,8 +26,7 @@ internal sealed class GraphReadState
     private int _count;
     private int _next; // the first entry whose body may still be pending
     private List<Action>? _deferred;
-    private List<(int From, int To)>? _valueEdges; // references back between objects that compare by value
-    private int _checkedUpTo; // ids below this were searched for value cycles: complete, and no later object is reachable from them
+    private ValueCycles _valueCycles;
 
     public bool HasDeferred => _deferred is { Count: > 0 };
 
@@ -55,8 +54,7 @@ internal sealed class GraphReadState
         state._count = 0;
         state._next = 0;
         state._deferred?.Clear();
-        state._valueEdges?.Clear();
-        state._checkedUpTo = 0;
+        state._valueCycles.Clear();
         t_cached = state;
     }
 
@@ -77,103 +75,24 @@ internal sealed class GraphReadState
     public bool ComparesByValue(int index) => _entries[index].ComparesByValue;
 
     /// <summary>Records a reference from object <paramref name="from"/> back to the earlier object <paramref name="to"/>, both comparing by value.</summary>
-    public void AddValueEdge(int from, int to) => (_valueEdges ??= []).Add((from, to));
+    public void AddValueEdge(int from, int to) => _valueCycles.AddBackEdge(from, to);
 
-    /// <summary>
-    /// Refuses a cycle made only of objects that compare by value: their equality and hash code would
-    /// recurse around it until the stack overflows, which ends the process. Every such cycle contains a
-    /// reference back to an earlier object (the others create the object they name, which is read later), so
-    /// without one there is nothing to check; with one, a depth-first search over those objects (the edges
-    /// from each object to the objects its members created, and the references back) runs in linear time.
-    /// Each call searches only the objects read since the previous one (a message of many top-level objects
-    /// calls it once per object): the earlier ones are complete and reach no later object, so a new cycle
-    /// lies among the new objects alone.
-    /// </summary>
+    /// <summary>Refuses a cycle made only of objects that compare by value (<see cref="ValueCycles"/>): their
+    /// equality and hash code would recurse around it until the stack overflows, which ends the process.</summary>
     public void CheckValueCycles(bool firstComparesByValue)
     {
-        int n = _count + 1; // ids 0.._count
-        int first = _checkedUpTo;
-        _checkedUpTo = n;
-        if (_valueEdges is not { Count: > 0 } backEdges)
+        int id = _valueCycles.Find(this, _count + 1, firstComparesByValue);
+        if (id >= 0)
         {
-            return;
+            throw new XCallProtocolException(
+                $"The payload holds a cycle through objects that compare by value (object {id} and the objects it leads to, " +
+                $"records or types that override Equals/GetHashCode): comparing, hashing or printing them would never end.");
         }
-        bool ByValue(int id) => id == 0 ? firstComparesByValue : _entries[id - 1].ComparesByValue;
-
-        // The edges among the new objects (local index = id - first): from each object that compares by value
-        // to the ones its members created that do too, then the back edges; in compressed rows.
-        int m = n - first;
-        var edges = new List<(int From, int To)>();
-        for (int id = Math.Max(first, 1); id < n; id++)
-        {
-            int parent = _entries[id - 1].Parent;
-            if (parent >= first && ByValue(parent) && ByValue(id))
-            {
-                edges.Add((parent - first, id - first));
-            }
-        }
-        foreach ((int from, int to) in backEdges)
-        {
-            if (from >= first && to >= first)
-            {
-                edges.Add((from - first, to - first));
-            }
-        }
-        int[] start = new int[m + 1];
-        foreach ((int from, _) in edges)
-        {
-            start[from + 1]++;
-        }
-        for (int i = 0; i < m; i++)
-        {
-            start[i + 1] += start[i];
-        }
-        int[] targets = new int[edges.Count];
-        int[] fill = (int[])start.Clone();
-        foreach ((int from, int to) in edges)
-        {
-            targets[fill[from]++] = to;
-        }
-
-        // Iterative depth-first search: 0 unvisited, 1 on the current path, 2 done.
-        byte[] state = new byte[m];
-        int[] next = new int[m]; // per object on the path: the index of its next edge to follow
-        var path = new Stack<int>();
-        for (int root = 0; root < m; root++)
-        {
-            if (state[root] != 0 || start[root] == start[root + 1])
-            {
-                continue;
-            }
-            state[root] = 1;
-            next[root] = start[root];
-            path.Push(root);
-            while (path.Count > 0)
-            {
-                int node = path.Peek();
-                if (next[node] == start[node + 1])
-                {
-                    state[node] = 2;
-                    path.Pop();
-                    continue;
-                }
-                int target = targets[next[node]++];
-                if (state[target] == 1)
-                {
-                    throw new XCallProtocolException(
-                        $"The payload holds a cycle through objects that compare by value (object {target + first} and the objects it leads to, " +
-                        $"records or types that override Equals/GetHashCode): comparing, hashing or printing them would never end.");
-                }
-                if (state[target] == 0)
-                {
-                    state[target] = 1;
-                    next[target] = start[target];
-                    path.Push(target);
-                }
-            }
-        }
-        backEdges.Clear(); // checked: what is read from here on adds its own
     }
+
+    bool IValueGraph.ComparesByValue(int id) => _entries[id - 1].ComparesByValue;
+
+    int IValueGraph.Parent(int id) => _entries[id - 1].Parent;
 
     /// <summary>Replaces the object at <paramref name="index"/> (an immutable object, once built).</summary>
     public void Replace(int index, object value) => _entries[index].Value = value;

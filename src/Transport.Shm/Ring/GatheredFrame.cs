@@ -77,9 +77,10 @@ internal sealed unsafe class GatheredFrame(RingReader owner) : IMarshalInput
 
     public void Reset()
     {
+        long pooled = 0;
         foreach (byte[] segment in _segments)
         {
-            ArrayPool<byte>.Shared.Return(segment);
+            BoundedArrayPool.Return(segment, ref pooled); // a large frame's segments beyond a few go to the GC
         }
         _segments.Clear();
         _length = 0;

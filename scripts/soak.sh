@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Soak: two callers (shm, tcp) connect, make 100 checked calls and disconnect, again and again, for MINUTES;
+# the server's resident memory, descriptors and threads are sampled thirty times (tests/Chaos, XCall.Chaos).
+# Prints the samples and one summary line ending in PASS (no wrong answer, no failed call, last quarter of
+# the samples within bounds of the first) or FAIL (exit 1).
+#
+#   scripts/soak.sh [MINUTES]                 default 30
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
+out=${XCALL_CHAOS_BIN:-/tmp/xcall-chaos-bin}
+dotnet build tests/Chaos -c Release -o "$out" -v q -nologo >/dev/null
+exec dotnet "$out/XCall.Chaos.dll" soak "${1:-30}"
