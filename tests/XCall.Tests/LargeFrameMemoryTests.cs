@@ -1,5 +1,6 @@
 using XCall.Tests.Contracts;
 using XCall.Transport.Shm;
+using Xunit.Abstractions;
 
 namespace XCall.Tests;
 
