@@ -9,8 +9,9 @@ using XCall.Cluster.TestApp;
 //   fail-hold CODE  as fail, but the others then hold on until they are ended (xcall run must end them).
 //   stop          the last rank stops itself (SIGSTOP) once the world is joined: alive but silent, it is taken
 //                 for dead by the transports' heartbeat; the others print the failure and exit with 7.
-//   names-offer NAME VALUE / names-find NAME   started alone (a world of one each): the first registers NAME and
-//                 waits for NAME-done; the second waits for NAME, prints it and registers NAME-done.
+//   names-offer NAME VALUE / names-find NAME   started alone (a world of one each): the first registers NAME-pid
+//                 and NAME and waits for NAME-done; the second waits for NAME, prints it, registers NAME-done and
+//                 leaves once the first has left (leaving removes a process's names).
 string mode = args.Length > 0 ? args[0] : "world";
 var services = new XCallServer();
 int rank = -1;
@@ -21,6 +22,7 @@ Console.WriteLine($"rank {world.Rank} of {world.Size} joined (local rank {world.
 
 if (mode == "names-offer")
 {
+    await world.Names.RegisterAsync(args[1] + "-pid", Environment.ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture));
     await world.Names.RegisterAsync(args[1], args[2]);
     Console.WriteLine($"registered {args[1]}");
     await world.Names.WaitForAsync(args[1] + "-done", TimeSpan.FromSeconds(30));
@@ -31,7 +33,11 @@ if (mode == "names-find")
 {
     string value = await world.Names.WaitForAsync(args[1], TimeSpan.FromSeconds(30));
     Console.WriteLine($"found {args[1]} = {value}");
+    int offerer = int.Parse(await world.Names.WaitForAsync(args[1] + "-pid", TimeSpan.FromSeconds(30)), System.Globalization.CultureInfo.InvariantCulture);
+    using System.Diagnostics.Process offering = System.Diagnostics.Process.GetProcessById(offerer);
     await world.Names.RegisterAsync(args[1] + "-done", "yes");
+    // Leaving removes the names this process registered, so it stays until the offerer has read NAME-done and left.
+    await offering.WaitForExitAsync();
     await world.DisposeAsync();
     return 0;
 }
