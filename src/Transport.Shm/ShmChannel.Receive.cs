@@ -72,6 +72,10 @@ internal sealed partial class ShmChannel
         {
             return true;
         }
+        if (RunsDetached)
+        {
+            return WaitDetached(call, deadline);
+        }
         // A call nested in a call this connection dispatched on the pool (a callback) polls the ring only when
         // nobody does; it does not ask the receive thread to hand it over: that often fails on a machine whose
         // cores are all busy (the receive thread is not running), and then costs a kernel wake-up, while the
@@ -320,20 +324,28 @@ internal sealed partial class ShmChannel
         }
     }
 
-    private void ReceiveLoop()
+    private void ReceiveLoop() => ReceiveLoop(holdsRole: false);
+
+    /// <summary>The receive thread's loop; <paramref name="holdsRole"/>: a thread the receiving was handed to (see ShmChannel.Detach.cs).</summary>
+    private void ReceiveLoop(bool holdsRole)
     {
         IFrameHandler handler = _handler!;
         int me = Environment.CurrentManagedThreadId;
         ShmIdleStrategy strategy = _options.IdleStrategy;
         try
         {
+            if (holdsRole && Volatile.Read(ref _stopping) != 0)
+            {
+                Interlocked.Exchange(ref _roleOwner, RoleFree);
+            }
             while (Volatile.Read(ref _stopping) == 0)
             {
-                if (Interlocked.CompareExchange(ref _roleOwner, me, RoleFree) != RoleFree)
+                if (!holdsRole && Interlocked.CompareExchange(ref _roleOwner, me, RoleFree) != RoleFree)
                 {
                     WaitForRoleRelease();
                     continue;
                 }
+                holdsRole = false;
                 var spinner = new IdleSpinner();
                 bool sleep = false;
                 while (Volatile.Read(ref _stopping) == 0)
@@ -346,6 +358,10 @@ internal sealed partial class ShmChannel
                     catch (Exception ex)
                     {
                         RequestStop(StopKind.Fault, ex);
+                        if (t_detachDepth != 0 && !EndDetached(me))
+                        {
+                            return; // thrown out of a detached frame that was handed over
+                        }
                         break;
                     }
                     if (result != PollResult.Empty)
@@ -354,6 +370,10 @@ internal sealed partial class ShmChannel
                         {
                             RequestStop(StopKind.Goodbye, null);
                             break;
+                        }
+                        if (result == PollResult.Detached && !EndDetached(me))
+                        {
+                            return; // the receiving was handed to a new thread, which also finishes the close
                         }
                         spinner.Reset();
                         continue;
