@@ -358,7 +358,7 @@ internal sealed partial class ShmChannel
                     catch (Exception ex)
                     {
                         RequestStop(StopKind.Fault, ex);
-                        if (t_detachDepth != 0 && !EndDetached(me))
+                        if (_detached is { RunsHere: true } detached && !detached.End())
                         {
                             return; // thrown out of a detached frame that was handed over
                         }
@@ -371,7 +371,7 @@ internal sealed partial class ShmChannel
                             RequestStop(StopKind.Goodbye, null);
                             break;
                         }
-                        if (result == PollResult.Detached && !EndDetached(me))
+                        if (result == PollResult.Detached && !Detached.End())
                         {
                             return; // the receiving was handed to a new thread, which also finishes the close
                         }

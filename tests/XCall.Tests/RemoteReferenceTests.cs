@@ -59,6 +59,8 @@ public sealed class TcpReferenceTests(TcpReferenceHostFixture fixture) : Referen
 
     protected override XCallConnection ClientConnection => fixture.Callbacks.Connection!;
 
+    protected override string DefaultDispatchThread => "receive";
+
     protected override (ICallbacks Service, IDisposable Connection) OpenSeparate()
     {
         RemoteService<ICallbacks> service = Remote.Open<ICallbacks>(fixture.Host.Address);

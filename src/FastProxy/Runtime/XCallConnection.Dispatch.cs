@@ -127,6 +127,7 @@ public sealed partial class XCallConnection
         ulong outerCallId = t_dispatchingCallId;
         t_dispatching = this;
         t_dispatchingCallId = call.CallId;
+        call.RegisterOnToken = !call.IsOneWay;
         try
         {
             var reader = new MarshalReader(copy[..length], Options.Limits) { Context = ReadContextOf(call.Link), PeerMemory = peerMemory };
@@ -365,6 +366,9 @@ public sealed partial class XCallConnection
 
     private ServerCall RentServerCall(ulong callId, uint methodId, bool oneWay) =>
         _serverCalls.Rent(callId, methodId, oneWay, Channel.LinkGeneration);
+
+    /// <summary>Makes a call run on the receiving thread reachable by cancel frames (see <see cref="ServerCall.RegisterOnToken"/>).</summary>
+    internal void RegisterServerCall(ServerCall call) => _serverCalls.Register(call);
 
     /// <summary>Makes a call that outlives its dispatch reachable by cancel frames; true when it is alone (see <see cref="ServerCallTable.Register"/>).</summary>
     private bool Register(ServerCall call) => _serverCalls.Register(call);

@@ -1,22 +1,22 @@
-namespace XCall.Transport.Shm;
+namespace XCall.Transport;
 
 /// <summary>
-/// One thread per process that looks, about once a millisecond, at the channels whose receive thread runs detached
-/// frames (see ShmChannel.Detach.cs), and hands a channel's receiving to a new thread when its receive thread stays
-/// inside one frame's work. It sleeps while no channel detached a frame for <c>WatchIdleTicks</c> looks.
+/// One thread per process that looks, about once a millisecond, at the channels whose receive threads run detached
+/// frames (<see cref="DetachedFrames"/>); it sleeps while no channel detached a frame for a while.
 /// </summary>
-// Design: s_channels and ShmChannel.Watched change under s_lock only. A receive thread that finds its channel not
-// watched calls Track (rare: the first detached frame after an idle spell); the watch drops a channel only while
-// holding s_lock and finding Watched false, so a Track that raced with the drop adds it again.
-internal static class ReceiveWatch
+// Design: s_channels and DetachedFrames.Watched change under s_lock only. A run that finds its channel not watched
+// calls Track (rare: the first run after an idle spell); the watch drops a channel only under s_lock and finding
+// Watched false, so a Track that raced with the drop adds it again. A thread of its own rather than a timer: timer
+// callbacks run on the thread pool, which the very calls it watches for may be starving.
+internal static class DetachWatch
 {
     private const int TickMs = 1;
 
-    private static readonly object s_lock = new(); // Monitor.Wait needs an object
-    private static readonly List<ShmChannel> s_channels = [];
+    private static readonly object s_lock = new();
+    private static readonly List<DetachedFrames> s_channels = [];
     private static Thread? s_thread;
 
-    public static void Track(ShmChannel channel)
+    public static void Track(DetachedFrames channel)
     {
         lock (s_lock)
         {
@@ -27,8 +27,8 @@ internal static class ReceiveWatch
             }
             if (s_thread is null)
             {
-                s_thread = new Thread(Run) { IsBackground = true, Name = "xcall shm receive watch" };
-                s_thread.Start();
+                s_thread = new Thread(Run) { IsBackground = true, Name = "xcall detach watch" };
+                s_thread.UnsafeStart();
             }
             else if (s_channels.Count == 1)
             {
@@ -39,7 +39,7 @@ internal static class ReceiveWatch
 
     private static void Run()
     {
-        var looked = new List<ShmChannel>();
+        var looked = new List<DetachedFrames>();
         while (true)
         {
             lock (s_lock)
@@ -52,16 +52,16 @@ internal static class ReceiveWatch
                 looked.AddRange(s_channels);
             }
             Thread.Sleep(TickMs);
-            foreach (ShmChannel channel in looked)
+            foreach (DetachedFrames channel in looked)
             {
                 bool keep;
                 try
                 {
-                    keep = channel.WatchTick();
+                    keep = channel.Tick();
                 }
                 catch (Exception)
                 {
-                    keep = false; // a channel whose hand-over failed (no thread could start): it stays as it is
+                    keep = true; // a hand-over that could not start a thread: the process is out of resources, the channel stays as it is
                 }
                 if (!keep)
                 {
