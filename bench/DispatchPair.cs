@@ -3,7 +3,7 @@ using System.Globalization;
 namespace XCall.Bench;
 
 /// <summary>
-/// <c>--dispatch-pair shm|tcp [ROUNDS]</c>: one caller's <c>int</c> call with no option set (client and server with
+/// <c>--dispatch-pair shm|tcp [ROUNDS [CALLS]]</c> (CALLS per int burst, a fifth of it per callback burst): one caller's <c>int</c> call with no option set (client and server with
 /// every default, so <see cref="DispatchMode.Concurrent"/>) against the same call to a server with
 /// <see cref="DispatchMode.Inline"/>, in alternating bursts (the order flips every round), and the <c>callback</c>
 /// call (the server calls the caller back once) with no option set in the same rounds. The medians of the per-round
@@ -13,10 +13,10 @@ internal static class DispatchPair
 {
     private static readonly CallSink s_sink = new();
 
-    public static int Run(string transport, int rounds)
+    public static int Run(string transport, int rounds, int calls = 0)
     {
-        int calls = transport == "shm" ? 100_000 : 5_000;
-        int callbacks = transport == "shm" ? 20_000 : 2_000;
+        calls = calls > 0 ? calls : transport == "shm" ? 100_000 : 5_000;
+        int callbacks = Math.Max(5, calls / 5);
         using RemoteServer plain = RemoteServer.Start(transport, noOptions: true);
         using RemoteServer inline = RemoteServer.Start(transport, inline: true);
         // A tcp address would be served over shm to a local client by default: the tcp rows turn that off, nothing else.

@@ -41,7 +41,10 @@ if (args.Length > 1 && args[0] == "--concurrent-probe")
 
 if (args.Length > 1 && args[0] == "--dispatch-pair")
 {
-    return DispatchPair.Run(args[1], args.Length > 2 ? int.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture) : 7);
+    return DispatchPair.Run(
+        args[1],
+        args.Length > 2 ? int.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture) : 7,
+        args.Length > 3 ? int.Parse(args[3], System.Globalization.CultureInfo.InvariantCulture) : 0);
 }
 
 if (args.Length > 1 && args[0] == "--latency")
