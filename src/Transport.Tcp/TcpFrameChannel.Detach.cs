@@ -60,7 +60,7 @@ internal sealed partial class TcpFrameChannel
         {
             while (!call.WaitOver && !IsClosed)
             {
-                DispatchBuffered(handler); // frames that came with the detached one, first: it also makes room to receive
+                DispatchBufferedOrClose(handler); // frames that came with the detached one first: it also makes room to receive
                 if (call.WaitOver || IsClosed)
                 {
                     break;
@@ -86,6 +86,22 @@ internal sealed partial class TcpFrameChannel
             detached.Resume();
         }
         return call.WaitOver || SpinThenWait(call, deadline);
+    }
+
+    /// <summary>Dispatches what is buffered outside <see cref="ReceiveOnce"/>: a frame that cannot be read closes the channel.</summary>
+    private void DispatchBufferedOrClose(IFrameHandler handler)
+    {
+        try
+        {
+            DispatchBuffered(handler);
+        }
+        catch (Exception ex)
+        {
+            if (!IsClosed)
+            {
+                CloseFromReader(TranslateError(ex));
+            }
+        }
     }
 
     /// <summary>Gives the token, taken from a receive thread stuck in a detached frame's work, to a new receive thread.</summary>

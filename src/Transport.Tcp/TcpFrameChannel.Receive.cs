@@ -64,9 +64,15 @@ internal sealed partial class TcpFrameChannel
         {
             if (holdsReader || TryTakeReader(ReaderThread))
             {
-                holdsReader = false;
                 try
                 {
+                    if (holdsReader)
+                    {
+                        // Handed over: the frames that came in the same read as the detached one go first (also
+                        // making room in the buffer, which may be full, before the next receive).
+                        holdsReader = false;
+                        DispatchBufferedOrClose(handler);
+                    }
                     // Step aside after a batch that arrived while a caller was trying to lead: looked at
                     // before the batch is dispatched, since the caller stops trying once its reply is in.
                     while (ReceiveOnce(handler, timeoutMs: -1) && !_candidateSeen)

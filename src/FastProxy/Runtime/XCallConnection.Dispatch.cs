@@ -60,6 +60,12 @@ public sealed partial class XCallConnection
         PendingCall? parent = parentCallId != 0 && !oneWay ? FindCall(parentCallId) : null;
         if (parent is null && length <= DetachedCopyLimit && Channel.CanDetachFrame)
         {
+            // Counted as a queued call is: a call that blocks keeps a thread (the one the receiving left).
+            if (!_admission.TryAdmit(concurrentCall, weight, out long over))
+            {
+                OnCallPastBound(header, target, ref payload, concurrentCall, over);
+                return;
+            }
             RunDetached(target, ref payload, length, concurrentCall);
             return;
         }
