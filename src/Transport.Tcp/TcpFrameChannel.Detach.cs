@@ -27,15 +27,7 @@ internal sealed partial class TcpFrameChannel
     internal int HandOvers => _detached?.HandOvers ?? 0;
 
     /// <inheritdoc/>
-    /// <remarks>False: tcp keeps the pool path. Under many callers with nested callbacks (ReferenceContractTests,
-    /// Many_callers_with_callbacks_under_their_locks_and_nesting_all_complete) the hand-over left two threads reading
-    /// the socket (the original receive thread and the one handed the token), which hangs or misroutes frames; until
-    /// the token's hand-over is shown sound, no frame is detached here.</remarks>
-    public override bool CanDetachFrame => DetachEnabled && CanDetachHere;
-
-    private const bool DetachEnabled = false;
-
-    private bool CanDetachHere =>
+    public override bool CanDetachFrame =>
         Environment.CurrentManagedThreadId == _receiveThreadId
         && Volatile.Read(ref _reader) == ReaderThread
         && !IsClosed

@@ -74,8 +74,9 @@ internal sealed partial class TcpFrameChannel
                         DispatchBufferedOrClose(handler);
                     }
                     // Step aside after a batch that arrived while a caller was trying to lead: looked at
-                    // before the batch is dispatched, since the caller stops trying once its reply is in.
-                    while (ReceiveOnce(handler, timeoutMs: -1) && !_candidateSeen)
+                    // before the batch is dispatched, since the caller stops trying once its reply is in. A
+                    // thread that lost the token in the buffered frames above must not receive once more.
+                    while (!t_lostReader && ReceiveOnce(handler, timeoutMs: -1) && !_candidateSeen)
                     {
                     }
                 }
