@@ -89,6 +89,8 @@ internal sealed record BenchOptions
                                           process (more busy threads than cores), beside the unloaded int burst
           --latency shm|tcp [CALLS]       int calls timed one by one: percentiles (p50 to p99.99, max) and mean
           --concurrent-probe shm|tcp      int against a server with the default concurrent dispatch
+          --dispatch-pair shm|tcp [ROUNDS [CALLS]] int with no option set paired with int under DispatchMode.Inline,
+                                          and the callback call with no option set, in alternating bursts
           --async-probe shm|tcp           awaited Task<int> calls, alone and while one long call stays pending
         """;
 }

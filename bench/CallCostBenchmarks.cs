@@ -66,7 +66,7 @@ public class CallCostBenchmarks
     private RemoteServer? _callbackServer;
 
     /// <summary>
-    /// The callback row's own server (concurrent dispatch), started on the row's first call and stopped
+    /// The callback row's own server (default dispatch, as every row's), started on the row's first call and stopped
     /// with it, so its threads never compete with the other rows on two cores.
     /// </summary>
     private ICallCost CallbackTarget()
@@ -75,7 +75,7 @@ public class CallCostBenchmarks
         {
             if (Transport is "shm" or "tcp")
             {
-                _callbackServer = RemoteServer.Start(Transport, concurrent: true);
+                _callbackServer = RemoteServer.Start(Transport);
                 _callbackRemote = Remote.Open<ICallCost>(_callbackServer.Address, RemoteServer.Options);
                 _callbackTarget = _callbackRemote.Proxy;
             }

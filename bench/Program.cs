@@ -51,7 +51,7 @@ if (XCall.Bench.Peers.PeerServers.Run(args) is int peerExit)
 
 if (args.Length > 1 && args[0] == "--serve")
 {
-    return RemoteServer.Serve(args[1], args.Contains("--concurrent"));
+    return RemoteServer.Serve(args[1], args.Contains("--inline"), args.Contains("--no-options"));
 }
 
 if (args.Length > 1 && args[0] == "--async-probe")
@@ -62,6 +62,14 @@ if (args.Length > 1 && args[0] == "--async-probe")
 if (args.Length > 1 && args[0] == "--concurrent-probe")
 {
     return SideBySide.RunConcurrent(args[1]);
+}
+
+if (args.Length > 1 && args[0] == "--dispatch-pair")
+{
+    return DispatchPair.Run(
+        args[1],
+        args.Length > 2 ? int.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture) : 7,
+        args.Length > 3 ? int.Parse(args[3], System.Globalization.CultureInfo.InvariantCulture) : 0);
 }
 
 if (args.Length > 1 && args[0] == "--latency")

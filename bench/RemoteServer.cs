@@ -4,7 +4,8 @@ namespace XCall.Bench;
 
 /// <summary>
 /// The server side of the shm and tcp rows: this program started again with <c>--serve ADDRESS</c>, in
-/// its own process, serving <see cref="ICallCost"/> and <see cref="IThroughput"/> with inline dispatch.
+/// its own process, serving <see cref="ICallCost"/> and <see cref="IThroughput"/> with the default dispatch
+/// (<see cref="DispatchMode.Concurrent"/>), or inline dispatch where a row says so.
 /// </summary>
 internal sealed class RemoteServer : IDisposable
 {
@@ -19,7 +20,7 @@ internal sealed class RemoteServer : IDisposable
 
     public static RemoteOptions Options { get; } = new()
     {
-        Connection = new ConnectionOptions { DispatchMode = DispatchMode.Inline },
+        Connection = ConnectionOptions.Default,
         ServeSharedMemoryToo = false,
         // 4 MiB per direction, so the byte[1MiB] row's frame fits in the ring and is read in place; with the
         // default 1 MiB ring it streams through in chunks and is gathered first (one copy more).
@@ -33,14 +34,14 @@ internal sealed class RemoteServer : IDisposable
     /// One warm server process per transport for the whole run: every benchmark case talks to the same
     /// process, so no case measures a freshly started, not yet optimised server. Disposed by <see cref="StopShared"/>.
     /// </summary>
-    public static RemoteServer Shared(string transport, bool concurrent = false)
+    public static RemoteServer Shared(string transport, bool inline = false)
     {
         lock (s_shared)
         {
-            string key = concurrent ? transport + "+concurrent" : transport;
+            string key = inline ? transport + "+inline" : transport;
             if (!s_shared.TryGetValue(key, out RemoteServer? server) || server.Process.HasExited)
             {
-                server = Start(transport, concurrent);
+                server = Start(transport, inline);
                 s_shared[key] = server;
             }
             return server;
@@ -60,24 +61,30 @@ internal sealed class RemoteServer : IDisposable
         }
     }
 
-    public static RemoteServer Start(string transport, bool concurrent = false)
+    /// <summary>
+    /// Starts a server process: with <paramref name="inline"/>, <see cref="DispatchMode.Inline"/>; with
+    /// <paramref name="noOptions"/>, no option set at all (<see cref="Options"/> only where a tcp address needs it).
+    /// </summary>
+    public static RemoteServer Start(string transport, bool inline = false, bool noOptions = false)
     {
         string name = $"xcall-bench-{Environment.ProcessId}-{Guid.NewGuid().ToString("N")[..6]}";
         string address = transport == "shm" ? $"shm://{name}" : $"tcp://127.0.0.1:0/{name}";
-        string[] args = concurrent ? ["--serve", address, "--concurrent"] : ["--serve", address];
+        string[] args = ["--serve", address, .. inline ? ["--inline"] : Array.Empty<string>(), .. noOptions ? ["--no-options"] : Array.Empty<string>()];
         return new RemoteServer(ChildServer.Start(args, $"The benchmark server for {address}"));
     }
 
     /// <summary>Entry point of the server process.</summary>
-    public static int Serve(string address, bool concurrent)
+    public static int Serve(string address, bool inline, bool noOptions)
     {
-        // Inline dispatch for the latency rows; the callback row needs concurrent dispatch, because an
-        // inline call that calls back would wait on the very thread that must read the callback's reply.
-        ConnectionOptions connection = concurrent ? Options.Connection with { DispatchMode = DispatchMode.Concurrent } : Options.Connection;
-        using var server = new XCallServer(connection)
+        // The default dispatch unless a row asks for inline dispatch (whose methods cannot call back synchronously).
+        ConnectionOptions connection = inline ? Options.Connection with { DispatchMode = DispatchMode.Inline } : Options.Connection;
+        RemoteOptions options = !noOptions ? Options with { Connection = connection }
+            : address.StartsWith("tcp:", StringComparison.Ordinal) ? new RemoteOptions { ServeSharedMemoryToo = false } // else a local client would take shm
+            : new RemoteOptions();
+        using var server = new XCallServer(noOptions ? null : connection)
             .Add<ICallCost>(new DerivedCallCostService())
             .Add<IThroughput>(new ThroughputService());
-        using RemoteListener listener = Remote.Serve(address, server, Options with { Connection = connection });
+        using RemoteListener listener = Remote.Serve(address, server, options);
         Console.WriteLine($"READY {(object?)listener.TcpAddress ?? address}");
         Console.Out.Flush();
         while (Console.In.ReadLine() is string line)

@@ -200,16 +200,16 @@ internal static class SideBySide
     public static int RunAsync(string transport)
     {
         Action<ICallCost, int> call = static (p, i) => p.TestTask(i).GetAwaiter().GetResult();
-        PrintBatches(transport, concurrent: false, 100_000, warmUp: false, "Task<int> awaited", call);
-        return PrintBatches(transport, concurrent: false, 100_000, warmUp: false, "Task<int> awaited, one long call pending", call, parkOne: true);
+        PrintBatches(transport, inline: false, 100_000, warmUp: false, "Task<int> awaited", call);
+        return PrintBatches(transport, inline: false, 100_000, warmUp: false, "Task<int> awaited, one long call pending", call, parkOne: true);
     }
 
     /// <summary>
-    /// <c>int</c> calls against a server with the default dispatch (<c>DispatchMode.Concurrent</c>, a thread-pool
-    /// hop per call) instead of the latency rows' inline dispatch: median of five batches, five times.
+    /// <c>int</c> calls against a server with the default dispatch (<c>DispatchMode.Concurrent</c>): median of five
+    /// batches, five times (<c>--dispatch-pair</c> pairs it with inline dispatch).
     /// </summary>
     public static int RunConcurrent(string transport) =>
-        PrintBatches(transport, concurrent: true, transport == "shm" ? 20_000 : 5_000, warmUp: true, "int, concurrent dispatch", static (p, i) => p.Test(i));
+        PrintBatches(transport, inline: false, transport == "shm" ? 20_000 : 5_000, warmUp: true, "int, concurrent dispatch (the default)", static (p, i) => p.Test(i));
 
     /// <summary>
     /// The spread of single <c>int</c> calls, back to back against a fresh server: each call timed on its own (the
@@ -243,9 +243,9 @@ internal static class SideBySide
     }
 
     /// <summary>Five rounds of five batches of <paramref name="call"/> against a fresh server, each round printed.</summary>
-    private static int PrintBatches(string transport, bool concurrent, int calls, bool warmUp, string what, Action<ICallCost, int> call, bool parkOne = false)
+    private static int PrintBatches(string transport, bool inline, int calls, bool warmUp, string what, Action<ICallCost, int> call, bool parkOne = false)
     {
-        using RemoteServer server = RemoteServer.Start(transport, concurrent);
+        using RemoteServer server = RemoteServer.Start(transport, inline);
         using RemoteService<ICallCost> remote = Remote.Open<ICallCost>(server.Address, RemoteServer.Options);
         ICallCost proxy = remote.Proxy;
         using var park = new CancellationTokenSource();
@@ -278,7 +278,7 @@ internal static class SideBySide
     /// <summary>Median of five batches, ns per call (the probe reports its median the same way).</summary>
     private static double Burst(ICallCost proxy, int calls) => Burst(proxy, calls, static (p, i) => p.Test(i));
 
-    private static double Burst(ICallCost proxy, int calls, Action<ICallCost, int> call) => SortedBatches(proxy, calls, call)[Batches / 2];
+    internal static double Burst(ICallCost proxy, int calls, Action<ICallCost, int> call) => SortedBatches(proxy, calls, call)[Batches / 2];
 
     /// <summary>ns per call of each of five equal batches of <paramref name="calls"/>, sorted.</summary>
     private static double[] SortedBatches(ICallCost proxy, int calls, Action<ICallCost, int> call)

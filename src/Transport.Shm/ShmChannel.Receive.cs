@@ -87,6 +87,10 @@ internal sealed partial class ShmChannel
         {
             return true;
         }
+        if (RunsDetached)
+        {
+            return WaitDetached(call, deadline);
+        }
         // A call nested in a call this connection dispatched on the pool (a callback) polls the ring only when
         // nobody does; it does not ask the receive thread to hand it over: that often fails on a machine whose
         // cores are all busy (the receive thread is not running), and then costs a kernel wake-up, while the
@@ -344,20 +348,28 @@ internal sealed partial class ShmChannel
         }
     }
 
-    private void ReceiveLoop()
+    private void ReceiveLoop() => ReceiveLoop(holdsRole: false);
+
+    /// <summary>The receive thread's loop; <paramref name="holdsRole"/>: a thread the receiving was handed to (see ShmChannel.Detach.cs).</summary>
+    private void ReceiveLoop(bool holdsRole)
     {
         IFrameHandler handler = _handler!;
         int me = Environment.CurrentManagedThreadId;
         ShmIdleStrategy strategy = _options.IdleStrategy;
         try
         {
+            if (holdsRole && Volatile.Read(ref _stopping) != 0)
+            {
+                Interlocked.Exchange(ref _roleOwner, RoleFree);
+            }
             while (Volatile.Read(ref _stopping) == 0)
             {
-                if (Interlocked.CompareExchange(ref _roleOwner, me, RoleFree) != RoleFree)
+                if (!holdsRole && Interlocked.CompareExchange(ref _roleOwner, me, RoleFree) != RoleFree)
                 {
                     WaitForRoleRelease();
                     continue;
                 }
+                holdsRole = false;
                 var spinner = new IdleSpinner(_receiveSpins);
                 bool sleep = false;
                 while (Volatile.Read(ref _stopping) == 0)
@@ -370,6 +382,10 @@ internal sealed partial class ShmChannel
                     catch (Exception ex)
                     {
                         RequestStop(StopKind.Fault, ex);
+                        if (_detached is { RunsHere: true } detached && !detached.End())
+                        {
+                            return; // thrown out of a detached frame that was handed over
+                        }
                         break;
                     }
                     if (result != PollResult.Empty)
@@ -378,6 +394,10 @@ internal sealed partial class ShmChannel
                         {
                             RequestStop(StopKind.Goodbye, null);
                             break;
+                        }
+                        if (result == PollResult.Detached && !Detached.End())
+                        {
+                            return; // the receiving was handed to a new thread, which also finishes the close
                         }
                         spinner.Reset();
                         continue;

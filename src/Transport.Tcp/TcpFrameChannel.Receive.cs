@@ -56,24 +56,41 @@ internal sealed partial class TcpFrameChannel
     private bool _candidateSeen;
     private long _receiveCount;
 
-    private void ReceiveLoop()
+    /// <summary>The receive thread's loop; <paramref name="holdsReader"/>: a thread the reader token was handed to (see TcpFrameChannel.Detach.cs).</summary>
+    private void ReceiveLoop(bool holdsReader)
     {
         IFrameHandler handler = _handler!;
         while (!IsClosed)
         {
-            if (TryTakeReader(ReaderThread))
+            if (holdsReader || TryTakeReader(ReaderThread))
             {
                 try
                 {
+                    if (holdsReader)
+                    {
+                        // Handed over: the frames that came in the same read as the detached one go first (also
+                        // making room in the buffer, which may be full, before the next receive).
+                        holdsReader = false;
+                        DispatchBufferedOrClose(handler);
+                    }
                     // Step aside after a batch that arrived while a caller was trying to lead: looked at
-                    // before the batch is dispatched, since the caller stops trying once its reply is in.
-                    while (ReceiveOnce(handler, timeoutMs: -1) && !_candidateSeen)
+                    // before the batch is dispatched, since the caller stops trying once its reply is in. A
+                    // thread that lost the token in the buffered frames above must not receive once more.
+                    while (!t_lostReader && ReceiveOnce(handler, timeoutMs: -1) && !_candidateSeen)
                     {
                     }
                 }
                 finally
                 {
-                    Interlocked.Exchange(ref _reader, ReaderFree);
+                    if (!t_lostReader)
+                    {
+                        Interlocked.Exchange(ref _reader, ReaderFree);
+                    }
+                }
+                if (t_lostReader)
+                {
+                    t_lostReader = false;
+                    return; // the token went to a new receive thread while this one ran a detached frame's work
                 }
             }
             // Stepped aside, or a caller holds the socket: wait until it should come back here.
@@ -208,7 +225,7 @@ internal sealed partial class TcpFrameChannel
             _candidateSeen = Volatile.Read(ref _leaderCandidates) != 0;
             Volatile.Write(ref _receiveCount, _receiveCount + 1);
             DispatchBuffered(handler);
-            return !IsClosed;
+            return !IsClosed && !t_lostReader;
         }
         catch (Exception ex)
         {
@@ -261,7 +278,10 @@ internal sealed partial class TcpFrameChannel
         {
             if (!DispatchCompleteFrames(handler, ref buffer, ref start, ref end))
             {
-                HoldFrames(false);
+                if (!t_lostReader)
+                {
+                    HoldFrames(false); // (a thread that lost the token touches none of the receive state)
+                }
                 return;
             }
         }
@@ -319,7 +339,21 @@ internal sealed partial class TcpFrameChannel
             }
             _rxStart = start + total; // consumed before the handler runs: a throw must not replay it
             HoldFrames(HasCompleteFrame(buffer.AsSpan(start + total, end - start - total)));
+            int detaches = t_detaches;
             Dispatch(handler, header, buffer.AsSpan(start + FrameCodec.PrefixSize, length), limits);
+            if (t_detaches != detaches)
+            {
+                // The handler detached the frame and ran its work here; a wait inside it may have received.
+                if (!Detached.End())
+                {
+                    t_lostReader = true;
+                    return false;
+                }
+                buffer = _rxBuffer;
+                start = _rxStart;
+                end = _rxEnd;
+                continue;
+            }
             start += total;
         }
         return true;

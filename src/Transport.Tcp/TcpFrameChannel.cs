@@ -74,11 +74,12 @@ internal sealed partial class TcpFrameChannel : FrameChannel
             DeliverClosed();
             return;
         }
-        var thread = new Thread(static s => ((TcpFrameChannel)s!).ReceiveLoop())
+        var thread = new Thread(static s => ((TcpFrameChannel)s!).ReceiveLoop(holdsReader: false))
         {
             IsBackground = true,
             Name = "XCall tcp receive",
         };
+        _receiveThreadId = thread.ManagedThreadId;
         thread.UnsafeStart(this);
     }
 
@@ -97,6 +98,10 @@ internal sealed partial class TcpFrameChannel : FrameChannel
         {
             // A call made by a handler the reader runs: its frame must leave before anyone waits for the reply.
             SendHeldFrames();
+        }
+        if (_detached is { RunsHere: true } detached)
+        {
+            return WaitDetached(call, deadline, detached);
         }
         IFrameHandler? handler = Volatile.Read(ref _handler);
         if (!_callersMayRead || handler is null)

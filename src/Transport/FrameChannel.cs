@@ -125,6 +125,25 @@ public abstract class FrameChannel : IDisposable
     public virtual bool WaitForReply(IReplyWait call, long deadline) => call.Wait(deadline);
 
     /// <summary>
+    /// Asked from <see cref="IFrameHandler.OnFrame"/>, on the thread that delivers the frame: true when the handler
+    /// may keep that thread for a while (<see cref="DetachFrame"/>) without holding up the channel's later frames.
+    /// A transport says yes only on its own receiving thread, outside another detached frame, for a frame it can
+    /// release before the handler returns. The default says no.
+    /// </summary>
+    public virtual bool CanDetachFrame => false;
+
+    /// <summary>
+    /// Called from <see cref="IFrameHandler.OnFrame"/> after <see cref="CanDetachFrame"/> said true and the handler
+    /// copied what it needs of the payload (its reader must not be used after this): the frame counts as consumed,
+    /// and until <see cref="IFrameHandler.OnFrame"/> returns the channel delivers the frames after it elsewhere: on
+    /// this thread while it waits in <see cref="WaitForReply"/> (re-entrantly, and never as another detached frame),
+    /// and on another thread when this one has not returned within about a millisecond (the channel hands its
+    /// receiving over; this thread leaves it when it returns).
+    /// </summary>
+    /// <exception cref="NotSupportedException">The channel does not detach frames (<see cref="CanDetachFrame"/> said no).</exception>
+    public virtual void DetachFrame() => throw new NotSupportedException("This channel does not detach frames.");
+
+    /// <summary>
     /// For an asynchronous call that is not pipelined (the async call made before it on the connection has
     /// completed; a long call still waiting elsewhere does not count): a transport whose replies arrive within
     /// a microsecond (shared memory) may poll for it briefly on the caller's thread, so a fast reply completes

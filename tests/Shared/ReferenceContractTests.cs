@@ -61,6 +61,78 @@ public abstract class ReferenceContractTests
         Assert.Equal(5, Callbacks.Nest(recorder, 4));
     }
 
+    /// <summary>
+    /// Where a call received with the default dispatch runs on the server (see <c>Callbacks.ThreadKind</c>): "receive"
+    /// where the transport lets the receiving thread run it (shared memory), else "pool".
+    /// </summary>
+    protected virtual string DefaultDispatchThread => "pool";
+
+    /// <summary>The client's end of a chain of nested calls: records its threads and calls the server again.</summary>
+    private sealed class Tracer(ICallbacks service) : ITracer
+    {
+        public ConcurrentQueue<int> Threads { get; } = new();
+
+        public string Trace(int depth)
+        {
+            Threads.Enqueue(Environment.CurrentManagedThreadId);
+            return "client>" + service.Trace(this, depth - 1);
+        }
+    }
+
+    /// <summary>The trace of a chain of <paramref name="callbacks"/> callbacks, each served where <paramref name="server"/> says.</summary>
+    private static string Chain(string server, int callbacks) =>
+        string.Join(">client>", Enumerable.Repeat(server, callbacks + 1));
+
+    [Fact]
+    public void Callback_from_a_method_run_by_the_default_dispatch_runs_on_the_callers_thread()
+    {
+        // Over shared memory the server runs the method on its receiving thread, which then reads the callback's
+        // reply itself; the call nested in the callback runs on that same thread, which waits for the callback.
+        var tracer = new Tracer(Callbacks);
+        int me = Environment.CurrentManagedThreadId;
+        Assert.Equal(Chain(DefaultDispatchThread, 1), Callbacks.Trace(tracer, 1));
+        Assert.Equal([me], tracer.Threads);
+    }
+
+    [Fact]
+    public void Callback_chain_of_depth_3_runs_each_level_on_the_thread_that_waits_for_it()
+    {
+        var tracer = new Tracer(Callbacks);
+        int me = Environment.CurrentManagedThreadId;
+        for (int round = 0; round < 20; round++)
+        {
+            Assert.Equal(Chain(DefaultDispatchThread, 3), Callbacks.Trace(tracer, 3));
+        }
+        Assert.Equal(60, tracer.Threads.Count);
+        Assert.All(tracer.Threads, thread => Assert.Equal(me, thread));
+    }
+
+    [Fact]
+    public void Callbacks_complete_while_other_callers_of_the_connection_wait_in_blocked_calls()
+    {
+        // Three calls block in the server on the same connection (over shared memory each first holds the receiving
+        // thread, which hands the receiving over); the callback chain and the call that opens the gate still run.
+        const int Waiters = 3;
+        string gate = Guid.NewGuid().ToString("N");
+        var waiting = new Task<bool>[Waiters];
+        for (int i = 0; i < Waiters; i++)
+        {
+            waiting[i] = Task.Factory.StartNew(() => Callbacks.WaitForGate(gate, 120_000), CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+        }
+        Assert.True(SpinWait.SpinUntil(() => Callbacks.GateWaiters(gate) == Waiters || waiting.Any(t => t.IsCompleted), TimeSpan.FromSeconds(60)), "the blocked calls did not all arrive");
+        Assert.All(waiting, t => Assert.False(t.IsCompleted, t.Exception?.ToString()));
+
+        var recorder = new Recorder();
+        Assert.Equal(150, Callbacks.CallBack(recorder, 5));
+        var tracer = new Tracer(Callbacks);
+        Assert.Equal(Chain(DefaultDispatchThread, 3), Callbacks.Trace(tracer, 3));
+        Assert.All(waiting, t => Assert.False(t.IsCompleted, t.Exception?.ToString()));
+
+        Callbacks.OpenGate(gate);
+        Assert.True(Task.WaitAll(waiting, TimeSpan.FromSeconds(60)), "the blocked calls did not return once the gate opened");
+        Assert.All(waiting, t => Assert.True(t.Result));
+    }
+
     /// <summary>A client object that records the thread each callback ran on, under a lock its caller may hold.</summary>
     private sealed class ThreadRecorder(object gate) : ICallback
     {

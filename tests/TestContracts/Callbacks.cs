@@ -149,6 +149,44 @@ public sealed class Callbacks : ICallbacks
         public override string Message => throw new InvalidOperationException("no message today");
     }
 
+    private static readonly System.Collections.Concurrent.ConcurrentDictionary<string, Gate> s_gates = new();
+
+    /// <inheritdoc/>
+    public string Trace(ITracer tracer, int depth) => depth <= 0 ? ThreadKind() : ThreadKind() + ">" + tracer.Trace(depth);
+
+    /// <inheritdoc/>
+    public bool WaitForGate(string name, int timeoutMs)
+    {
+        Gate gate = s_gates.GetOrAdd(name, _ => new Gate());
+        Interlocked.Increment(ref gate.Waiters);
+        try
+        {
+            return gate.Opened.Wait(timeoutMs);
+        }
+        finally
+        {
+            Interlocked.Decrement(ref gate.Waiters);
+        }
+    }
+
+    /// <inheritdoc/>
+    public void OpenGate(string name) => s_gates.GetOrAdd(name, _ => new Gate()).Opened.Set();
+
+    /// <inheritdoc/>
+    public int GateWaiters(string name) => Volatile.Read(ref s_gates.GetOrAdd(name, _ => new Gate()).Waiters);
+
+    private sealed class Gate
+    {
+        public readonly ManualResetEventSlim Opened = new();
+        public int Waiters;
+    }
+
+    /// <summary>"pool" on a thread-pool thread, "receive" on a transport's receive thread, else "thread".</summary>
+    public static string ThreadKind() =>
+        Thread.CurrentThread.IsThreadPoolThread ? "pool"
+        : Thread.CurrentThread.Name?.EndsWith(" receive", StringComparison.Ordinal) == true ? "receive"
+        : "thread";
+
     private sealed class Counter(int start) : ICounter
     {
         private int _value = start;

@@ -132,6 +132,29 @@ public interface ICallbacks
 
     /// <summary>One async callback waited for synchronously.</summary>
     int AsyncOnce(IAsyncCallback callback, int value);
+
+    /// <summary>
+    /// A chain of calls: returns where this call runs (<see cref="ThreadKind"/>), then, while <paramref name="depth"/> is
+    /// above 0, <c>"&gt;" + tracer.Trace(depth)</c> (the client's tracer calls this again with depth - 1).
+    /// </summary>
+    string Trace(ITracer tracer, int depth);
+
+    /// <summary>Blocks until <see cref="OpenGate"/> opens the gate named <paramref name="name"/> or <paramref name="timeoutMs"/> passes; whether it opened.</summary>
+    bool WaitForGate(string name, int timeoutMs);
+
+    /// <summary>Opens the gate named <paramref name="name"/>.</summary>
+    void OpenGate(string name);
+
+    /// <summary>How many calls of <see cref="WaitForGate"/> wait at the gate named <paramref name="name"/> now.</summary>
+    int GateWaiters(string name);
+}
+
+/// <summary>The client's end of <see cref="ICallbacks.Trace"/>.</summary>
+[Remotable]
+public interface ITracer
+{
+    /// <summary>Where the callback runs, then <c>"&gt;" + service.Trace(this, depth - 1)</c>.</summary>
+    string Trace(int depth);
 }
 
 /// <summary>A client object with an async method.</summary>

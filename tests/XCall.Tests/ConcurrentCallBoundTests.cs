@@ -68,7 +68,8 @@ public sealed class ConcurrentCallBoundTests
         }, TaskCreationOptions.LongRunning).WaitAsync(Bound);
         Assert.True(sent < Cap, $"{Cap} one-way calls of 1 KB went to a server whose calls all block, and the sender never waited");
 
-        // Four wait at the gate on the pool, the fifth on the receiving thread, which reads nothing more.
+        // Four wait at the gate (on receive threads that handed the receiving over, or on the pool), the fifth on the
+        // receiving thread, which reads nothing more.
         await gated.WaitEnteredAsync(5);
         Assert.Equal(5, gated.EnteredCount);
 

@@ -41,6 +41,8 @@ public sealed class ShmReferenceTests(ShmReferenceHostFixture fixture) : Referen
 
     protected override XCallConnection ClientConnection => fixture.Callbacks.Connection!;
 
+    protected override string DefaultDispatchThread => "receive";
+
     protected override (ICallbacks Service, IDisposable Connection) OpenSeparate()
     {
         RemoteService<ICallbacks> service = Remote.Open<ICallbacks>(fixture.Host.Address);
@@ -56,6 +58,8 @@ public sealed class TcpReferenceTests(TcpReferenceHostFixture fixture) : Referen
     protected override IActivation Activation => fixture.Activation.Proxy;
 
     protected override XCallConnection ClientConnection => fixture.Callbacks.Connection!;
+
+    protected override string DefaultDispatchThread => "receive";
 
     protected override (ICallbacks Service, IDisposable Connection) OpenSeparate()
     {

@@ -4,10 +4,13 @@ namespace XCall;
 public enum DispatchMode
 {
     /// <summary>
-    /// Default. Each call's arguments are copied out of transport memory and the call runs on the thread
-    /// pool, so a slow or blocked method never stalls the other calls of the connection. At most
+    /// Default. Each call's arguments are copied out of transport memory, and the call runs on the thread that
+    /// received it where the transport allows (shm and tcp: its receive thread, which reads the replies of the
+    /// call's callbacks itself and hands the connection's receiving to a new thread when the call takes more than
+    /// about a millisecond), else on the thread pool; either way a slow or blocked method does not stall the other
+    /// calls of the connection for long (docs/remoting.md, "Dispatch"). At most
     /// <see cref="ConnectionOptions.MaxConcurrentCalls"/> calls (and <see cref="ConnectionOptions.MaxConcurrentArgumentBytes"/>
-    /// of arguments) are queued or running per connection; past that a call is refused with
+    /// of arguments) are queued for the pool or running there per connection; past that a call is refused with
     /// <see cref="XCallServerBusyException"/>, and a one-way call runs on the receiving thread, as with <see cref="Inline"/>.
     /// </summary>
     Concurrent,

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using XCall.Marshal;
 using XCall.Runtime.CompilerServices;
 using XCall.Transport;
@@ -57,6 +58,17 @@ public sealed partial class XCallConnection
         // thread, no lock the caller holds is waited for. Refusing it could fail a chain of callbacks that needs
         // no thread it does not already have.
         PendingCall? parent = parentCallId != 0 && !oneWay ? FindCall(parentCallId) : null;
+        if (parent is null && length <= DetachedCopyLimit && Channel.CanDetachFrame)
+        {
+            // Counted as a queued call is: a call that blocks keeps a thread (the one the receiving left).
+            if (!_admission.TryAdmit(concurrentCall, weight, out long over))
+            {
+                OnCallPastBound(header, target, ref payload, concurrentCall, over);
+                return;
+            }
+            RunDetached(target, ref payload, length, concurrentCall);
+            return;
+        }
         if (parent is null && !_admission.TryAdmit(concurrentCall, weight, out long held))
         {
             OnCallPastBound(header, target, ref payload, concurrentCall, held);
@@ -92,6 +104,63 @@ public sealed partial class XCallConnection
             // "Dispatch" in docs/benchmarks.md for what it costs). Many callers at once keep the cores busy with
             // other calls anyway, and there the yield costs throughput, so they do not yield; nor do one-way calls.
             Thread.Yield();
+        }
+    }
+
+    // The largest arguments a call run on the receiving thread under Concurrent dispatch copies onto the stack.
+    private const int StackCopyLimit = 512;
+
+    // The largest arguments such a call copies at all: beyond, the copy costs more than the pool's hop saves.
+    private const int DetachedCopyLimit = 64 * 1024;
+
+    /// <summary>
+    /// Concurrent dispatch's fast path: runs <paramref name="call"/> on this thread, the one that receives the
+    /// connection's frames, as the pool would run it (its arguments copied out, the call marked as this thread's, so
+    /// its callbacks are nested in it), after the transport took the frame as consumed (<see cref="FrameChannel.DetachFrame"/>):
+    /// while the call waits for a callback's reply this thread reads the connection's frames, and when it takes long
+    /// the transport hands its receiving to another thread (docs/remoting.md, "Dispatch").
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void RunDetached(ExposedObject target, ref MarshalReader payload, int length, ServerCall call)
+    {
+        IPeerMemory? peerMemory = payload.PeerMemory;
+        byte[]? rented = null;
+        Span<byte> copy = length <= StackCopyLimit ? stackalloc byte[StackCopyLimit] : (rented = ArrayPool<byte>.Shared.Rent(length));
+        // The reader does not keep the span it copies into; the compiler cannot know it of a stack span.
+        payload.ReadBlock(MemoryMarshal.CreateSpan(ref MemoryMarshal.GetReference(copy), length));
+        Channel.DetachFrame(); // the payload's memory is the transport's again
+        XCallConnection? outer = t_dispatching;
+        ulong outerCallId = t_dispatchingCallId;
+        t_dispatching = this;
+        t_dispatchingCallId = call.CallId;
+        call.RegisterOnToken = !call.IsOneWay;
+        try
+        {
+            var reader = new MarshalReader(copy[..length], Options.Limits) { Context = ReadContextOf(call.Link), PeerMemory = peerMemory };
+            Invoke(target, call.MethodId, ref reader, call);
+        }
+        catch (Exception ex)
+        {
+            // As for a queued call: malformed arguments, or the runtime failed to answer. The frame is consumed,
+            // so nothing may propagate into the transport's loop: the connection closes here.
+            try
+            {
+                Close(ex);
+                Channel.Dispose();
+            }
+            catch (Exception)
+            {
+                // A Closed handler threw: the connection is closed either way.
+            }
+        }
+        finally
+        {
+            t_dispatching = outer;
+            t_dispatchingCallId = outerCallId;
+            if (rented is not null)
+            {
+                ArrayPool<byte>.Shared.Return(rented);
+            }
         }
     }
 
@@ -307,6 +376,9 @@ public sealed partial class XCallConnection
 
     private ServerCall RentServerCall(ulong callId, uint methodId, bool oneWay) =>
         _serverCalls.Rent(callId, methodId, oneWay, Channel.LinkGeneration);
+
+    /// <summary>Makes a call run on the receiving thread reachable by cancel frames (see <see cref="ServerCall.RegisterOnToken"/>).</summary>
+    internal void RegisterServerCall(ServerCall call) => _serverCalls.Register(call);
 
     /// <summary>Makes a call that outlives its dispatch reachable by cancel frames; true when it is alone (see <see cref="ServerCallTable.Register"/>).</summary>
     private bool Register(ServerCall call) => _serverCalls.Register(call);

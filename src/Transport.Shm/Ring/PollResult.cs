@@ -12,6 +12,10 @@ internal enum PollResult
     /// <summary>One frame was handed to the handler.</summary>
     Frame,
 
+    /// <summary>One frame was handed to the handler, which detached it (<see cref="RingReader.Detach"/>): the thread
+    /// that polled may have lost the receiver role meanwhile, and must check before it polls again.</summary>
+    Detached,
+
     /// <summary>The writer said goodbye: nothing more will come.</summary>
     Goodbye,
 }

@@ -11,6 +11,11 @@ namespace XCall.Transport.Shm.Ring;
 // its new position with an interlocked exchange (release plus the full fence the producer's wake-up check
 // needs) and wakes the producer if it sleeps for room. The consumer never writes into the data area.
 //
+// A handler may detach the single-record frame it is handed (Detach): the frame is released before the handler
+// returns, so the thread may poll again from inside it (a reply it waits for) or another thread may take over the
+// polling. Which frame a thread detached is kept per thread (t_detachedAt), so after the handler returns the reader
+// touches nothing shared: another thread may own the read position by then.
+//
 // Every length and type is checked before use: a record must fit between its position and the end of the
 // data area, types must come in a valid order, in-place totals must add up. Anything else is an
 // XCallProtocolException, which closes the channel.
@@ -25,6 +30,14 @@ internal sealed unsafe class RingReader
     private readonly InPlaceInput _inPlace;
     private readonly GatheredFrame _gathered;
     private long _position;
+    private long _detachable = -1; // the end of the frame being handled when the handler may detach it, else -1
+
+    // The reader and position + 1 of the frame this thread's handler detached last (0: none).
+    [ThreadStatic]
+    private static RingReader? t_detachedBy;
+
+    [ThreadStatic]
+    private static long t_detachedAt;
 
     /// <summary>The peer's memory for arrays it lends (set on every reader of a frame); null when we cannot read it.</summary>
     public IPeerMemory? PeerMemory { get; init; }
@@ -104,6 +117,23 @@ internal sealed unsafe class RingReader
         }
     }
 
+    /// <summary>True inside the handler of a frame it may detach (one record, not yet released).</summary>
+    public bool CanDetach => _detachable >= 0;
+
+    /// <summary>
+    /// From the handler of the frame being delivered (<see cref="CanDetach"/>), which copied what it needs of it:
+    /// releases the frame now; <see cref="Poll"/> then returns <see cref="PollResult.Detached"/> for it and, after the
+    /// handler returned, touches nothing shared.
+    /// </summary>
+    public void Detach()
+    {
+        long next = _detachable;
+        _detachable = -1;
+        t_detachedAt = _position + 1;
+        t_detachedBy = this;
+        Release(next);
+    }
+
     /// <summary>Drops a partly gathered frame (the channel is closing).</summary>
     public void Discard() => _gathered.Reset();
 
@@ -133,10 +163,20 @@ internal sealed unsafe class RingReader
             {
                 Answers++;
             }
+            long at = _position;
+            _detachable = next;
             handler.OnFrame(in header, ref reader);
+            if (t_detachedAt == at + 1 && t_detachedBy == this)
+            {
+                t_detachedAt = 0;
+                t_detachedBy = null;
+                return PollResult.Detached;
+            }
+            _detachable = -1;
             Release(next);
             return PollResult.Frame;
         }
+        _detachable = -1;
         if (total == RingLayout.UnknownLength)
         {
             _gathered.Begin(header);
@@ -178,6 +218,7 @@ internal sealed unsafe class RingReader
                 {
                     Answers++;
                 }
+                _detachable = -1;
                 _gathered.Dispatch(handler);
                 return PollResult.Frame;
             default:

@@ -115,6 +115,7 @@ public sealed class ServerCall
         _replyBytes = 0;
         StartTimestamp = 0;
         Admitted = 0;
+        RegisterOnToken = false;
         _cancelRequested = false;
         if (_cts is not null && !_cts.TryReset())
         {
@@ -122,6 +123,12 @@ public sealed class ServerCall
             _cts = null;
         }
     }
+
+    /// <summary>
+    /// Set for a call run on the receiving thread (Concurrent dispatch's fast path), which is not in the connection's
+    /// in-flight table: the first use of <see cref="CancellationToken"/> puts it there, so cancel frames find it.
+    /// </summary>
+    internal bool RegisterOnToken { get; set; }
 
     /// <summary>The token passed to a method's <see cref="CancellationToken"/> parameter: cancelled when the caller cancels.</summary>
     public CancellationToken CancellationToken
@@ -137,6 +144,11 @@ public sealed class ServerCall
                     {
                         _cts.Cancel();
                     }
+                }
+                if (RegisterOnToken)
+                {
+                    RegisterOnToken = false;
+                    Connection.RegisterServerCall(this);
                 }
             }
             return _cts.Token;
