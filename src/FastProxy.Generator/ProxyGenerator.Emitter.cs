@@ -609,7 +609,7 @@ public sealed partial class ProxyGenerator
                     w.Open("finally");
                     foreach ((string rent, string element) in rents)
                     {
-                        w.Line($"if ({rent} is not null) global::System.Buffers.ArrayPool<{element}>.Shared.Return({rent});");
+                        w.Line($"if ({rent} is not null) global::XCall.Marshal.BoundedArrayPool.Return({rent});");
                     }
                     w.Close();
                 }

@@ -250,8 +250,9 @@ public ref partial struct MarshalReader
     /// Reads values written by <see cref="MarshalWriter.WriteSpan{T}"/> (or <see cref="MarshalWriter.WriteArray{T}"/>;
     /// null reads as empty) without allocating: the span points into the message's own memory when the values
     /// lie there contiguous and aligned for <typeparamref name="T"/>; otherwise they are copied into an array
-    /// rented from <see cref="System.Buffers.ArrayPool{T}.Shared"/>, handed out in <paramref name="rented"/> for
-    /// the caller to return. An in-place span is valid while the message is being handled (a transport keeps a
+    /// rented from <see cref="BoundedArrayPool"/>, handed out in <paramref name="rented"/> for the caller to give
+    /// back there (a copy past <see cref="BoundedArrayPool.MaxPooledBytes"/> goes to the GC, not the shared pool).
+    /// An in-place span is valid while the message is being handled (a transport keeps a
     /// message's memory until its handler returns): the generated dispatcher passes it to a method's
     /// <see cref="ReadOnlySpan{T}"/> parameter, which cannot outlive the call.
     /// </summary>
@@ -261,7 +262,7 @@ public ref partial struct MarshalReader
         if (length == WireFormat.LentLength)
         {
             LentSpan<T> block = ReadLentBlock<T>();
-            rented = System.Buffers.ArrayPool<T>.Shared.Rent(block.Length); // handed out before the read, as below
+            rented = BoundedArrayPool.Rent<T>(block.Length); // handed out before the read, as below
             block.CopyTo(rented);
             return rented.AsSpan(0, block.Length);
         }
@@ -304,7 +305,7 @@ public ref partial struct MarshalReader
                 return MemoryMarshal.CreateReadOnlySpan(ref Unsafe.As<byte, T>(ref start), length);
             }
         }
-        T[] array = System.Buffers.ArrayPool<T>.Shared.Rent(length);
+        T[] array = BoundedArrayPool.Rent<T>(length);
         rented = array; // handed out before the read, so a malformed rest still gets it back to the pool
         ReadBlock(MemoryMarshal.AsBytes(array.AsSpan(0, length)));
         return array.AsSpan(0, length);

@@ -41,4 +41,30 @@ public sealed class LargeFrameMemoryTests(ITestOutputHelper output)
         Assert.True(after - before < Allowed,
             $"the {transport} server's live heap grew by {(after - before) / (1 << 20)} MiB over a {size >> 20} MiB call ({before:N0} -> {after:N0} bytes)");
     }
+
+    [Theory]
+    [InlineData(true)] // lent by the caller (the default over shm): the callee's span is a copy
+    [InlineData(false)] // streamed through the ring: the values are split across chunks, so copied
+    public void The_server_keeps_no_copy_of_a_large_span_argument_after_it(bool crossMemoryAttach)
+    {
+        const int count = 32 << 20; // 128 MiB of ints
+        using HostProcess host = HostProcess.Start($"shm://{HostProcess.UniqueName("span")}", "--no-shm");
+        using RemoteService<IProbe> probe = Remote.Open<IProbe>(host.Address);
+        int[] values = GC.AllocateUninitializedArray<int>(count);
+        values.AsSpan().Fill(3);
+        values[^1] = 5;
+        long before;
+        var options = new RemoteOptions { Shm = new ShmOptions { CrossMemoryAttach = crossMemoryAttach } };
+        using (RemoteService<IShapes> shapes = Remote.Open<IShapes>(host.Address, options))
+        {
+            Assert.Equal(6, shapes.Proxy.Sum([1, 2, 3])); // the call path warmed up at its small size
+            before = probe.Proxy.LiveHeapBytes();
+            Assert.Equal(unchecked((3 * (count - 1)) + 5), shapes.Proxy.Sum(values));
+        }
+
+        long after = probe.Proxy.LiveHeapBytes();
+        output.WriteLine($"shm, 128 MiB span argument (lent: {crossMemoryAttach}): the server's live heap after a full GC went {before:N0} -> {after:N0} bytes");
+        Assert.True(after - before < Allowed,
+            $"the server's live heap grew by {(after - before) / (1 << 20)} MiB over a 128 MiB span argument ({before:N0} -> {after:N0} bytes)");
+    }
 }

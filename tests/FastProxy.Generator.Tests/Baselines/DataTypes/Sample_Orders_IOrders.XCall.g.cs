@@ -450,7 +450,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
         }
         finally
         {
-            if (__rent0 is not null) global::System.Buffers.ArrayPool<int>.Shared.Return(__rent0);
+            if (__rent0 is not null) global::XCall.Marshal.BoundedArrayPool.Return(__rent0);
         }
     }
 
@@ -469,7 +469,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
         }
         finally
         {
-            if (__rent0 is not null) global::System.Buffers.ArrayPool<byte>.Shared.Return(__rent0);
+            if (__rent0 is not null) global::XCall.Marshal.BoundedArrayPool.Return(__rent0);
         }
     }
 
@@ -493,7 +493,7 @@ internal sealed class Sample_Orders_IOrders_XCallDispatcher : global::XCall.Runt
         }
         finally
         {
-            if (__rent0 is not null) global::System.Buffers.ArrayPool<long>.Shared.Return(__rent0);
+            if (__rent0 is not null) global::XCall.Marshal.BoundedArrayPool.Return(__rent0);
         }
     }
 
