@@ -7,9 +7,4 @@
 #   scripts/chaos.sh [ITERATIONS] [SEED]      default 1000 iterations (about 2-3 s each on 2 cores)
 #
 # Prints the detection times per transport and side, then one summary line ending in PASS or FAIL (exit 1).
-set -euo pipefail
-cd "$(dirname "$0")/.."
-export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
-out=${XCALL_CHAOS_BIN:-/tmp/xcall-chaos-bin}
-dotnet build tests/Chaos -c Release -o "$out" -v q -nologo >/dev/null
-exec dotnet "$out/XCall.Chaos.dll" chaos "${1:-1000}" ${2:+"$2"}
+exec "$(dirname "$0")/lib/chaos-tool.sh" chaos "${1:-1000}" ${2:+"$2"}

@@ -4,9 +4,4 @@
 # in PASS or FAIL (a wrong answer or a failed call); exit 1 on FAIL.
 #
 #   scripts/load.sh [CALLERS] [CALLS]         default 64 callers x 1,000,000 calls
-set -euo pipefail
-cd "$(dirname "$0")/.."
-export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
-out=${XCALL_CHAOS_BIN:-/tmp/xcall-chaos-bin}
-dotnet build tests/Chaos -c Release -o "$out" -v q -nologo >/dev/null
-exec dotnet "$out/XCall.Chaos.dll" load "${1:-64}" "${2:-1000000}"
+exec "$(dirname "$0")/lib/chaos-tool.sh" load "${1:-64}" "${2:-1000000}"

@@ -5,9 +5,4 @@
 # the samples within bounds of the first) or FAIL (exit 1).
 #
 #   scripts/soak.sh [MINUTES]                 default 30
-set -euo pipefail
-cd "$(dirname "$0")/.."
-export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
-out=${XCALL_CHAOS_BIN:-/tmp/xcall-chaos-bin}
-dotnet build tests/Chaos -c Release -o "$out" -v q -nologo >/dev/null
-exec dotnet "$out/XCall.Chaos.dll" soak "${1:-30}"
+exec "$(dirname "$0")/lib/chaos-tool.sh" soak "${1:-30}"

@@ -10,6 +10,12 @@ public interface ILedger
 
     /// <summary>A checked call: the caller knows the answer.</summary>
     long Mix(long a, long b);
+
+    /// <summary>A large call: the length of what arrived and its last byte.</summary>
+    (int Length, byte Last) Measure(byte[] data);
+
+    /// <summary>This process's live heap after a full, compacting collection, in bytes.</summary>
+    long LiveHeapBytes();
 }
 
 public sealed class Ledger(string path) : ILedger
@@ -28,6 +34,16 @@ public sealed class Ledger(string path) : ILedger
     }
 
     public long Mix(long a, long b) => Expected(a, b);
+
+    public (int Length, byte Last) Measure(byte[] data) => (data.Length, data.Length == 0 ? (byte)0 : data[^1]);
+
+    public long LiveHeapBytes()
+    {
+        System.Runtime.GCSettings.LargeObjectHeapCompactionMode = System.Runtime.GCLargeObjectHeapCompactionMode.CompactOnce;
+        GC.Collect();
+        GC.WaitForPendingFinalizers();
+        return GC.GetTotalMemory(forceFullCollection: true);
+    }
 
     public static long Expected(long a, long b) => unchecked((a * (long)0x9E3779B97F4A7C15UL) ^ b);
 }

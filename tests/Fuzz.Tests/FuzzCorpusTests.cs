@@ -50,6 +50,7 @@ public sealed class FuzzCorpusTests
     [InlineData("frame", 4000)]
     [InlineData("tcp", 300)]
     [InlineData("shm", 300)]
+    [InlineData("ring", 4000)]
     public void Mutated_seeds_run_without_failing(string name, int inputs)
     {
         FuzzTarget target = FuzzTarget.Find(name);

@@ -14,6 +14,7 @@ public sealed record FuzzTarget(string Name, string Reads, FuzzInput Run, Func<I
         new("frame", "the connection's frame handler: header checks, dispatch, arguments", FrameTargets.Frame, FrameTargets.FrameSeeds),
         new("tcp", "the tcp preamble and framing, through a real listener on loopback", SocketTargets.Tcp, SocketTargets.TcpSeeds),
         new("shm", "the shm rendezvous handshake, through a real listener", SocketTargets.Shm, SocketTargets.ShmSeeds),
+        new("ring", "the records a peer publishes in a shared-memory ring, read by its consumer", RingTarget.Run, RingTarget.Seeds),
     ];
 
     /// <summary>How many inputs the readers refused with a protocol error so far (in-process targets only):

@@ -311,6 +311,24 @@ public sealed unsafe class RingTests(ITestOutputHelper output)
         Assert.Contains(expected, ex.Message);
     }
 
+    [Theory]
+    [InlineData(0, 4096)] // a whole lap: the reader would find the same record again at the next lap, forever
+    [InlineData(0, 16)] // not up to the end of the lap
+    [InlineData(4000, 48)] // starts mid-lap, ends before the lap end
+    public void A_padding_record_that_does_not_end_its_lap_is_a_protocol_error(int at, int length)
+    {
+        using var ring = new NativeRing(4096);
+        *ring.Ring.ConsumerPosition = at;
+        var reader = new RingReader(ring.Ring, ring.Signal, Array.MaxLength);
+        *(int*)(ring.Ring.Data + at + 4) = (int)RecordType.Padding;
+        Interlocked.Exchange(ref *(int*)(ring.Ring.Data + at), length);
+        // On a thread of its own, so a reader that loops fails the test instead of hanging it.
+        Task<Exception?> poll = Task.Factory.StartNew<Exception?>(() => Record.Exception(() => reader.Poll(new RecordingHandler())), TaskCreationOptions.LongRunning);
+        Assert.True(poll.Wait(TimeSpan.FromSeconds(30)), "the reader did not return from a padding record");
+        var ex = Assert.IsType<XCallProtocolException>(poll.Result);
+        Assert.Contains("padding", ex.Message);
+    }
+
     [Fact]
     public void An_in_place_frame_whose_chunks_do_not_add_up_is_a_protocol_error()
     {

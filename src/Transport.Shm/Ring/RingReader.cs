@@ -17,7 +17,8 @@ namespace XCall.Transport.Shm.Ring;
 // touches nothing shared: another thread may own the read position by then.
 //
 // Every length and type is checked before use: a record must fit between its position and the end of the
-// data area, types must come in a valid order, in-place totals must add up. Anything else is an
+// data area, a padding record must end a lap it did not start, types must come in a valid order, in-place totals
+// must add up. Anything else is an
 // XCallProtocolException, which closes the channel.
 internal sealed unsafe class RingReader
 {
@@ -102,6 +103,7 @@ internal sealed unsafe class RingReader
                 case RecordType.FrameStart:
                     return OnFrameStart(record, length, next, handler);
                 case RecordType.Padding:
+                    CheckPadding(position, next);
                     Release(next);
                     continue;
                 case RecordType.FrameChunk:
@@ -245,6 +247,16 @@ internal sealed unsafe class RingReader
         }
     }
 
+    /// <summary>A padding record fills the rest of a lap after a record: it starts past the lap's start and ends at
+    /// its end. A whole-lap padding would meet itself again at the next lap, so the reader would never return.</summary>
+    private void CheckPadding(long position, long next)
+    {
+        if ((position & _mask) == 0 || (next & _mask) != 0)
+        {
+            throw Malformed(position, $"padding from offset {position & _mask} to {next - (position & ~_mask)} does not fill the rest of a lap");
+        }
+    }
+
     [DoesNotReturn]
     private void ThrowBadLength(long position, int length) =>
         throw Malformed(position, $"record length {length} does not fit in the ring");
@@ -292,6 +304,7 @@ internal sealed unsafe class RingReader
                 }
                 if (type == (int)RecordType.Padding)
                 {
+                    owner.CheckPadding(position, after);
                     _next = after;
                     continue;
                 }
