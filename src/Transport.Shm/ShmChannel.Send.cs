@@ -9,6 +9,7 @@ internal sealed partial class ShmChannel
     private FrameKind _openKind;   // the open frame's kind, and whether the peer's callers poll for it (under the send lock)
     private bool _openPolledFor;
     private long _callsSent;       // call and hello frames sent: a peer answers each with one reply or error (see ReleaseRole)
+    private int _wakesOutsideLock; // wake-ups claimed under the send lock and not yet issued after it
 
     /// <inheritdoc/>
     public override IBufferWriter<byte> BeginFrame(in FrameHeader header, long deadline)
@@ -48,6 +49,7 @@ internal sealed partial class ShmChannel
     public override void CommitFrame()
     {
         CheckSendLockHeld();
+        int wake = 0;
         try
         {
             FrameKind kind = _openKind;
@@ -59,12 +61,29 @@ internal sealed partial class ShmChannel
             // unless it streamed: its start may have been read by a receive thread that then went back to sleep.
             bool polledFor = _openPolledFor && !_writer.IsStreaming;
             _writer.Commit();
-            _outSignal.WakeConsumerIfSleeping(_writer.Tail, polledFor);
+            wake = _outSignal.ClaimConsumerWake(_writer.Tail, polledFor);
+            if (wake != 0)
+            {
+                Interlocked.Increment(ref _wakesOutsideLock); // the ring stays mapped until it is issued (ReleaseResources)
+            }
         }
         finally
         {
             StopIfBroken();
             _sendLock.Exit();
+        }
+        if (wake != 0)
+        {
+            // Outside the send lock: a wake-up is a system call, and the thread it wakes may take this thread's core
+            // at once; held under the lock, every other sender of the connection would queue behind it.
+            try
+            {
+                _outSignal.IssueConsumerWake(wake);
+            }
+            finally
+            {
+                Interlocked.Decrement(ref _wakesOutsideLock);
+            }
         }
     }
 

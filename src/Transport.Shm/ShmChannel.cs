@@ -16,7 +16,8 @@ namespace XCall.Transport.Shm;
 /// Closing: <see cref="RequestStop"/> records the first reason and wakes everyone; the receive thread
 /// then takes the role for good, delivers what the peer published before it went away, calls
 /// <see cref="IFrameHandler.OnClosed"/> once, and exits. Memory is unmapped only after the receive and
-/// monitor threads ended, no caller holds the role and no sender holds the send lock.
+/// monitor threads ended, no caller holds the role, no sender holds the send lock and none still issues
+/// a wake-up it claimed under it.
 /// </remarks>
 internal sealed partial class ShmChannel : FrameChannel
 {
@@ -275,12 +276,16 @@ internal sealed partial class ShmChannel : FrameChannel
         }
         // A sender stuck between BeginFrame and CommitFrame would still write into the ring: then leave the
         // mapping to the finalizer rather than pull the memory from under it.
+        // So would a sender still issuing a wake-up it claimed under the lock (CommitFrame): it touches the ring's words.
         if (_sendLock.TryEnter(TimeSpan.FromSeconds(5)))
         {
             try
             {
-                _writer.Loans?.RevokeAll(); // before the words it uses go, and before the arrays are unpinned
-                _segment.Dispose();
+                if (SpinWait.SpinUntil(() => Volatile.Read(ref _wakesOutsideLock) == 0, TimeSpan.FromSeconds(5)))
+                {
+                    _writer.Loans?.RevokeAll(); // before the words it uses go, and before the arrays are unpinned
+                    _segment.Dispose();
+                }
             }
             finally
             {

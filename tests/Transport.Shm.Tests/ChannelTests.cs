@@ -158,7 +158,7 @@ public sealed class ChannelTests(ITestOutputHelper output) : IDisposable
     private static long CallUntilCallersLeaveTheRingMarked(EchoClient echo, ShmChannel client)
     {
         long marked = 0;
-        for (int round = 0; round < 20 && marked == 0; round++)
+        for (int round = 0; round < 200 && marked == 0; round++)
         {
             for (int i = 0; i < 500; i++)
             {

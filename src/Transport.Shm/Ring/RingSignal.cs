@@ -154,23 +154,41 @@ internal sealed unsafe class RingSignal
     /// <returns>True when it woke somebody.</returns>
     public bool WakeConsumerIfSleeping(long publishedEnd, bool polledFor)
     {
+        int armed = ClaimConsumerWake(publishedEnd, polledFor);
+        IssueConsumerWake(armed);
+        return armed != 0;
+    }
+
+    /// <summary>
+    /// The first half of <see cref="WakeConsumerIfSleeping(long, bool)"/>: decides whether the consumer side needs a
+    /// wake-up and claims it (clears the sleeping word), returning what was armed (0: nobody to wake). The caller
+    /// then issues it with <see cref="IssueConsumerWake"/>, possibly later and on another lock's outside: a sleeper
+    /// that has not reached its wait yet returns from it once the sequence word moves, one that re-armed meanwhile
+    /// takes the late wake-up as a spurious one and re-checks.
+    /// </summary>
+    public int ClaimConsumerWake(long publishedEnd, bool polledFor)
+    {
         int* sleeping = _ring.ConsumerSleeping;
         int word = Volatile.Read(ref *sleeping);
         if (word != 0 && !(polledFor && word == CallerPolls) && Volatile.Read(ref *_ring.ConsumerPosition) < publishedEnd)
         {
-            int armed = Interlocked.Exchange(ref *sleeping, 0);
-            if (armed == LeaderArmed)
-            {
-                WakeLeader(remote: true);
-                return true;
-            }
-            if (armed != 0)
-            {
-                WakeConsumer(remote: true); // the receive thread, also for a frame no caller polls for while one does
-                return true;
-            }
+            return Interlocked.Exchange(ref *sleeping, 0);
         }
-        return false;
+        return 0;
+    }
+
+    /// <summary>Issues a wake-up claimed by <see cref="ClaimConsumerWake"/>: the caller that sleeps on the ring for its
+    /// reply, or the receive thread (also for a frame no caller polls for while one does).</summary>
+    public void IssueConsumerWake(int armed)
+    {
+        if (armed == LeaderArmed)
+        {
+            WakeLeader(remote: true);
+        }
+        else if (armed != 0)
+        {
+            WakeConsumer(remote: true);
+        }
     }
 
     /// <summary>Wakes the receive thread unconditionally (close, hand-over, or a record published).</summary>
