@@ -107,7 +107,7 @@ public sealed partial class Communicator
     public MessageStatus Receive<T>(Memory<T> buffer, int source, int tag) where T : unmanaged
     {
         CheckTag(tag, receiving: true);
-        return Local(Post(new ReceiveRequest<T>(buffer, SourceToWorld(source), PointToPointContext, tag, asynchronous: false)).Wait());
+        return Local(Await(Post(new ReceiveRequest<T>(buffer, SourceToWorld(source), PointToPointContext, tag, asynchronous: false))));
     }
 
     /// <summary>Receives a message of one value.</summary>
@@ -130,7 +130,7 @@ public sealed partial class Communicator
     {
         CheckTag(tag, receiving: true);
         ReceiveRequest<T> request = Post(new ReceiveRequest<T>(SourceToWorld(source), PointToPointContext, tag, asynchronous: false));
-        status = Local(request.Wait());
+        status = Local(Await(request));
         return MemoryMarshal.TryGetArray((ReadOnlyMemory<T>)request.Received, out ArraySegment<T> whole) && whole.Offset == 0 && whole.Count == whole.Array!.Length
             ? whole.Array : request.Received.ToArray();
     }

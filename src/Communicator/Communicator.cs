@@ -166,6 +166,9 @@ public sealed partial class Communicator : IAsyncDisposable
         return request;
     }
 
+    /// <summary>Waits for a blocking receive, reading the connection its message comes over on this thread when the mailbox knows it.</summary>
+    private MessageStatus Await(ReceiveRequest request) => request.Wait(_messaging.Mailbox.LinkFor(request.Source));
+
     private int SourceToWorld(int source)
     {
         if (source == AnySource)
