@@ -14,7 +14,9 @@ namespace XCall.Communicator;
 /// receive (except <see cref="SendSync{T}(T[], int, int)"/>): a message that no receive waits for yet is kept by the
 /// receiver. Messages of one sender with one tag are received in the order sent. Messages of at least
 /// <see cref="LargeMessageBytes"/> go as a call whose block the receiver copies straight into its buffer (from the
-/// sender's array over shared memory with cross-memory attach); smaller ones go one way.
+/// sender's array over shared memory with cross-memory attach, for arrays of at least the transport's lending
+/// threshold); the send returns once the receiving rank has taken the block (into the matching receive's buffer,
+/// or kept for a later one). Smaller ones go one way.
 /// </remarks>
 public sealed partial class Communicator : IAsyncDisposable
 {
@@ -24,8 +26,12 @@ public sealed partial class Communicator : IAsyncDisposable
     /// <summary>A receive or probe that accepts a message with any tag.</summary>
     public const int AnyTag = -1;
 
-    /// <summary>The message size, in bytes, from which a message is sent as a call the receiver copies straight into its buffer: 32 KiB.</summary>
-    public const int LargeMessageBytes = 32 << 10;
+    /// <summary>The message size, in bytes, from which a message is sent as a call the receiver copies straight into its buffer: 4 KiB.</summary>
+    /// <remarks>From about this size on, the call's reply costs less than the copies and the array a one-way message takes on its way.</remarks>
+    public const int LargeMessageBytes = 4 << 10;
+
+    /// <summary>The message size from which <see cref="SendAsync{T}(ReadOnlyMemory{T}, int, int, CancellationToken)"/> sends on the pool rather than on the caller's thread.</summary>
+    private const int AsyncSendOnPoolBytes = 32 << 10;
 
     private static Communicator? s_world;
 
