@@ -50,7 +50,7 @@ if (world.Rank == 0)
         for (int w = 0; w < workers; w++)
         {
             (int first, int count) = Share(w);
-            world.Send(a.AsMemory(first * Inner, count * Inner), w + 1, RowsTag); // memory of an array: lent, not copied into the message
+            world.Send<double>(a.AsMemory(first * Inner, count * Inner), w + 1, RowsTag); // an array's memory: lent, not copied into the message
         }
         for (int w = 0; w < workers; w++)
         {
