@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using XCall.Cluster;
@@ -119,9 +120,23 @@ public sealed partial class Communicator : IAsyncDisposable
         int bytes = data.Length * sizeof(T);
         try
         {
-            if (bytes < LargeMessageBytes || to == from)
+            if (to == from)
             {
-                peer.Post(from, context, tag, MemoryMarshal.AsBytes(data).ToArray());
+                peer.Post(from, context, tag, MemoryMarshal.AsBytes(data).ToArray()); // the mailbox keeps the array
+            }
+            else if (bytes < LargeMessageBytes)
+            {
+                // The one-way call copies the bytes into the transport before it returns: a pooled array carries them.
+                byte[] pooled = ArrayPool<byte>.Shared.Rent(bytes);
+                try
+                {
+                    MemoryMarshal.AsBytes(data).CopyTo(pooled);
+                    peer.Post(from, context, tag, pooled.AsMemory(0, bytes));
+                }
+                finally
+                {
+                    ArrayPool<byte>.Shared.Return(pooled);
+                }
             }
             else if (array is not null && typeof(T) == typeof(double))
             {

@@ -169,7 +169,13 @@ internal sealed class Mailbox : IMailbox
         }
     }
 
-    public void Post(int source, long context, int tag, byte[] payload) => Arrive(source, context, tag, payload, null, null);
+    /// <summary>A small message; it arrives array-backed (a remote call reads it into a new array), and the mailbox keeps that array.</summary>
+    public void Post(int source, long context, int tag, ReadOnlyMemory<byte> payload)
+    {
+        byte[] data = MemoryMarshal.TryGetArray(payload, out ArraySegment<byte> whole) && whole.Offset == 0 && whole.Count == whole.Array!.Length
+            ? whole.Array : payload.ToArray();
+        Arrive(source, context, tag, data, null, null);
+    }
 
     public Task PostSyncAsync(int source, long context, int tag, byte[] payload, CancellationToken cancellationToken)
     {
