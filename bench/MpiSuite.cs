@@ -7,14 +7,14 @@ namespace XCall.Bench;
 
 /// <summary>
 /// <c>--suite mpi</c>: XCall.Communicator next to Open MPI in the same run: the ping-pong between two ranks at
-/// 4 B, 1000 B and 1 MiB (Open MPI: Probes/mpi_pingpong.c, the peer-mpi rows' program) and Allreduce (sum of
-/// doubles) on 4 ranks from 8 B to 8 MiB (Probes/mpi_allreduce.c). The communicator's ranks are this program
+/// 4 B, 1000 B, 16 KiB, 64 KiB, 256 KiB and 1 MiB (Open MPI: Probes/mpi_pingpong.c, the peer-mpi rows' program)
+/// and Allreduce (sum of doubles) on 4 ranks from 8 B to 8 MiB (Probes/mpi_allreduce.c). The communicator's ranks are this program
 /// started as a world (XCall's rank variables, what <c>xcall run</c> sets), with every default. Open MPI's rows
 /// are skipped with the reason printed when it is not installed.
 /// </summary>
 internal static class MpiSuite
 {
-    private static readonly (int Bytes, long Rounds)[] s_pingPong = [(4, 100_000), (1000, 50_000), (1 << 20, 200)];
+    private static readonly (int Bytes, long Rounds)[] s_pingPong = [(4, 100_000), (1000, 50_000), (16 << 10, 20_000), (64 << 10, 5_000), (256 << 10, 1_000), (1 << 20, 200)];
     private static readonly (int Bytes, long Rounds)[] s_allreduce = [(8, 20_000), (1 << 10, 10_000), (64 << 10, 1_000), (1 << 20, 100), (8 << 20, 10)];
     private const int AllreduceRanks = 4;
 

@@ -394,7 +394,7 @@ public sealed partial class Communicator
         Post(new ReceiveRequest<T>(array.AsMemory(start, count), _worldRanks[source], CollectiveContext, tag, asynchronous: false));
 
     private void ReceiveBlock<T>(T[] array, int start, int count, int source, int tag) where T : unmanaged =>
-        PostBlock(array, start, count, source, tag).Wait();
+        Await(PostBlock(array, start, count, source, tag));
 
     /// <summary>Sends one block and receives another, the receive posted first so a large block lands straight in place.</summary>
     private void Exchange<T>(T[] send, int sendStart, int sendCount, int destination, T[] receive, int receiveStart, int receiveCount, int source, int tag)
@@ -402,6 +402,6 @@ public sealed partial class Communicator
     {
         ReceiveRequest<T> incoming = PostBlock(receive, receiveStart, receiveCount, source, tag);
         SendBlock(send, sendStart, sendCount, destination, tag);
-        incoming.Wait();
+        Await(incoming);
     }
 }

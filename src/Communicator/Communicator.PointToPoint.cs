@@ -22,6 +22,18 @@ public sealed partial class Communicator
         SendCore(data, null, 0, destination, tag, PointToPointContext);
     }
 
+    /// <summary>
+    /// Sends the values of <paramref name="data"/> to <paramref name="destination"/> with <paramref name="tag"/>; returns
+    /// when its memory may be changed again. A large message from an array's memory is lent as the array itself is
+    /// (<see cref="Send{T}(T[], int, int)"/>), where a span's values are copied into the message.
+    /// </summary>
+    /// <exception cref="Cluster.RankFailedException">The destination failed.</exception>
+    public void Send<T>(ReadOnlyMemory<T> data, int destination, int tag) where T : unmanaged
+    {
+        CheckTag(tag, receiving: false);
+        SendMemory(data, destination, tag);
+    }
+
     /// <summary>Sends one value to <paramref name="destination"/> with <paramref name="tag"/>.</summary>
     /// <exception cref="Cluster.RankFailedException">The destination failed.</exception>
     public void Send<T>(T value, int destination, int tag) where T : unmanaged
@@ -73,7 +85,7 @@ public sealed partial class Communicator
             return Task.FromCanceled(cancellationToken);
         }
         int bytes = data.Length * Unsafe.SizeOf<T>();
-        if (bytes < LargeMessageBytes)
+        if (bytes < AsyncSendOnPoolBytes)
         {
             try
             {
@@ -107,7 +119,7 @@ public sealed partial class Communicator
     public MessageStatus Receive<T>(Memory<T> buffer, int source, int tag) where T : unmanaged
     {
         CheckTag(tag, receiving: true);
-        return Local(Post(new ReceiveRequest<T>(buffer, SourceToWorld(source), PointToPointContext, tag, asynchronous: false)).Wait());
+        return Local(Await(Post(new ReceiveRequest<T>(buffer, SourceToWorld(source), PointToPointContext, tag, asynchronous: false))));
     }
 
     /// <summary>Receives a message of one value.</summary>
@@ -130,7 +142,7 @@ public sealed partial class Communicator
     {
         CheckTag(tag, receiving: true);
         ReceiveRequest<T> request = Post(new ReceiveRequest<T>(SourceToWorld(source), PointToPointContext, tag, asynchronous: false));
-        status = Local(request.Wait());
+        status = Local(Await(request));
         return MemoryMarshal.TryGetArray((ReadOnlyMemory<T>)request.Received, out ArraySegment<T> whole) && whole.Offset == 0 && whole.Count == whole.Array!.Length
             ? whole.Array : request.Received.ToArray();
     }

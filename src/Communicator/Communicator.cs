@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using XCall.Cluster;
@@ -14,7 +15,9 @@ namespace XCall.Communicator;
 /// receive (except <see cref="SendSync{T}(T[], int, int)"/>): a message that no receive waits for yet is kept by the
 /// receiver. Messages of one sender with one tag are received in the order sent. Messages of at least
 /// <see cref="LargeMessageBytes"/> go as a call whose block the receiver copies straight into its buffer (from the
-/// sender's array over shared memory with cross-memory attach); smaller ones go one way.
+/// sender's array over shared memory with cross-memory attach, for arrays of at least the transport's lending
+/// threshold); the send returns once the receiving rank has taken the block (into the matching receive's buffer,
+/// or kept for a later one). Smaller ones go one way.
 /// </remarks>
 public sealed partial class Communicator : IAsyncDisposable
 {
@@ -24,8 +27,12 @@ public sealed partial class Communicator : IAsyncDisposable
     /// <summary>A receive or probe that accepts a message with any tag.</summary>
     public const int AnyTag = -1;
 
-    /// <summary>The message size, in bytes, from which a message is sent as a call the receiver copies straight into its buffer: 32 KiB.</summary>
-    public const int LargeMessageBytes = 32 << 10;
+    /// <summary>The message size, in bytes, from which a message is sent as a call the receiver copies straight into its buffer: 4 KiB.</summary>
+    /// <remarks>From about this size on, the call's reply costs less than the copies and the array a one-way message takes on its way.</remarks>
+    public const int LargeMessageBytes = 4 << 10;
+
+    /// <summary>The message size from which <see cref="SendAsync{T}(ReadOnlyMemory{T}, int, int, CancellationToken)"/> sends on the pool rather than on the caller's thread.</summary>
+    private const int AsyncSendOnPoolBytes = 32 << 10;
 
     private static Communicator? s_world;
 
@@ -113,9 +120,23 @@ public sealed partial class Communicator : IAsyncDisposable
         int bytes = data.Length * sizeof(T);
         try
         {
-            if (bytes < LargeMessageBytes || to == from)
+            if (to == from)
             {
-                peer.Post(from, context, tag, MemoryMarshal.AsBytes(data).ToArray());
+                peer.Post(from, context, tag, MemoryMarshal.AsBytes(data).ToArray()); // the mailbox keeps the array
+            }
+            else if (bytes < LargeMessageBytes)
+            {
+                // The one-way call copies the bytes into the transport before it returns: a pooled array carries them.
+                byte[] pooled = ArrayPool<byte>.Shared.Rent(bytes);
+                try
+                {
+                    MemoryMarshal.AsBytes(data).CopyTo(pooled);
+                    peer.Post(from, context, tag, pooled.AsMemory(0, bytes));
+                }
+                finally
+                {
+                    ArrayPool<byte>.Shared.Return(pooled);
+                }
             }
             else if (array is not null && typeof(T) == typeof(double))
             {
@@ -165,6 +186,9 @@ public sealed partial class Communicator : IAsyncDisposable
         _messaging.Mailbox.Receive(request);
         return request;
     }
+
+    /// <summary>Waits for a blocking receive, reading the connection its message comes over on this thread when the mailbox knows it.</summary>
+    private MessageStatus Await(ReceiveRequest request) => request.Wait(_messaging.Mailbox.LinkFor(request.Source));
 
     private int SourceToWorld(int source)
     {

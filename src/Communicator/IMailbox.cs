@@ -10,7 +10,7 @@ internal interface IMailbox
 {
     /// <summary>A message of <paramref name="payload"/> from world rank <paramref name="source"/>.</summary>
     [OneWay]
-    void Post(int source, long context, int tag, byte[] payload);
+    void Post(int source, long context, int tag, ReadOnlyMemory<byte> payload);
 
     /// <summary>A message that the sender waits on until a receive has matched it (or the call is cancelled).</summary>
     Task PostSyncAsync(int source, long context, int tag, byte[] payload, CancellationToken cancellationToken);

@@ -1,5 +1,6 @@
 using System.Runtime.InteropServices;
 using XCall.Cluster;
+using XCall.Runtime;
 
 namespace XCall.Communicator;
 
@@ -21,6 +22,43 @@ internal sealed class Mailbox : IMailbox
     private readonly List<ReceiveRequest> _posted = [];
     private readonly List<(int Source, long Context, int Tag, TaskCompletionSource<MessageStatus> Found)> _probes = [];
     private readonly Dictionary<int, RankFailedException> _failed = [];
+    private XCallConnection?[] _links = []; // by world rank: the connection its messages came over (written under _lock)
+    private int _self = -1;
+    private int _worldSize;
+
+    /// <summary>Tells the mailbox this rank's world rank and the world's size, once the world is joined.</summary>
+    public void Join(int self, int worldSize)
+    {
+        lock (_lock)
+        {
+            _self = self;
+            _worldSize = worldSize;
+            Array.Resize(ref _links, worldSize);
+        }
+    }
+
+    /// <summary>
+    /// The connection the messages of world rank <paramref name="source"/> come over (for any source, the one peer's
+    /// in a world of two), once one of its messages came; null when not known.
+    /// </summary>
+    public XCallConnection? LinkFor(int source)
+    {
+        XCallConnection?[] links = Volatile.Read(ref _links);
+        if (source == Communicator.AnySource)
+        {
+            source = _worldSize == 2 ? 1 - _self : -1;
+        }
+        return (uint)source < (uint)links.Length ? Volatile.Read(ref links[source]) : null;
+    }
+
+    /// <summary>Notes the connection the message of <paramref name="source"/> being dispatched on this thread came over.</summary>
+    private void NoteLinkUnsynchronized(int source)
+    {
+        if ((uint)source < (uint)_links.Length && source != _self && XCallConnection.Current is { } link && !ReferenceEquals(_links[source], link))
+        {
+            Volatile.Write(ref _links[source], link);
+        }
+    }
 
     /// <summary>Posts <paramref name="request"/>: it completes now when a waiting message matches, else when one arrives.</summary>
     public void Receive(ReceiveRequest request)
@@ -28,8 +66,12 @@ internal sealed class Mailbox : IMailbox
         Envelope? found = null;
         lock (_lock)
         {
-            int index = _unexpected.FindIndex(e => request.Accepts(e.Source, e.Context, e.Tag));
-            if (index >= 0)
+            int index = 0;
+            while (index < _unexpected.Count && !request.Accepts(_unexpected[index].Source, _unexpected[index].Context, _unexpected[index].Tag))
+            {
+                index++;
+            }
+            if (index < _unexpected.Count)
             {
                 found = _unexpected[index];
                 _unexpected.RemoveAt(index);
@@ -127,13 +169,19 @@ internal sealed class Mailbox : IMailbox
         }
     }
 
-    public void Post(int source, long context, int tag, byte[] payload) => Arrive(new Envelope(source, context, tag, payload, null));
+    /// <summary>A small message; it arrives array-backed (a remote call reads it into a new array), and the mailbox keeps that array.</summary>
+    public void Post(int source, long context, int tag, ReadOnlyMemory<byte> payload)
+    {
+        byte[] data = MemoryMarshal.TryGetArray(payload, out ArraySegment<byte> whole) && whole.Offset == 0 && whole.Count == whole.Array!.Length
+            ? whole.Array : payload.ToArray();
+        Arrive(source, context, tag, data, null, null);
+    }
 
     public Task PostSyncAsync(int source, long context, int tag, byte[] payload, CancellationToken cancellationToken)
     {
         var matched = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         var envelope = new Envelope(source, context, tag, payload, matched);
-        Arrive(envelope);
+        Arrive(source, context, tag, payload, matched, envelope);
         if (!matched.Task.IsCompleted && cancellationToken.CanBeCanceled)
         {
             // The sender gave up before a receive matched: the message is withdrawn, unless a receive took it first.
@@ -170,6 +218,7 @@ internal sealed class Mailbox : IMailbox
         ReceiveRequest? request;
         lock (_lock)
         {
+            NoteLinkUnsynchronized(source);
             request = TakePostedUnsynchronized(source, context, tag);
             if (request is null)
             {
@@ -192,31 +241,36 @@ internal sealed class Mailbox : IMailbox
         request.Complete(new MessageStatus(source, tag, bytes));
     }
 
-    private void Arrive(Envelope envelope)
+    /// <summary>A message arrives: the first posted receive that accepts it takes it, else it is held (as <paramref name="held"/>
+    /// when given, else in a new envelope; no envelope is made for a message a receive takes).</summary>
+    private void Arrive(int source, long context, int tag, byte[] data, TaskCompletionSource? matched, Envelope? held)
     {
         ReceiveRequest? request;
         lock (_lock)
         {
-            request = TakePostedUnsynchronized(envelope.Source, envelope.Context, envelope.Tag);
+            NoteLinkUnsynchronized(source);
+            request = TakePostedUnsynchronized(source, context, tag);
             if (request is null)
             {
-                ArriveUnsynchronized(envelope);
+                ArriveUnsynchronized(held ?? new Envelope(source, context, tag, data, matched));
                 return;
             }
         }
-        Hand(envelope, request);
+        Hand(source, tag, data, matched, request);
     }
 
     private ReceiveRequest? TakePostedUnsynchronized(int source, long context, int tag)
     {
-        int index = _posted.FindIndex(r => r.Accepts(source, context, tag));
-        if (index < 0)
+        for (int i = 0; i < _posted.Count; i++)
         {
-            return null;
+            ReceiveRequest request = _posted[i];
+            if (request.Accepts(source, context, tag))
+            {
+                _posted.RemoveAt(i);
+                return request;
+            }
         }
-        ReceiveRequest request = _posted[index];
-        _posted.RemoveAt(index);
-        return request;
+        return null;
     }
 
     private void ArriveUnsynchronized(Envelope envelope)
@@ -234,23 +288,26 @@ internal sealed class Mailbox : IMailbox
     }
 
     /// <summary>Gives a held message to the receive that matched it.</summary>
-    private static void Hand(Envelope envelope, ReceiveRequest request)
+    private static void Hand(Envelope envelope, ReceiveRequest request) => Hand(envelope.Source, envelope.Tag, envelope.Data, envelope.Matched, request);
+
+    /// <summary>Gives a message to the receive that matched it; <paramref name="matched"/> is its sender's wait (a synchronous send), if any.</summary>
+    private static void Hand(int source, int tag, byte[] data, TaskCompletionSource? matched, ReceiveRequest request)
     {
-        if (!request.TryTake(envelope.Data))
+        if (!request.TryTake(data))
         {
             try
             {
-                envelope.Data.CopyTo(request.Destination(envelope.Source, envelope.Tag, envelope.Data.Length));
+                data.CopyTo(request.Destination(source, tag, data.Length));
             }
             catch (MessageTruncatedException e)
             {
-                envelope.Matched?.TrySetResult();
+                matched?.TrySetResult();
                 request.Fail(e);
                 return;
             }
         }
-        envelope.Matched?.TrySetResult();
-        request.Complete(new MessageStatus(envelope.Source, envelope.Tag, envelope.Data.Length));
+        matched?.TrySetResult();
+        request.Complete(new MessageStatus(source, tag, data.Length));
     }
 
     private static bool Matches(int source, long context, int tag, Envelope e) =>

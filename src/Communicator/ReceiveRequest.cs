@@ -1,25 +1,31 @@
 using System.Diagnostics;
 using System.Runtime.InteropServices;
+using XCall.Runtime;
+using XCall.Transport;
 
 namespace XCall.Communicator;
 
 /// <summary>
 /// A receive posted to the <see cref="Mailbox"/>: what it accepts, where the message goes, and its completion,
-/// waited on by a blocking receive (spin, then sleep) or awaited as a task.
+/// waited on by a blocking receive or awaited as a task. A blocking receive reads the connection its message comes
+/// over on its own thread while it waits (<see cref="XCallConnection.WaitReceiving"/>), so the message's call runs
+/// there and completes the request with no hand-off between threads; where it cannot, it spins, then sleeps.
 /// </summary>
-internal abstract class ReceiveRequest
+internal abstract class ReceiveRequest : IReplyWait
 {
     // Design: the mailbox hands a request at most one message, on one thread, and calls Complete or Fail once;
-    // _done is set last, under _gate, and a sleeping waiter is pulsed under the same lock, so a waiter that checks
-    // _done under the lock before Monitor.Wait never misses it. The task (async receives) completes outside the lock.
+    // _done is written last, then a full fence, then _sleepers is read: a waiter counts itself in _sleepers under
+    // _gate (an interlocked increment, a full fence) before it reads _done and sleeps in Monitor.Wait, so either the
+    // completer sees the sleeper and pulses under _gate, or the sleeper sees _done (a Dekker pair). A completion
+    // with no sleeper takes no lock. The task (async receives) completes after.
     private static readonly long s_spinTicks = Stopwatch.Frequency / 20_000; // 50 µs of spinning before sleeping
 
     private readonly object _gate = new();
     private readonly TaskCompletionSource<MessageStatus>? _task;
     private volatile bool _done;
+    private int _sleepers;
     private MessageStatus _status;
     private Exception? _error;
-
     protected ReceiveRequest(int source, long context, int tag, bool asynchronous)
     {
         Source = source;
@@ -53,23 +59,15 @@ internal abstract class ReceiveRequest
 
     public void Complete(MessageStatus status)
     {
-        lock (_gate)
-        {
-            _status = status;
-            _done = true;
-            Monitor.PulseAll(_gate);
-        }
+        _status = status;
+        Release();
         _task?.TrySetResult(status);
     }
 
     public void Fail(Exception error)
     {
-        lock (_gate)
-        {
-            _error = error;
-            _done = true;
-            Monitor.PulseAll(_gate);
-        }
+        _error = error;
+        Release();
         if (error is OperationCanceledException canceled)
         {
             _task?.TrySetCanceled(canceled.CancellationToken);
@@ -80,23 +78,49 @@ internal abstract class ReceiveRequest
         }
     }
 
-    /// <summary>Blocks until the receive completes: spins for a while (a reply in a ping-pong comes within microseconds), then sleeps.</summary>
-    public MessageStatus Wait()
+    private void Release()
+    {
+        _done = true;
+        Interlocked.MemoryBarrier();
+        if (Volatile.Read(ref _sleepers) != 0)
+        {
+            lock (_gate)
+            {
+                Monitor.PulseAll(_gate);
+            }
+        }
+    }
+
+    bool IReplyWait.IsCompleted => _done;
+
+    bool IReplyWait.WaitOver => _done;
+
+    bool IReplyWait.IsNested => false;
+
+    bool IReplyWait.Wait(long deadline) => Sleep(deadline);
+
+    /// <summary>
+    /// Blocks until the receive completes: reads <paramref name="link"/> (the connection its message comes over,
+    /// when known) on this thread meanwhile, else spins for a while (a reply in a ping-pong comes within
+    /// microseconds), then sleeps.
+    /// </summary>
+    public MessageStatus Wait(XCallConnection? link)
     {
         if (!_done)
         {
-            long start = Stopwatch.GetTimestamp();
-            var spin = new SpinWait();
-            while (!_done && Stopwatch.GetTimestamp() - start < s_spinTicks)
+            if (link is not null && !ReferenceEquals(XCallConnection.Current, link))
             {
-                spin.SpinOnce(sleep1Threshold: -1);
+                link.WaitReceiving(this, Timeout.InfiniteTimeSpan);
             }
-            lock (_gate)
+            else
             {
-                while (!_done)
+                long start = Stopwatch.GetTimestamp();
+                var spin = new SpinWait();
+                while (!_done && Stopwatch.GetTimestamp() - start < s_spinTicks)
                 {
-                    Monitor.Wait(_gate);
+                    spin.SpinOnce(sleep1Threshold: -1);
                 }
+                Sleep(long.MaxValue);
             }
         }
         if (_error is not null)
@@ -104,6 +128,41 @@ internal abstract class ReceiveRequest
             System.Runtime.ExceptionServices.ExceptionDispatchInfo.Throw(_error);
         }
         return _status;
+    }
+
+    /// <summary>Sleeps until the receive completes or <paramref name="deadline"/> (an <see cref="Environment.TickCount64"/> value) passes; false then.</summary>
+    private bool Sleep(long deadline)
+    {
+        if (_done)
+        {
+            return true;
+        }
+        lock (_gate)
+        {
+            Interlocked.Increment(ref _sleepers);
+            try
+            {
+                while (!_done)
+                {
+                    if (deadline == long.MaxValue)
+                    {
+                        Monitor.Wait(_gate);
+                        continue;
+                    }
+                    long left = deadline - Environment.TickCount64;
+                    if (left <= 0)
+                    {
+                        return false;
+                    }
+                    Monitor.Wait(_gate, (int)Math.Min(left, int.MaxValue));
+                }
+            }
+            finally
+            {
+                Interlocked.Decrement(ref _sleepers);
+            }
+        }
+        return true;
     }
 }
 

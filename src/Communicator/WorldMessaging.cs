@@ -13,6 +13,7 @@ internal sealed class WorldMessaging
         World = world;
         Mailbox = mailbox;
         _peers = new IMailbox?[world.Size];
+        mailbox.Join(world.Rank, world.Size);
         world.RankFailed += (_, failure) => mailbox.FailRank(failure);
         foreach (RankFailedException failure in world.Failures)
         {

@@ -45,6 +45,11 @@ namespace XCall.Transport.Shm;
 // sender counts the call before its frame's publish (a full fence) and reads the role after, so one of them sees
 // the other. A pipelined async call, whose caller reads no role, re-arms itself when it finds the role free and the
 // mark set (CommitFrameBatched). Calls a peer never answers only keep the mark from being left.
+//
+// A wait for a condition that any frame may end (WaitReceiving: a message that a one-way call delivers) takes the role
+// the same way, but disarms the word instead of marking it: while it polls, the peer wakes nobody for any frame. It
+// gives the role back through RearmAndLetGo (never leaving the ring marked): what arrives later is the receive
+// thread's again.
 internal sealed partial class ShmChannel
 {
     private const int RoleFree = 0;
@@ -70,6 +75,15 @@ internal sealed partial class ShmChannel
     /// <summary>Tests: how many times a caller polling for its reply slept on the ring (the leader futex).</summary>
     internal long LeaderSleeps => Volatile.Read(ref _leaderSleeps);
 
+    /// <summary>Tests: the managed thread id of the thread that reads the incoming ring (0: nobody).</summary>
+    internal int RoleOwner => Volatile.Read(ref _roleOwner);
+
+    /// <summary>Tests: the receive thread sleeps on the ring (state A).</summary>
+    internal bool ReceiveThreadSleeps => Volatile.Read(ref _rtSleeping) != 0;
+
+    /// <summary>Tests: the incoming ring's consumer wake sequence, which every wake-up of the receive thread counts up.</summary>
+    internal int ReceiveThreadWakeSeq => _inSignal.ConsumerSeq;
+
     /// <summary>Tests: how many times a caller gave the role back leaving the ring marked for callers (not re-armed).</summary>
     internal long ReleasesLeftMarked => Volatile.Read(ref _releasesLeftMarked);
 
@@ -81,7 +95,15 @@ internal sealed partial class ShmChannel
     }
 
     /// <inheritdoc/>
-    public override bool WaitForReply(IReplyWait call, long deadline)
+    public override bool WaitForReply(IReplyWait call, long deadline) => Wait(call, deadline, pollsAll: false);
+
+    /// <inheritdoc/>
+    public override bool WaitReceiving(IReplyWait condition, long deadline) => Wait(condition, deadline, pollsAll: true);
+
+    /// <summary>A caller's wait: polls the ring on its thread when it can. <paramref name="pollsAll"/>: any frame may end
+    /// the wait, so while this thread polls the peer wakes nobody (the ring is disarmed, not marked for callers), and
+    /// the ring is re-armed for the receive thread when the wait ends.</summary>
+    private bool Wait(IReplyWait call, long deadline, bool pollsAll)
     {
         if (call.WaitOver)
         {
@@ -96,7 +118,7 @@ internal sealed partial class ShmChannel
         // cores are all busy (the receive thread is not running), and then costs a kernel wake-up, while the
         // receive thread, polling anyway, reads the reply.
         bool nested = call.IsNested;
-        if (!TryPumpAsReceiver(call, deadline, maySleep: true, out PumpOutcome outcome, mayAskHandOver: !nested))
+        if (!TryPumpAsReceiver(call, deadline, maySleep: true, out PumpOutcome outcome, mayAskHandOver: !nested, pollsAll))
         {
             return call.Wait(deadline);
         }
@@ -114,11 +136,11 @@ internal sealed partial class ShmChannel
 
     /// <summary>Takes the receiver role and polls for <paramref name="call"/>'s reply on this thread; false when the
     /// role cannot be had (the channel stops, another caller polls, or this thread is inside a frame it polled).</summary>
-    private bool TryPumpAsReceiver(IReplyWait call, long deadline, bool maySleep, out PumpOutcome outcome, bool mayAskHandOver = true)
+    private bool TryPumpAsReceiver(IReplyWait call, long deadline, bool maySleep, out PumpOutcome outcome, bool mayAskHandOver = true, bool pollsAll = false)
     {
         outcome = PumpOutcome.GaveUp;
         IFrameHandler? handler = Volatile.Read(ref _handler);
-        if (handler is null || Volatile.Read(ref _stopping) != 0 || !TryTakeRole(Environment.CurrentManagedThreadId, call, mayAskHandOver))
+        if (handler is null || Volatile.Read(ref _stopping) != 0 || !TryTakeRole(Environment.CurrentManagedThreadId, call, mayAskHandOver, pollsAll))
         {
             return false;
         }
@@ -128,17 +150,24 @@ internal sealed partial class ShmChannel
         }
         finally
         {
-            ReleaseRole(handler);
+            if (pollsAll)
+            {
+                RearmAndLetGo(handler); // frames no reply-waiter polls for are due to the receive thread again
+            }
+            else
+            {
+                ReleaseRole(handler);
+            }
         }
         return true;
     }
 
-    private bool TryTakeRole(int me, IReplyWait call, bool mayAskHandOver)
+    private bool TryTakeRole(int me, IReplyWait call, bool mayAskHandOver, bool pollsAll)
     {
         int owner = Volatile.Read(ref _roleOwner);
         if (owner == RoleFree)
         {
-            return TryTakeFreeRole(me);
+            return TryTakeFreeRole(me, pollsAll);
         }
         if (!mayAskHandOver || owner != _receiveThreadId || owner == me)
         {
@@ -161,7 +190,7 @@ internal sealed partial class ShmChannel
                 owner = Volatile.Read(ref _roleOwner);
                 if (owner == RoleFree)
                 {
-                    return TryTakeFreeRole(me);
+                    return TryTakeFreeRole(me, pollsAll);
                 }
                 if (owner != _receiveThreadId || call.WaitOver)
                 {
@@ -177,8 +206,10 @@ internal sealed partial class ShmChannel
         }
     }
 
+    /// <summary>Takes the free role; while the receive thread sleeps, marks the ring for callers (the peer wakes nobody for
+    /// a reply) or, with <paramref name="pollsAll"/>, disarms it (the peer wakes nobody for any frame).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private bool TryTakeFreeRole(int me)
+    private bool TryTakeFreeRole(int me, bool pollsAll = false)
     {
         if (Interlocked.CompareExchange(ref _roleOwner, me, RoleFree) != RoleFree)
         {
@@ -186,7 +217,14 @@ internal sealed partial class ShmChannel
         }
         if (Volatile.Read(ref _rtSleeping) != 0)
         {
-            _inSignal.MarkCallerPolls();
+            if (pollsAll)
+            {
+                _inSignal.DisarmConsumerIfArmed();
+            }
+            else
+            {
+                _inSignal.MarkCallerPolls();
+            }
         }
         return true;
     }

@@ -125,6 +125,19 @@ public abstract class FrameChannel : IDisposable
     public virtual bool WaitForReply(IReplyWait call, long deadline) => call.Wait(deadline);
 
     /// <summary>
+    /// Waits until <paramref name="condition"/> is over (<see cref="IReplyWait.WaitOver"/>) or <paramref name="deadline"/>
+    /// passes, as <see cref="WaitForReply"/> does, for a condition that a frame of any kind may end (a message that
+    /// a one-way call delivers, not only a reply): the transport reads incoming frames on the calling thread when
+    /// no other thread reads them, and handles them there as its receiving thread would, so the frame that ends
+    /// the wait needs no hand-off between threads. While it reads, the peer wakes no other thread of this side for
+    /// any frame; when it stops, the receiving thread takes over again. One thread reads at a time: a caller that
+    /// cannot read (another thread reads, or this one is inside a frame's handler) blocks on the condition. The
+    /// default is <see cref="WaitForReply"/>.
+    /// </summary>
+    /// <returns>False when the deadline passed first.</returns>
+    public virtual bool WaitReceiving(IReplyWait condition, long deadline) => WaitForReply(condition, deadline);
+
+    /// <summary>
     /// Asked from <see cref="IFrameHandler.OnFrame"/>, on the thread that delivers the frame: true when the handler
     /// may keep that thread for a while (<see cref="DetachFrame"/>) without holding up the channel's later frames.
     /// A transport says yes only on its own receiving thread, outside another detached frame, for a frame it can

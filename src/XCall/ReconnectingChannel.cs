@@ -141,6 +141,13 @@ internal sealed class ReconnectingChannel : FrameChannel
     }
 
     /// <inheritdoc/>
+    public override bool WaitReceiving(IReplyWait condition, long deadline)
+    {
+        FrameChannel? inner = Volatile.Read(ref _inner);
+        return inner is null ? condition.Wait(deadline) : inner.WaitReceiving(condition, deadline);
+    }
+
+    /// <inheritdoc/>
     public override bool TryPollForReply(IReplyWait call)
     {
         FrameChannel? inner = Volatile.Read(ref _inner);

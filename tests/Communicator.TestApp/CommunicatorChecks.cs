@@ -127,7 +127,7 @@ public static class CommunicatorChecks
         }
     }
 
-    /// <summary>1 MiB of doubles around the ring, received once into a posted buffer and once after it arrived; and a large span of a struct type.</summary>
+    /// <summary>1 MiB of doubles around the ring, received once into a posted buffer and once after it arrived; a large span of a struct type; messages around the large-message size.</summary>
     private static void LargeMessages(Communicator c)
     {
         const int count = 1 << 17;
@@ -153,6 +153,18 @@ public static class CommunicatorChecks
         (int A, long B)[] back = c.ReceiveArray<(int, long)>(left, 22, out _);
         Expect(pairs.Length, back.Length, "struct span's length");
         Expect((4999, -4999L), back[^1], "struct span's last value");
+
+        // Either side of LargeMessageBytes (one way below it, a call from it on), and past the transport's lending
+        // threshold, each from a slice of an array's memory (lent from its offset when large enough).
+        foreach (int bytes in (int[])[Communicator.LargeMessageBytes - 8, Communicator.LargeMessageBytes, 40 << 10])
+        {
+            long[] source = [.. Enumerable.Range(0, (bytes / 8) + 3).Select(i => (c.Rank * 1_000_000L) + i)];
+            c.Send<long>(source.AsMemory(3, bytes / 8), right, 23);
+            long[] got = c.ReceiveArray<long>(left, 23, out MessageStatus status);
+            Expect(bytes, status.ByteCount, $"{bytes} B message's bytes");
+            Expect((left * 1_000_000L) + 3, got[0], $"{bytes} B message's first value");
+            Expect((left * 1_000_000L) + 2 + (bytes / 8), got[^1], $"{bytes} B message's last value");
+        }
     }
 
     /// <summary>A cancelled receive takes nothing: the message sent after it goes to the next receive.</summary>

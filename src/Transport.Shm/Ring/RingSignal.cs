@@ -88,6 +88,16 @@ internal sealed unsafe class RingSignal
     /// <summary>Tells the producer not to bother waking us (a thread of ours is polling).</summary>
     public void DisarmConsumer() => Volatile.Write(ref *_ring.ConsumerSleeping, 0);
 
+    /// <summary><see cref="DisarmConsumer"/>, written only when the word says something else (the producer reads it after
+    /// every frame, and each write would bring its cache line back across cores).</summary>
+    public void DisarmConsumerIfArmed()
+    {
+        if (Volatile.Read(ref *_ring.ConsumerSleeping) != 0)
+        {
+            Volatile.Write(ref *_ring.ConsumerSleeping, 0);
+        }
+    }
+
     /// <summary>
     /// Tells the producer, while the receive thread sleeps, that a caller of ours polls (or that every call of ours
     /// is answered): it wakes nobody for a frame that needs no other reader (<see cref="WakeConsumerIfSleeping(long, bool)"/>),

@@ -1,0 +1,211 @@
+using XCall.Marshal;
+using XCall.Transport.Shm.Ring;
+using XCall.Transport.Shm.Tests.Support;
+
+namespace XCall.Transport.Shm.Tests;
+
+/// <summary>
+/// <see cref="FrameChannel.WaitReceiving"/> over shared memory: a thread waiting for a condition that any frame may
+/// end reads the ring itself, handles the frames there, keeps the peer from waking the receive thread meanwhile,
+/// and gives the reading back when its wait ends.
+/// </summary>
+[Collection(nameof(CoreDemandCollection))]
+public sealed class WaitReceivingTests : IDisposable
+{
+    private static readonly TimeSpan Patience = TimeSpan.FromSeconds(30);
+
+    private readonly TestDirectory _dir = new();
+
+    public void Dispose()
+    {
+        CoreDemand.ForceOversubscribed(null);
+        _dir.Dispose();
+    }
+
+    [Fact]
+    public async Task A_waiting_thread_handles_one_way_frames_itself_and_the_peer_wakes_nobody()
+    {
+        // Busy-spinning waits never sleep on the ring (a sleeping waiter is woken by the peer, as is right): so
+        // whatever the scheduling, a frame that woke anybody woke the receive thread, which the count shows. The
+        // receive thread, spinning too, sleeps once a waiter asks it for the ring (cores forced free, so it asks).
+        CoreDemand.ForceOversubscribed(false);
+        using Pair pair = await Pair.StartAsync(_dir, "wr-own", ShmIdleStrategy.BusySpin);
+        var never = new FrameCount(1);
+        WaitUntil(() => pair.Server.WaitReceiving(never, Environment.TickCount64 + 10) || pair.Server.ReceiveThreadSleeps, "the server's receive thread sleeps on the ring");
+        int wakeSeq = pair.Server.ReceiveThreadWakeSeq;
+        for (int i = 0; i < 20; i++)
+        {
+            var condition = new FrameCount(1);
+            pair.Handler.Expect(condition);
+            int waiter = 0;
+            bool inTime = false;
+            var thread = new Thread(() =>
+            {
+                Volatile.Write(ref waiter, Environment.CurrentManagedThreadId);
+                inTime = pair.Server.WaitReceiving(condition, Environment.TickCount64 + (long)Patience.TotalMilliseconds);
+            });
+            thread.Start();
+            // Sent once the waiting thread reads the ring: the peer then finds the ring disarmed.
+            WaitUntil(() => Volatile.Read(ref waiter) != 0 && pair.Server.RoleOwner == waiter, "the waiting thread takes the ring");
+            SendOneWay(pair.Client, i);
+            Assert.True(thread.Join(Patience));
+            Assert.True(inTime);
+            Assert.Equal(waiter, condition.HandledOn);
+            Assert.Equal(i, condition.LastValue);
+            Assert.Equal(wakeSeq, pair.Server.ReceiveThreadWakeSeq); // the frame woke no receive thread
+        }
+        Assert.True(pair.Server.ReceiveThreadSleeps);
+    }
+
+    [Fact]
+    public async Task A_wait_that_times_out_gives_the_ring_back_to_the_receive_thread()
+    {
+        using Pair pair = await Pair.StartAsync(_dir, "wr-back");
+        WaitUntil(() => pair.Server.ReceiveThreadSleeps, "the server's receive thread sleeps on the ring");
+        var never = new FrameCount(1);
+        Assert.False(pair.Server.WaitReceiving(never, Environment.TickCount64 + 50));
+        Assert.Equal(0, pair.Server.RoleOwner);
+
+        var later = new FrameCount(1);
+        pair.Handler.Expect(later);
+        SendOneWay(pair.Client, 7);
+        Assert.True(later.Wait(Environment.TickCount64 + (long)Patience.TotalMilliseconds), "the receive thread handles a frame sent after the wait");
+        Assert.NotEqual(Environment.CurrentManagedThreadId, later.HandledOn);
+        Assert.Equal(7, later.LastValue);
+    }
+
+    [Fact]
+    public async Task Many_frames_end_a_wait_for_all_of_them_whoever_reads_them()
+    {
+        using Pair pair = await Pair.StartAsync(_dir, "wr-many");
+        const int Count = 2000;
+        var condition = new FrameCount(Count);
+        pair.Handler.Expect(condition);
+        Task sender = Task.Run(() =>
+        {
+            for (int i = 0; i < Count; i++)
+            {
+                SendOneWay(pair.Client, i);
+            }
+        });
+        Assert.True(pair.Server.WaitReceiving(condition, Environment.TickCount64 + (long)Patience.TotalMilliseconds));
+        await sender;
+        Assert.Equal(Count - 1, condition.LastValue);
+        Assert.Equal(Count, condition.Count);
+    }
+
+    private static void SendOneWay(FrameChannel channel, int value)
+    {
+        var writer = new MarshalWriter(channel.BeginFrame(new FrameHeader(FrameKind.OneWay, 0, 1, 2)));
+        writer.Write(value);
+        writer.Flush();
+        channel.CommitFrame();
+    }
+
+    private static void WaitUntil(Func<bool> condition, string what)
+    {
+        if (!SpinWait.SpinUntil(condition, Patience))
+        {
+            throw new TimeoutException($"Not within {Patience.TotalSeconds} s: {what}.");
+        }
+    }
+
+    /// <summary>A condition that <paramref name="expected"/> frames end; it records the last frame's value and thread.</summary>
+    private sealed class FrameCount(int expected) : IReplyWait
+    {
+        private readonly object _gate = new();
+        private int _count;
+
+        public int Count => Volatile.Read(ref _count);
+
+        public int LastValue { get; private set; } = -1;
+
+        public int HandledOn { get; private set; }
+
+        public bool IsCompleted => Count >= expected;
+
+        public bool WaitOver => IsCompleted;
+
+        public bool IsNested => false;
+
+        public void Handle(int value)
+        {
+            LastValue = value;
+            HandledOn = Environment.CurrentManagedThreadId;
+            lock (_gate)
+            {
+                _count++;
+                Monitor.PulseAll(_gate);
+            }
+        }
+
+        public bool Wait(long deadline)
+        {
+            lock (_gate)
+            {
+                while (!IsCompleted)
+                {
+                    long left = deadline - Environment.TickCount64;
+                    if (left <= 0)
+                    {
+                        return false;
+                    }
+                    Monitor.Wait(_gate, (int)Math.Min(left, int.MaxValue));
+                }
+            }
+            return true;
+        }
+    }
+
+    /// <summary>Hands each one-way frame's value to the condition expected now.</summary>
+    private sealed class CountingHandler : IFrameHandler
+    {
+        private FrameCount? _condition;
+
+        public MarshalLimits Limits => MarshalLimits.Default;
+
+        public void Expect(FrameCount condition) => Volatile.Write(ref _condition, condition);
+
+        public void OnFrame(in FrameHeader header, ref MarshalReader payload)
+        {
+            if (header.Kind == FrameKind.OneWay)
+            {
+                Volatile.Read(ref _condition)?.Handle(payload.Read<int>());
+            }
+        }
+
+        public void OnClosed(Exception? error)
+        {
+        }
+    }
+
+    /// <summary>A listener, a server channel with a <see cref="CountingHandler"/> and a client channel, in this process; no heartbeat.</summary>
+    private sealed class Pair(ShmListener listener, ShmChannel server, FrameChannel client, CountingHandler handler) : IDisposable
+    {
+        public ShmChannel Server => server;
+
+        public FrameChannel Client => client;
+
+        public CountingHandler Handler => handler;
+
+        public static async Task<Pair> StartAsync(TestDirectory dir, string name, ShmIdleStrategy strategy = ShmIdleStrategy.Adaptive)
+        {
+            ShmOptions options = dir.Options(strategy) with { HeartbeatTimeout = Timeout.InfiniteTimeSpan };
+            ShmListener listener = ShmTransport.Listen(name, options);
+            ValueTask<FrameChannel> accept = listener.AcceptAsync();
+            FrameChannel client = await ShmTransport.ConnectAsync(listener.Name, options);
+            FrameChannel server = await accept;
+            var handler = new CountingHandler();
+            server.Start(handler);
+            client.Start(new RecordingHandler());
+            return new Pair(listener, (ShmChannel)server, client, handler);
+        }
+
+        public void Dispose()
+        {
+            client.Dispose();
+            server.Dispose();
+            listener.Dispose();
+        }
+    }
+}
