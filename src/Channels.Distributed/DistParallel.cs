@@ -35,6 +35,12 @@ public sealed class DistParallel : IProcess
     /// <summary>The worker pool to use; null takes <see cref="WorkerHost.PoolVariable"/>, else <c>default</c>.</summary>
     public string? Pool { get; init; }
 
+    /// <summary>
+    /// The workers to use instead of those the world finds, such as workers on other machines named by their
+    /// <c>tcp://</c> addresses (see <see cref="WorkerHostOptions.Listen"/>); null finds them (<see cref="ClusterWorld.FindWorkersAsync"/>).
+    /// </summary>
+    public IReadOnlyList<WorkerInfo>? Workers { get; init; }
+
     /// <summary>After <see cref="RunAsync"/>: where each process ran, in the order given: a worker's <see cref="WorkerInfo.Name"/>, or <see cref="Local"/>.</summary>
     public IReadOnlyList<string> Placements => _placements;
 
@@ -57,9 +63,9 @@ public sealed class DistParallel : IProcess
     /// <exception cref="AggregateException">One or more processes failed (a <see cref="WorkerFailedException"/> for each process of a worker that died); holds every failure.</exception>
     public async Task RunAsync(CancellationToken cancellationToken = default)
     {
-        IReadOnlyList<WorkerInfo> found = _world.World is { } cluster
+        IReadOnlyList<WorkerInfo> found = Workers ?? (_world.World is { } cluster
             ? await cluster.FindWorkersAsync(Pool, cancellationToken).ConfigureAwait(false)
-            : [];
+            : []);
         await using var workers = new WorkerConnections(found, _kinds.Program);
         var placements = new string[_processes.Count];
         var running = new Task[_processes.Count];

@@ -90,6 +90,27 @@ public sealed class DistParallelTests(ITestOutputHelper output) : IAsyncLifetime
     }
 
     [Fact]
+    public async Task A_worker_named_by_its_tcp_address_runs_the_process_over_tcp()
+    {
+        RunningWorker worker = await RunningWorker.StartAsync(TestPaths.XCall, TestPaths.TestApp, _pool, s_hang, "--listen", "tcp://127.0.0.1:0/xcall-worker-tcp");
+        _workers.Add(worker);
+        string address = Assert.IsType<string>(worker.ListenAddress);
+        Assert.StartsWith("tcp://127.0.0.1:", address, StringComparison.Ordinal);
+        string result = Unique("sums");
+        Any2One<SumReport> sums = await _csp.CreateAny2OneAsync<SumReport>(result);
+        var run = new DistParallel(_csp, TestProcesses.Kinds, new SumProcess(result, [20, 22], "", 0))
+        {
+            Workers = [new WorkerInfo("far", address, 0)],
+        };
+
+        Task<SumReport[]> reading = ReadAsync(sums, 1);
+        await run.RunAsync().WaitAsync(s_hang);
+
+        Assert.Equal(["far"], run.Placements);
+        Assert.Equal(new SumReport(42, worker.Pid), Assert.Single(await reading));
+    }
+
+    [Fact]
     public async Task Stand_alone_DistParallel_runs_every_process_here()
     {
         CspWorld alone = CspWorld.StandAlone();

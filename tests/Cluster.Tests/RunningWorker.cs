@@ -10,14 +10,18 @@ internal sealed partial class RunningWorker : IAsyncDisposable
     private readonly Process _process;
     private readonly StringBuilder _output = new();
 
-    private RunningWorker(Process process, string name)
+    private RunningWorker(Process process, string name, string? listenAddress)
     {
         _process = process;
         Name = name;
+        ListenAddress = listenAddress;
     }
 
     /// <summary>The name it serves under (<see cref="WorkerInfo.Name"/>).</summary>
     public string Name { get; }
+
+    /// <summary>The TCP address it also answers at (started with <c>--listen</c>), or null.</summary>
+    public string? ListenAddress { get; }
 
     /// <summary>Its process id.</summary>
     public int Pid => _process.Id;
@@ -49,7 +53,7 @@ internal sealed partial class RunningWorker : IAsyncDisposable
             start.ArgumentList.Add(argument);
         }
         var process = new Process { StartInfo = start };
-        var serving = new TaskCompletionSource<string>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var serving = new TaskCompletionSource<Match>(TaskCreationOptions.RunContinuationsAsynchronously);
         var output = new StringBuilder();
         DataReceivedEventHandler append = (_, e) =>
         {
@@ -63,7 +67,7 @@ internal sealed partial class RunningWorker : IAsyncDisposable
             }
             if (ServesLine().Match(e.Data) is { Success: true } match)
             {
-                serving.TrySetResult(match.Groups[1].Value);
+                serving.TrySetResult(match);
             }
         };
         process.OutputDataReceived += append;
@@ -73,10 +77,10 @@ internal sealed partial class RunningWorker : IAsyncDisposable
         process.Start();
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
-        string name;
+        Match serves;
         try
         {
-            name = await serving.Task.WaitAsync(ready);
+            serves = await serving.Task.WaitAsync(ready);
         }
         catch
         {
@@ -84,7 +88,7 @@ internal sealed partial class RunningWorker : IAsyncDisposable
             process.Dispose();
             throw;
         }
-        var worker = new RunningWorker(process, name);
+        var worker = new RunningWorker(process, serves.Groups[1].Value, serves.Groups[2].Success ? serves.Groups[2].Value : null);
         lock (output)
         {
             worker._output.Append(output);
@@ -118,6 +122,6 @@ internal sealed partial class RunningWorker : IAsyncDisposable
         }
     }
 
-    [GeneratedRegex(@"^xcall worker: (\S+) serves pool ")]
+    [GeneratedRegex(@"^xcall worker: (\S+) serves pool .*?(?:, and at (tcp://\S+))? \(pid \d+\)$")]
     private static partial Regex ServesLine();
 }
