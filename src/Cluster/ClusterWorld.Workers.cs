@@ -32,9 +32,16 @@ public sealed partial class ClusterWorld
             foreach ((string name, string card) in (machine ?? _machineNames!).List(WorkerEntry(pool, "")))
             {
                 string worker = name[(WorkerPrefix.Length + pool.Length + 1)..];
-                if (worker != mine)
+                try
                 {
-                    found.Add(WorkerOf(worker, card));
+                    if (worker != mine)
+                    {
+                        found.Add(WorkerOf(worker, card));
+                    }
+                }
+                catch (FormatException)
+                {
+                    // Not an entry a worker host wrote (any process of this user can write the directory): not a worker.
                 }
             }
         }
