@@ -10,17 +10,17 @@ namespace XCall.Bench;
 /// sequential loop, on both cores and pinned to one (ChannelSuite.Pi.cs), and named channels between two
 /// processes over shm and tcp against an XCall int call (ChannelSuite.Net.cs), and Monte Carlo Pi over 1-3 OS
 /// processes with named constructs (ChannelSuite.NetPi.cs) and the 3-process loop in three OS processes
-/// (ChannelSuite.NetLoop.cs). Rows go to calls.json in the
+/// (ChannelSuite.NetLoop.cs), and Monte Carlo Pi shipped by DistParallel to worker ranks (ChannelSuite.DistPi.cs). Rows go to calls.json in the
 /// main suite's format; the printed tables and the budget checks go to calls.md.
 /// </summary>
 internal static partial class ChannelSuite
 {
-    private static readonly string[] s_parts = ["ring", "loop", "select", "pi", "net", "netpi", "netloop"];
+    private static readonly string[] s_parts = ["ring", "loop", "select", "pi", "net", "netpi", "netloop", "distpi"];
     private static readonly string[] s_peers = ["xcall", "stc", "go", "erlang"];
 
     public const string Usage = """
         usage: dotnet run -c Release --project bench -- --suite channels [options]
-          --parts LIST          ring,loop,select,pi,net,netpi,netloop (default: all)
+          --parts LIST          ring,loop,select,pi,net,netpi,netloop,distpi (default: all)
           --sizes LIST          ring sizes N (default 1024,4096,16384,65536,262144)
           --laps M              laps of the ring's token (default 1000)
           --peers LIST          xcall,stc,go,erlang (default: all; go and erlang skipped when not on PATH)
@@ -28,7 +28,8 @@ internal static partial class ChannelSuite
           --pi-iterations N     Monte Carlo Pi table 2: iterations split over 1 ... 600 processes (default 1.2e8)
           --pi-largest N        Monte Carlo Pi table 3: the largest of 1e3, 1e4, ... (default 1e8)
           --net-loop-ints N     ints round the 3-process loop in three OS processes (default 50000)
-          --net-pi-darts N      distributed Monte Carlo Pi on 1, 2, 3 OS processes: darts (default 1e9)
+          --net-pi-darts N      distributed Monte Carlo Pi on 1, 2, 3 OS processes, named channels and
+                                DistParallel: darts (default 1e9)
           --out DIR             write calls.json, calls.md, calls.csv there (default: a new folder it prints)
         """;
 
@@ -92,6 +93,10 @@ internal static partial class ChannelSuite
             {
                 RunNetLoop(options, log, results);
             }
+            if (options.Parts.Contains("distpi"))
+            {
+                RunDistPi(options, log, results);
+            }
         }
         finally
         {
@@ -114,6 +119,7 @@ internal static partial class ChannelSuite
         ["pi", string iterations, string largest] => PiChild(ParseLong(iterations), ParseLong(largest)),
         ["net-peer"] => NetPeer(),
         ["net-pi", string darts] => NetPiChild(ParseLong(darts)),
+        ["dist-pi", string darts] => DistPiChild(ParseLong(darts)),
         ["net-loop", string ints] => NetLoopChild(Parse(ints)),
         _ => Fail($"Unknown child arguments: {string.Join(' ', args)}"),
     };

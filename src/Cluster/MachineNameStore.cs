@@ -85,6 +85,21 @@ internal sealed class MachineNameStore : INameStore, IDisposable
         }
     }
 
+    /// <summary>The names that start with <paramref name="prefix"/> and their values, leaving out those whose owner no longer runs.</summary>
+    public IEnumerable<(string Name, string Value)> List(string prefix)
+    {
+        string start = FilePrefix + Uri.EscapeDataString(prefix);
+        foreach (string path in Directory.EnumerateFiles(_directory, start + "*"))
+        {
+            string file = Path.GetFileName(path);
+            // The pattern is a glob, so check the prefix exactly (escaped names hold no glob characters but '%').
+            if (file.StartsWith(start, StringComparison.Ordinal) && Read(path) is { } value)
+            {
+                yield return (Uri.UnescapeDataString(file[FilePrefix.Length..]), value);
+            }
+        }
+    }
+
     /// <summary>Removes the names this process registered.</summary>
     public void Dispose()
     {

@@ -38,6 +38,29 @@ public sealed partial class SampleTests(ITestOutputHelper output)
         Assert.Contains("on 3 process(es) in one OS process", alone, StringComparison.Ordinal);
     }
 
+    [Fact]
+    public async Task WorkerPool_ships_two_Workers_to_the_worker_ranks_and_runs_every_job()
+    {
+        string alone = await RunAsync(TestPaths.WorkerPool);
+        string world = await RunAsync(TestPaths.XCall, "run", "-n", "3", "--", "dotnet", TestPaths.WorkerPool);
+        Assert.Contains("the Workers ran on: local, local, local", alone, StringComparison.Ordinal);
+        Assert.Contains("[0] the Workers ran on: rank1, rank2, local", world, StringComparison.Ordinal);
+        foreach (string text in (string[])[alone, world])
+        {
+            Assert.Contains("10 jobs done", text, StringComparison.Ordinal);
+            long[] ids = [.. JobLine().Matches(text).Select(m => long.Parse(m.Groups[1].Value, System.Globalization.CultureInfo.InvariantCulture)).Order()];
+            Assert.Equal([.. Enumerable.Range(0, 10).Select(i => (long)i)], ids);
+            foreach (Match line in JobLine().Matches(text))
+            {
+                long n = long.Parse(line.Groups[2].Value, System.Globalization.CultureInfo.InvariantCulture);
+                Assert.Equal(n * (n + 1) / 2, long.Parse(line.Groups[3].Value, System.Globalization.CultureInfo.InvariantCulture));
+            }
+        }
+    }
+
+    [GeneratedRegex(@"job (\d+): sum 1\.\.(\d+) = (\d+), on rank")]
+    private static partial Regex JobLine();
+
     [GeneratedRegex(@"pi ~ (\d\.\d+) from 300,000 darts on 3 process")]
     private static partial Regex PiLine();
 }

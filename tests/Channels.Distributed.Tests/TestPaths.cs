@@ -17,6 +17,9 @@ internal static class TestPaths
     /// <summary>samples/DistributedPi's dll.</summary>
     public static string DistributedPi { get; } = Metadata("DistributedPiPath");
 
+    /// <summary>samples/WorkerPool's dll.</summary>
+    public static string WorkerPool { get; } = Metadata("WorkerPoolPath");
+
     private static string Metadata(string key) => Path.GetFullPath(typeof(TestPaths).Assembly
         .GetCustomAttributes<AssemblyMetadataAttribute>().Single(a => a.Key == key).Value!);
 }

@@ -10,7 +10,7 @@ public sealed class InProcessWorldTests
         public int Rank() => rank;
     }
 
-    private static async Task<ClusterWorld[]> JoinAsync(int size, string store, RemoteOptions? remote = null)
+    internal static async Task<ClusterWorld[]> JoinAsync(int size, string store, RemoteOptions? remote = null)
     {
         string job = $"t{Environment.ProcessId}-{Guid.NewGuid():N}"[..24];
         store = store.Replace("JOB", job, StringComparison.Ordinal);
@@ -27,7 +27,7 @@ public sealed class InProcessWorldTests
         return await Task.WhenAll(joins).WaitAsync(s_hang);
     }
 
-    private static Task LeaveAsync(ClusterWorld[] worlds) =>
+    internal static Task LeaveAsync(ClusterWorld[] worlds) =>
         Task.WhenAll(worlds.Select(w => w.DisposeAsync().AsTask())).WaitAsync(s_hang);
 
     [Theory]
