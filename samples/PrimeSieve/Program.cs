@@ -14,9 +14,8 @@ int filters = Option("--filters", 8);
 int grain = Option("--grain", 1);
 var ready = new TaskCompletionSource<ParallelWorld>();
 var types = new ParallelTypes().Add<IPrimeFilter>(() => new PrimeFilter(ready.Task), Agglomeration.Never);
-// Filters go to the ranks in contiguous blocks (0, 0, 1, 1, 2, 2 for six on three ranks), so the chain of calls never
-// comes back to a rank it left: a rank runs the batches of one caller rank in order, so a chain that cycled back
-// could wait on itself (docs/parallel.md, "Limits").
+// Filters go to the ranks in contiguous blocks (0, 0, 1, 1, 2, 2 for six on three ranks): neighbouring stages share a
+// process, so a candidate crosses between processes size - 1 times, not once per stage.
 var blocks = new BlockPlacement(filters);
 await using ParallelWorld world = await ParallelWorld.JoinAsync(types, new ParallelWorldOptions { Placement = blocks });
 ready.SetResult(world);
