@@ -278,6 +278,50 @@ public sealed class ParallelWorldTests
         }, 2, new ParallelWorldOptions { Placement = new NextRankPlacement() }, HopTypes);
     }
 
+    [Fact]
+    public async Task A_released_object_is_dropped_by_its_rank_after_its_calls_and_later_calls_fail()
+    {
+        var made = new List<WeakReference>();
+        ParallelTypes Tracked(int rank) => new ParallelTypes().Add<IRecorder>(() =>
+        {
+            var recorder = new Recorder(rank);
+            lock (made)
+            {
+                made.Add(new WeakReference(recorder));
+            }
+            return recorder;
+        }, Agglomeration.Never);
+        await InWorldsAsync(async worlds =>
+        {
+            IRecorder recorder = await worlds[0].CreateAsync<IRecorder>();
+            IRecorder kept = await worlds[0].CreateAsync<IRecorder>();
+            Assert.Equal(2, (await worlds[0].GetLoadsAsync(CancellationToken.None))[1]);
+            for (int i = 0; i < 1000; i++)
+            {
+                recorder.Append(i);
+            }
+            Assert.True(await worlds[0].ReleaseAsync(recorder));
+            Assert.False(await worlds[0].ReleaseAsync(recorder));
+            Assert.Equal(1, (await worlds[0].GetLoadsAsync(CancellationToken.None))[1]);
+            Exception late = Assert.ThrowsAny<Exception>(() => recorder.Count());
+            Assert.Contains("was released", late.Message, StringComparison.Ordinal);
+            kept.Append(5);
+            Assert.Equal([5], kept.Values()); // the tunnel to rank 1 still serves its other objects
+            // Rank 1 keeps no reference to the released object.
+            await Task.Run(() =>
+            {
+                for (int i = 0; i < 20 && made[0].IsAlive; i++)
+                {
+                    GC.Collect();
+                    GC.WaitForPendingFinalizers();
+                }
+            });
+            Assert.False(made[0].IsAlive, "the released object is still referenced on its rank");
+            Assert.True(made[1].IsAlive);
+            GC.KeepAlive(kept);
+        }, 2, new ParallelWorldOptions { Placement = new NextRankPlacement() }, Tracked);
+    }
+
     /// <summary>A policy of the test's own (placement is pluggable): always the rank after the creator's.</summary>
     private sealed class NextRankPlacement : PlacementPolicy
     {

@@ -46,6 +46,7 @@ internal sealed class HostTunnel
             }
             _splitting = true;
         }
+        ObjectRunner? inline = null;
         while (true)
         {
             HostBatch? next;
@@ -58,13 +59,20 @@ internal sealed class HostTunnel
                 }
                 _next++;
             }
-            Split(next);
+            inline?.Schedule(); // a later batch came: this thread goes on splitting
+            inline = Split(next);
         }
+        // The last segment split runs on this thread (no hop to the pool), once the split is left to others: a call
+        // there that waits for a chain coming back to this rank does not hold the chain's batches up.
+        inline?.Execute();
         return batch.Answer.Task;
     }
 
-    /// <summary>Queues the segments of <paramref name="batch"/> on their runners; a batch that does not read fails alone, and nothing of it runs.</summary>
-    private void Split(HostBatch batch)
+    /// <summary>
+    /// Queues the segments of <paramref name="batch"/> on their runners; a batch that does not read fails alone, and
+    /// nothing of it runs. Returns the runner of the last segment when it was idle: scheduled, for the caller to run.
+    /// </summary>
+    private ObjectRunner? Split(HostBatch batch)
     {
         _segments.Clear();
         try
@@ -97,14 +105,18 @@ internal sealed class HostTunnel
         {
             // A batch the tunnel cannot read: its caller closes the tunnel over the error.
             batch.Answer.TrySetException(e);
-            return;
+            return null;
         }
         batch.Hold(_segments.Count);
-        foreach ((ObjectRunner runner, int start, int end) in _segments)
+        ObjectRunner? inline = null;
+        for (int i = 0; i < _segments.Count; i++)
         {
-            runner.Enqueue(new Segment(batch, start, end));
+            (ObjectRunner runner, int start, int end) = _segments[i];
+            bool idle = runner.Enqueue(new Segment(batch, start, end), mayRunHere: i == _segments.Count - 1);
+            inline = idle ? runner : null;
         }
         batch.Release(); // the hold every batch starts with
+        return inline;
     }
 
     /// <summary>The runner of the frame's object: made at its first call; null for a control frame of an object without one (advice, dropped).</summary>
@@ -125,7 +137,7 @@ internal sealed class HostTunnel
             {
                 throw new XCallDisconnectedException($"parallel://rank{_clientRank}", $"rank {_host.Rank} is leaving the parallel world");
             }
-            HostedObject target = _host.Find(header.ObjectId)
+            HostedObject target = _host.Find(header.ObjectId) ?? _host.FindReleased(header.ObjectId)
                 ?? throw new XCallException($"Rank {_host.Rank} hosts no parallel object with id {header.ObjectId}.");
             runner = new ObjectRunner(_host, _clientRank, header.ObjectId, target);
             _runners.Add(header.ObjectId, runner);

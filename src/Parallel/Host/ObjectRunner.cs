@@ -14,7 +14,8 @@ internal sealed class ObjectRunner : FrameChannel, IBufferWriter<byte>, IThreadP
 {
     // Design:
     // - _queue (under itself) holds the segments not yet run; _scheduled is true from the enqueue that found the
-    //   runner idle until the run finds the queue empty, so one pool work item at a time runs segments, in order.
+    //   runner idle until the run finds the queue empty, so one thread at a time (a pool work item, or the thread
+    //   that split the batch) runs segments, in order.
     // - _sendLock orders the frames the connection sends (a Task method may reply later, from any thread): _reply is
     //   written only under it, from BeginFrame to CommitFrame / AbortFrame.
     // - A call's reply goes to the batch recorded for its call id in _owed (under _sendLock), which holds its
@@ -50,19 +51,31 @@ internal sealed class ObjectRunner : FrameChannel, IBufferWriter<byte>, IThreadP
 
     public override void Start(IFrameHandler handler) => _handler = handler;
 
-    public void Enqueue(Segment segment)
+    /// <summary>
+    /// Queues <paramref name="segment"/>. When the runner was idle it is now scheduled: on the pool, or, with
+    /// <paramref name="mayRunHere"/>, by the caller, which gets true and must then <see cref="Execute"/> or <see cref="Schedule"/> it.
+    /// </summary>
+    public bool Enqueue(Segment segment, bool mayRunHere)
     {
         lock (_queue)
         {
             _queue.Enqueue(segment);
             if (_scheduled)
             {
-                return;
+                return false;
             }
             _scheduled = true;
         }
-        ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
+        if (mayRunHere)
+        {
+            return true;
+        }
+        Schedule();
+        return false;
     }
+
+    /// <summary>Runs the scheduled runner on the pool.</summary>
+    public void Schedule() => ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
 
     /// <summary>Closes the connection once the queued segments ran (the object was released or the world left).</summary>
     public void Retire()
