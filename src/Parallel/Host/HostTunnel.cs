@@ -81,10 +81,19 @@ internal sealed class HostTunnel
             ReadOnlySpan<byte> rest = all;
             ObjectRunner? runner = null;
             int start = 0;
+            bool first = true;
+            FrameHeader last = default;
             while (!rest.IsEmpty)
             {
                 int offset = all.Length - rest.Length;
                 FrameHeader header = FrameRecords.Read(ref rest, out _);
+                // Aggregated calls mostly go to the object of the frame before: look the runner up when that changes.
+                if (!first && header.ObjectId == last.ObjectId && header.Kind == last.Kind)
+                {
+                    continue;
+                }
+                first = false;
+                last = header;
                 ObjectRunner? owner = RunnerFor(header);
                 if (!ReferenceEquals(owner, runner))
                 {
