@@ -19,6 +19,7 @@ internal static partial class ParallelSuite
         usage: dotnet run -c Release --project bench -- --suite parallel [--calls N] [--rounds R]
           --calls N    one-way calls per burst (default 2000000)
           --rounds R   alternated bursts of each kind (default 7); the median is reported
+          --no-apps    leaves out the application rows (the sieve and the ray tracer on 1, 2 and 4 ranks)
         """;
 
     public static int Run(string[] args)
@@ -29,12 +30,16 @@ internal static partial class ParallelSuite
         }
         int calls = 2_000_000;
         int rounds = 7;
+        bool apps = true;
         for (int i = 0; i < args.Length; i++)
         {
             switch (args[i])
             {
                 case "--calls":
                     calls = int.Parse(args[++i], CultureInfo.InvariantCulture);
+                    break;
+                case "--no-apps":
+                    apps = false;
                     break;
                 case "--rounds":
                     rounds = int.Parse(args[++i], CultureInfo.InvariantCulture);
@@ -44,10 +49,10 @@ internal static partial class ParallelSuite
                     return 2;
             }
         }
-        return RunAsync(calls, rounds).GetAwaiter().GetResult();
+        return RunAsync(calls, rounds, apps).GetAwaiter().GetResult();
     }
 
-    private static async Task<int> RunAsync(int calls, int rounds)
+    private static async Task<int> RunAsync(int calls, int rounds, bool apps)
     {
         Console.WriteLine($"# parallel suite on {Machine.Describe()}; {calls:N0} calls per burst, {rounds} rounds, median");
         var aggregated = new List<double>();
@@ -100,6 +105,10 @@ internal static partial class ParallelSuite
         Console.WriteLine($"budget: aggregated >= 20,000,000 calls/s: {(a >= 20_000_000 ? "met" : "NOT met")} ({a:N0})");
         Console.WriteLine($"all bursts, aggregated: {string.Join(", ", aggregated.Select(x => x.ToString("N0", CultureInfo.InvariantCulture)))}");
         Console.WriteLine($"all bursts, plain: {string.Join(", ", plain.Select(x => x.ToString("N0", CultureInfo.InvariantCulture)))}");
+        if (apps)
+        {
+            RunApps();
+        }
         return 0;
     }
 
