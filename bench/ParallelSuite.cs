@@ -9,15 +9,17 @@ namespace XCall.Bench;
 /// <c>--suite parallel</c>: one-way calls per second from one caller thread to one parallel object in another
 /// process (shm), aggregated (the defaults) in alternated bursts with plain XCall [OneWay] calls to a service of the
 /// same process (each call its own frame); then, in a second world, the parallel object without aggregation
-/// (<see cref="AggregationOptions.None"/>, a non-default setting). Each burst ends with a synchronous call, so a
-/// figure counts calls the object ran, not calls queued.
+/// (<see cref="AggregationOptions.None"/>, a non-default setting); then the peer, Akka.NET remoting between two
+/// processes (ParallelSuite.Akka.cs). Each burst ends with a synchronous call, so a figure counts calls the object
+/// ran, not calls queued.
 /// </summary>
-internal static class ParallelSuite
+internal static partial class ParallelSuite
 {
     public const string Usage = """
         usage: dotnet run -c Release --project bench -- --suite parallel [--calls N] [--rounds R]
           --calls N    one-way calls per burst (default 2000000)
           --rounds R   alternated bursts of each kind (default 7); the median is reported
+          --no-apps    leaves out the application rows (the sieve and the ray tracer on 1, 2 and 4 ranks)
         """;
 
     public static int Run(string[] args)
@@ -28,12 +30,16 @@ internal static class ParallelSuite
         }
         int calls = 2_000_000;
         int rounds = 7;
+        bool apps = true;
         for (int i = 0; i < args.Length; i++)
         {
             switch (args[i])
             {
                 case "--calls":
                     calls = int.Parse(args[++i], CultureInfo.InvariantCulture);
+                    break;
+                case "--no-apps":
+                    apps = false;
                     break;
                 case "--rounds":
                     rounds = int.Parse(args[++i], CultureInfo.InvariantCulture);
@@ -43,10 +49,10 @@ internal static class ParallelSuite
                     return 2;
             }
         }
-        return RunAsync(calls, rounds).GetAwaiter().GetResult();
+        return RunAsync(calls, rounds, apps).GetAwaiter().GetResult();
     }
 
-    private static async Task<int> RunAsync(int calls, int rounds)
+    private static async Task<int> RunAsync(int calls, int rounds, bool apps)
     {
         Console.WriteLine($"# parallel suite on {Machine.Describe()}; {calls:N0} calls per burst, {rounds} rounds, median");
         var aggregated = new List<double>();
@@ -73,6 +79,7 @@ internal static class ParallelSuite
                 single.Add(Burst(sink, calls / 50));
             }
         }
+        (List<double>? akka, string? akkaSkipped) = RunAkkaPeer(Math.Max(calls / 20, 1000), Math.Min(rounds, 3));
         double a = Median(aggregated);
         double p = Median(plain);
         double s = Median(single);
@@ -82,10 +89,26 @@ internal static class ParallelSuite
         Console.WriteLine($"| parallel object, aggregated (defaults: 4,096 calls / 64 KiB / 1 ms) | {a:N0} | {a / p:F1}x |");
         Console.WriteLine($"| XCall [OneWay] to a service, one frame per call (paired with the row above) | {p:N0} | 1.0x |");
         Console.WriteLine($"| parallel object, no aggregation (AggregationOptions.None, non-default; own world) | {s:N0} | {s / p:F2}x |");
-        Console.WriteLine();
+        if (akka is not null)
+        {
+            double k = Median(akka);
+            Console.WriteLine($"| peer: Akka.NET 1.5 remoting, Tell of an int to a remote actor, 2 processes (loopback tcp, Akka's defaults) | {k:N0} | {k / p:F3}x |");
+            Console.WriteLine();
+            Console.WriteLine($"budget: aggregated >= 10x Akka.NET: {(a >= 10 * k ? "met" : "NOT met")} ({a / k:F0}x)");
+            Console.WriteLine($"all bursts, Akka.NET: {string.Join(", ", akka.Select(x => x.ToString("N0", CultureInfo.InvariantCulture)))}");
+        }
+        else
+        {
+            Console.WriteLine();
+            Console.WriteLine($"peer skipped: {akkaSkipped}");
+        }
         Console.WriteLine($"budget: aggregated >= 20,000,000 calls/s: {(a >= 20_000_000 ? "met" : "NOT met")} ({a:N0})");
         Console.WriteLine($"all bursts, aggregated: {string.Join(", ", aggregated.Select(x => x.ToString("N0", CultureInfo.InvariantCulture)))}");
         Console.WriteLine($"all bursts, plain: {string.Join(", ", plain.Select(x => x.ToString("N0", CultureInfo.InvariantCulture)))}");
+        if (apps)
+        {
+            RunApps();
+        }
         return 0;
     }
 

@@ -8,15 +8,17 @@ using XCall.Parallel;
 // each filter drops the multiples of its primes and passes the rest on with one-way calls; what leaves the last
 // filter is prime. --grain G sends G candidates per call (hand-tuned grain); --grain 1 sends one per call and
 // leaves the grouping to call aggregation.
-// Run: xcall run -n 4 -- dotnet XCall.Samples.PrimeSieve.dll [--n 10000000] [--filters 8] [--grain 1]
+// --adaptive lets the object manager agglomerate filters by their measured grain (Agglomeration.Adaptive); by
+// default they go where the placement puts them.
+// Run: xcall run -n 4 -- dotnet XCall.Samples.PrimeSieve.dll [--n 10000000] [--filters 8] [--grain 1] [--adaptive]
 int n = Option("--n", 10_000_000);
 int filters = Option("--filters", 8);
 int grain = Option("--grain", 1);
 var ready = new TaskCompletionSource<ParallelWorld>();
-var types = new ParallelTypes().Add<IPrimeFilter>(() => new PrimeFilter(ready.Task), Agglomeration.Never);
-// Filters go to the ranks in contiguous blocks (0, 0, 1, 1, 2, 2 for six on three ranks), so the chain of calls never
-// comes back to a rank it left: a rank runs the batches of one caller rank in order, so a chain that cycled back
-// could wait on itself (docs/parallel.md, "Limits").
+Agglomeration agglomeration = args.Contains("--adaptive") ? Agglomeration.Adaptive : Agglomeration.Never;
+var types = new ParallelTypes().Add<IPrimeFilter>(() => new PrimeFilter(ready.Task), agglomeration);
+// Filters go to the ranks in contiguous blocks (0, 0, 1, 1, 2, 2 for six on three ranks): neighbouring stages share a
+// process, so a candidate crosses between processes size - 1 times, not once per stage.
 var blocks = new BlockPlacement(filters);
 await using ParallelWorld world = await ParallelWorld.JoinAsync(types, new ParallelWorldOptions { Placement = blocks });
 ready.SetResult(world);

@@ -167,6 +167,31 @@ public sealed class ParallelWorld : IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// Releases <paramref name="parallelObject"/> (made or attached by this world): the one-way calls this rank made
+    /// to it are sent and run first, then its rank drops it. Later calls to it, from any rank, throw
+    /// <see cref="ObjectDisposedException"/> on its rank (a one-way call reports it as a one-way failure).
+    /// Returns false when its rank had released it already.
+    /// </summary>
+    /// <exception cref="ArgumentException">The object did not come from this world.</exception>
+    /// <exception cref="XCallDisconnectedException">The object's rank failed.</exception>
+    public async Task<bool> ReleaseAsync(object parallelObject, CancellationToken cancellationToken = default)
+    {
+        ParallelRef reference = RefOf(parallelObject);
+        if (reference.Rank == Rank)
+        {
+            return _host.Release(reference.ObjectId);
+        }
+        Flush(parallelObject);
+        IParallelHost host = await Cluster.OpenAsync<IParallelHost>(reference.Rank, cancellationToken).ConfigureAwait(false);
+        bool released = host.Release(reference.ObjectId);
+        lock (_lock)
+        {
+            _proxies.Remove(reference);
+        }
+        return released;
+    }
+
     /// <summary>What was measured of contract <typeparamref name="T"/>'s calls (see <see cref="Agglomeration.Adaptive"/>).</summary>
     public GrainMeasurement Measure<T>() where T : class => _measurements.Measure(_types.Get<T>().Contract);
 
@@ -332,6 +357,8 @@ public sealed class ParallelWorld : IAsyncDisposable
         public ulong Create(string contract, ulong hash) => _host.Task.GetAwaiter().GetResult().Create(contract, hash);
 
         public int Load() => _host.Task.GetAwaiter().GetResult().Load();
+
+        public bool Release(ulong objectId) => _host.Task.GetAwaiter().GetResult().Release(objectId);
 
         public async Task<BatchResult> ExchangeAsync(int clientRank, long sequence, byte[] frames) =>
             await (await _host.Task.ConfigureAwait(false)).ExchangeAsync(clientRank, sequence, frames).ConfigureAwait(false);

@@ -64,3 +64,31 @@ internal sealed class Coarse : ICoarse
 
     public int Count() => _count;
 }
+
+/// <summary>A parallel object that passes a synchronous call on along a path of objects (a call chain across ranks).</summary>
+[Remotable]
+public interface IHop
+{
+    /// <summary>Calls <c>path[index + 1]</c> and returns its answer plus one; the last object of the path answers 1.</summary>
+    int Relay(ParallelRef[] path, int index);
+
+    /// <summary>Appends <paramref name="value"/>.</summary>
+    [OneWay]
+    void Append(int value);
+
+    /// <summary>Every value appended, in order.</summary>
+    int[] Values();
+}
+
+/// <summary>The object behind <see cref="IHop"/>; <paramref name="world"/> gives the world of its rank once joined.</summary>
+internal sealed class Hop(Func<ParallelWorld> world) : IHop
+{
+    private readonly List<int> _values = [];
+
+    public int Relay(ParallelRef[] path, int index) =>
+        index + 1 == path.Length ? 1 : world().Attach<IHop>(path[index + 1]).Relay(path, index + 1) + 1;
+
+    public void Append(int value) => _values.Add(value);
+
+    public int[] Values() => [.. _values];
+}

@@ -10,8 +10,12 @@ public sealed class EndToEndTests(ITestOutputHelper output)
 {
     private static readonly TimeSpan s_hang = TimeSpan.FromSeconds(90);
 
-    private static readonly string s_testApp = Path.GetFullPath(typeof(EndToEndTests).Assembly
-        .GetCustomAttributes<AssemblyMetadataAttribute>().Single(a => a.Key == "TestAppPath").Value!);
+    private static readonly string s_testApp = Metadata("TestAppPath");
+
+    private static readonly string s_rayFarm = Metadata("RayFarmPath");
+
+    private static string Metadata(string key) => Path.GetFullPath(typeof(EndToEndTests).Assembly
+        .GetCustomAttributes<AssemblyMetadataAttribute>().Single(a => a.Key == key).Value!);
 
     [Fact]
     public async Task Workers_in_three_processes_get_every_call_in_order_and_report_one_way_failures()
@@ -37,11 +41,30 @@ public sealed class EndToEndTests(ITestOutputHelper output)
         Assert.Contains("rank 2", outputs[0][outputs[0].IndexOf("call on the dead worker", StringComparison.Ordinal)..], StringComparison.Ordinal);
     }
 
+    [Fact]
+    public async Task The_ray_tracer_farm_on_three_ranks_renders_the_image_a_single_process_renders()
+    {
+        // The farm deals lines out to workers on ranks 1 and 2; the reference renders every line in one process.
+        string[] outputs = await RunRanksAsync(3, "--lines", app: s_rayFarm, extra: "7");
+        (int code, string local) = await RunAsync("--local", 0, 1, "local", s_rayFarm);
+        Assert.Equal(0, code);
+        output.WriteLine(local);
+        Assert.Contains("by 2 workers on ranks 1,2", outputs[0], StringComparison.Ordinal);
+        string farm = ChecksumOf(outputs[0]);
+        Assert.Equal(ChecksumOf(local), farm);
+        Assert.NotEqual(Convert.ToHexString(System.Security.Cryptography.SHA256.HashData(new byte[500 * 500 * 3])), farm); // not a blank image
+    }
+
+    private static string ChecksumOf(string text) =>
+        System.Text.RegularExpressions.Regex.Match(text, "checksum ([0-9A-F]{64})") is { Success: true } m
+            ? m.Groups[1].Value
+            : throw new Xunit.Sdk.XunitException($"no checksum in:\n{text}");
+
     /// <summary>Starts <paramref name="size"/> ranks of the test program (as a launcher would, by environment); every rank but <paramref name="allowFailure"/> must exit with 0.</summary>
-    private async Task<string[]> RunRanksAsync(int size, string mode, int allowFailure = -1)
+    private async Task<string[]> RunRanksAsync(int size, string mode, int allowFailure = -1, string? app = null, string? extra = null)
     {
         string job = $"pe{Environment.ProcessId}-{Guid.NewGuid():N}"[..20];
-        (int Code, string Text)[] runs = await Task.WhenAll(Enumerable.Range(0, size).Select(rank => RunAsync(mode, rank, size, job)));
+        (int Code, string Text)[] runs = await Task.WhenAll(Enumerable.Range(0, size).Select(rank => RunAsync(mode, rank, size, job, app ?? s_testApp, extra)));
         for (int rank = 0; rank < size; rank++)
         {
             output.WriteLine($"--- rank {rank} exited with {runs[rank].Code}\n{runs[rank].Text}");
@@ -60,11 +83,15 @@ public sealed class EndToEndTests(ITestOutputHelper output)
         return [.. runs.Select(r => r.Text)];
     }
 
-    private static async Task<(int Code, string Text)> RunAsync(string mode, int rank, int size, string job)
+    private static async Task<(int Code, string Text)> RunAsync(string mode, int rank, int size, string job, string app, string? extra = null)
     {
         var start = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
-        start.ArgumentList.Add(s_testApp);
+        start.ArgumentList.Add(app);
         start.ArgumentList.Add(mode);
+        if (extra is not null)
+        {
+            start.ArgumentList.Add(extra);
+        }
         start.Environment["XCALL_RANK"] = rank.ToString(System.Globalization.CultureInfo.InvariantCulture);
         start.Environment["XCALL_SIZE"] = size.ToString(System.Globalization.CultureInfo.InvariantCulture);
         start.Environment["XCALL_JOB_ID"] = job;

@@ -37,7 +37,8 @@ public sealed class ParallelWorldTests
         }
         finally
         {
-            await Task.WhenAll(worlds.Select(w => w.DisposeAsync().AsTask())).WaitAsync(s_hang);
+            // Off this thread: a world that hangs (a deadlock) blocks in DisposeAsync, and the test must fail, not hang.
+            await Task.Run(() => Task.WhenAll(worlds.Select(w => w.DisposeAsync().AsTask()))).WaitAsync(s_hang);
         }
     }
 
@@ -246,6 +247,79 @@ public sealed class ParallelWorldTests
             Assert.Equal([1, 2], fromTwo.Values());
             Assert.Equal(where, worlds[2].RefOf(fromTwo));
         }, 3);
+    }
+
+    [Fact]
+    public async Task A_call_chain_that_comes_back_to_a_busy_rank_completes()
+    {
+        // 0 -> A (rank 1) -> B (rank 0) -> C (rank 1) -> D (rank 0): rank 1 still runs A's call from rank 0 when
+        // rank 0 calls C there, and rank 0 still waits for A's reply when it sends the call to C.
+        var worlds = new ParallelWorld[2];
+        ParallelTypes HopTypes(int rank) => new ParallelTypes().Add<IHop>(() => new Hop(() => worlds[rank]), Agglomeration.Never);
+        await InWorldsAsync(async joined =>
+        {
+            joined.CopyTo(worlds, 0);
+            IHop a = await worlds[0].CreateAsync<IHop>();
+            IHop b = await worlds[1].CreateAsync<IHop>();
+            IHop c = await worlds[0].CreateAsync<IHop>();
+            IHop d = await worlds[1].CreateAsync<IHop>();
+            ParallelRef[] path = [worlds[0].RefOf(a), worlds[1].RefOf(b), worlds[0].RefOf(c), worlds[1].RefOf(d)];
+            Assert.Equal([1, 0, 1, 0], path.Select(p => p.Rank));
+            // One-way calls to A are held in front of the chain, and calls to C follow it: each object's calls keep their order.
+            for (int i = 0; i < 10; i++)
+            {
+                a.Append(i);
+            }
+            int depth = await Task.Run(() => a.Relay(path, 0)).WaitAsync(s_hang);
+            Assert.Equal(4, depth);
+            c.Append(1);
+            Assert.Equal(Enumerable.Range(0, 10), a.Values());
+            Assert.Equal([1], c.Values());
+        }, 2, new ParallelWorldOptions { Placement = new NextRankPlacement() }, HopTypes);
+    }
+
+    [Fact]
+    public async Task A_released_object_is_dropped_by_its_rank_after_its_calls_and_later_calls_fail()
+    {
+        var made = new List<WeakReference>();
+        ParallelTypes Tracked(int rank) => new ParallelTypes().Add<IRecorder>(() =>
+        {
+            var recorder = new Recorder(rank);
+            lock (made)
+            {
+                made.Add(new WeakReference(recorder));
+            }
+            return recorder;
+        }, Agglomeration.Never);
+        await InWorldsAsync(async worlds =>
+        {
+            IRecorder recorder = await worlds[0].CreateAsync<IRecorder>();
+            IRecorder kept = await worlds[0].CreateAsync<IRecorder>();
+            Assert.Equal(2, (await worlds[0].GetLoadsAsync(CancellationToken.None))[1]);
+            for (int i = 0; i < 1000; i++)
+            {
+                recorder.Append(i);
+            }
+            Assert.True(await worlds[0].ReleaseAsync(recorder));
+            Assert.False(await worlds[0].ReleaseAsync(recorder));
+            Assert.Equal(1, (await worlds[0].GetLoadsAsync(CancellationToken.None))[1]);
+            Exception late = Assert.ThrowsAny<Exception>(() => recorder.Count());
+            Assert.Contains("was released", late.Message, StringComparison.Ordinal);
+            kept.Append(5);
+            Assert.Equal([5], kept.Values()); // the tunnel to rank 1 still serves its other objects
+            // Rank 1 keeps no reference to the released object.
+            await Task.Run(() =>
+            {
+                for (int i = 0; i < 20 && made[0].IsAlive; i++)
+                {
+                    GC.Collect();
+                    GC.WaitForPendingFinalizers();
+                }
+            });
+            Assert.False(made[0].IsAlive, "the released object is still referenced on its rank");
+            Assert.True(made[1].IsAlive);
+            GC.KeepAlive(kept);
+        }, 2, new ParallelWorldOptions { Placement = new NextRankPlacement() }, Tracked);
     }
 
     /// <summary>A policy of the test's own (placement is pluggable): always the rank after the creator's.</summary>

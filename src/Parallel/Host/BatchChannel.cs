@@ -14,12 +14,18 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
     // Design:
     // - The send side belongs to one thread at a time: _owner holds its managed thread id from BeginFrame to
     //   CommitFrame / AbortFrame (the timer takes it with -1 to flush). Only the owner touches _buffer, _frameStart,
-    //   _open, _held and starts batches, so batches start in frame order and carry increasing sequences.
-    // - At most MaxInFlight batches are unanswered; a new batch first waits for the oldest.
-    // - _inFlight (under _resultsLock) lists the unanswered batches in sequence order; results are applied only
-    //   from its head, so replies, failures and measurements are taken in the order the host ran the batches.
-    // - A call (any frame but one-way) first sends the held one-way calls and waits for every batch's result, so
-    //   the call sees their effects and a one-way failure on its object fails it before it is sent.
+    //   _open, _held, _heldObjects and starts batches, so batches start in frame order with increasing sequences.
+    //   Nobody waits while owning it: a chain of calls that comes back to this rank may need to send here meanwhile.
+    // - A batch carries either one-way calls only, or one frame of another kind alone (a call first sends the held
+    //   one-way calls as their own batch).
+    // - _inFlight (under _resultsLock) lists the unanswered one-way batches and the objects they carry. Each answer
+    //   is applied when it comes, in any order (the host keeps each object's order): failures are recorded before
+    //   the batch leaves _inFlight, and its Applied task completes after.
+    // - A call to an object first waits (not owning the send side) until no batch in flight carries that object: it
+    //   sees their effects, and a one-way failure on the object fails it before it is sent. It waits for no other
+    //   object's batch, so a call blocked on a chain elsewhere does not block it.
+    // - After its one-way batch left, a sender waits while MaxInFlight batches in flight carry one of its objects.
+    // - Answers are delivered to the handler one at a time (_deliverLock).
     // - Once _closed is set it stays; every later BeginFrame throws it.
     private const int MaxInFlight = 4;
     private readonly Func<long, byte[], Task<BatchResult>> _send;
@@ -30,7 +36,9 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
     private readonly string _host;
     private readonly RecordBuffer _buffer;
     private readonly object _resultsLock = new();
-    private readonly Queue<Task<BatchResult>> _inFlight = new();
+    private readonly object _deliverLock = new();
+    private readonly List<OneWayBatch> _inFlight = [];
+    private readonly List<ulong> _heldObjects = [];
     private readonly Dictionary<ulong, OneWayCallFailedException> _failures = [];
     private readonly Timer _timer;
     private IFrameHandler? _handler;
@@ -38,6 +46,7 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
     private int _frameStart = -1;
     private FrameHeader _open;
     private int _held;
+    private ulong _lastHeldObject;
     private long _nextSequence;
     private XCallDisconnectedException? _closed;
 
@@ -60,20 +69,27 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
 
     public override IBufferWriter<byte> BeginFrame(in FrameHeader header, long deadline)
     {
+        if (header.Kind != FrameKind.OneWay)
+        {
+            // A call sees every earlier one-way call's effect, and fails with a one-way failure of its object.
+            SendHeld();
+            if (header.Kind == FrameKind.Call)
+            {
+                WaitForObject(header.ObjectId, 1);
+                ThrowIfClosed();
+                if (TakeFailure(header.ObjectId) is { } failure)
+                {
+                    throw failure;
+                }
+            }
+        }
         TakeSendSide();
         try
         {
             ThrowIfClosed();
             if (header.Kind != FrameKind.OneWay)
             {
-                // A call sees every earlier one-way call's effect, and fails with a one-way failure of its object.
-                SendHeldUnsynchronized();
-                WaitForAllUnsynchronized();
-                ThrowIfClosed();
-                if (header.Kind == FrameKind.Call && TakeFailure(header.ObjectId) is { } failure)
-                {
-                    throw failure;
-                }
+                SendHeldUnsynchronized(); // other threads' one-way calls held meanwhile: the call leaves alone
             }
             _open = header;
             _frameStart = _buffer.Reserve(FrameRecords.Prefix);
@@ -88,6 +104,7 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
 
     public override void CommitFrame()
     {
+        OneWayBatch? full = null;
         try
         {
             int payload = _buffer.Length - _frameStart - FrameRecords.Prefix;
@@ -95,24 +112,33 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
             _frameStart = -1;
             if (_open.Kind != FrameKind.OneWay)
             {
-                SendHeldUnsynchronized();
+                SendHeldUnsynchronized(oneWay: false);
                 return;
             }
-            if (++_held == 1)
+            if (_held == 0 || _open.ObjectId != _lastHeldObject)
             {
-                if (_aggregation.MaxDelay > TimeSpan.Zero)
-                {
-                    _timer.Change(_aggregation.MaxDelay, Timeout.InfiniteTimeSpan);
-                }
+                NoteHeldObject(_open.ObjectId);
+            }
+            if (++_held == 1 && _aggregation.MaxDelay > TimeSpan.Zero)
+            {
+                _timer.Change(_aggregation.MaxDelay, Timeout.InfiniteTimeSpan);
             }
             if (_held >= _aggregation.MaxCalls || _buffer.Length >= _aggregation.MaxBytes)
             {
-                SendHeldUnsynchronized();
+                full = SendHeldUnsynchronized();
             }
         }
         finally
         {
             ReleaseSendSide();
+        }
+        if (full is not null)
+        {
+            // Back-pressure, not owning the send side.
+            foreach (ulong objectId in full.Objects)
+            {
+                WaitForObject(objectId, MaxInFlight);
+            }
         }
     }
 
@@ -132,22 +158,28 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
 
     public Span<byte> GetSpan(int sizeHint = 0) => _buffer.GetSpan(sizeHint);
 
-    /// <summary>Sends the held one-way calls and waits until the host ran every batch sent so far.</summary>
+    /// <summary>
+    /// Sends the held one-way calls and waits until the host ran every one-way batch sent so far (calls that expect
+    /// a reply are waited for by their callers).
+    /// </summary>
     /// <exception cref="XCallDisconnectedException">The tunnel is closed (its host failed).</exception>
     public void Flush()
     {
-        TakeSendSide();
-        try
+        SendHeld();
+        while (true)
         {
-            ThrowIfClosed();
-            SendHeldUnsynchronized();
-            WaitForAllUnsynchronized();
-            ThrowIfClosed();
+            Task applied;
+            lock (_resultsLock)
+            {
+                if (_inFlight.Count == 0)
+                {
+                    break;
+                }
+                applied = _inFlight[0].Applied;
+            }
+            applied.Wait();
         }
-        finally
-        {
-            ReleaseSendSide();
-        }
+        ThrowIfClosed();
     }
 
     /// <summary>Closes the tunnel over <paramref name="error"/>: calls in flight and later ones fail with it.</summary>
@@ -189,6 +221,20 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
 
     private void ReleaseSendSide() => Volatile.Write(ref _owner, 0);
 
+    private void SendHeld()
+    {
+        TakeSendSide();
+        try
+        {
+            ThrowIfClosed();
+            SendHeldUnsynchronized();
+        }
+        finally
+        {
+            ReleaseSendSide();
+        }
+    }
+
     private void OnTimer()
     {
         if (Interlocked.CompareExchange(ref _owner, -1, 0) != 0)
@@ -223,28 +269,25 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
         }
     }
 
-    private void SendHeldUnsynchronized()
+    private void NoteHeldObject(ulong objectId)
+    {
+        _lastHeldObject = objectId;
+        if (!_heldObjects.Contains(objectId))
+        {
+            _heldObjects.Add(objectId);
+        }
+    }
+
+    /// <summary>Sends what the buffer holds as one batch; returns it when it carried one-way calls.</summary>
+    private OneWayBatch? SendHeldUnsynchronized(bool oneWay = true)
     {
         if (_buffer.Length == 0)
         {
-            return;
+            return null;
         }
         byte[] frames = _buffer.ToArray();
         _buffer.Length = 0;
         _held = 0;
-        while (true)
-        {
-            Task<BatchResult> oldest;
-            lock (_resultsLock)
-            {
-                if (_inFlight.Count < MaxInFlight)
-                {
-                    break;
-                }
-                oldest = _inFlight.Peek();
-            }
-            Wait(oldest);
-        }
         Task<BatchResult> sent;
         try
         {
@@ -254,58 +297,106 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
         {
             sent = Task.FromException<BatchResult>(e);
         }
+        if (!oneWay)
+        {
+            sent.ContinueWith(static (done, state) => ((BatchChannel)state!).Apply(done, null), this, CancellationToken.None,
+                TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+            return null;
+        }
+        var batch = new OneWayBatch([.. _heldObjects]);
+        _heldObjects.Clear();
         lock (_resultsLock)
         {
-            _inFlight.Enqueue(sent);
+            _inFlight.Add(batch);
         }
-        sent.ContinueWith(static (_, state) => ((BatchChannel)state!).ApplyResults(), this, CancellationToken.None,
-            TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+        sent.ContinueWith(static (done, state) =>
+        {
+            var (channel, batch) = ((BatchChannel, OneWayBatch))state!;
+            channel.Apply(done, batch);
+        }, (this, batch), CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+        return batch;
     }
 
-    private void WaitForAllUnsynchronized()
+    /// <summary>Waits while <paramref name="atMost"/> or more one-way batches in flight carry <paramref name="objectId"/>.</summary>
+    private void WaitForObject(ulong objectId, int atMost)
     {
         while (true)
         {
-            Task<BatchResult> last;
+            Task? oldest = null;
+            int count = 0;
             lock (_resultsLock)
             {
-                if (_inFlight.Count == 0)
+                foreach (OneWayBatch batch in _inFlight)
                 {
-                    return;
+                    if (Array.IndexOf(batch.Objects, objectId) >= 0)
+                    {
+                        oldest ??= batch.Applied;
+                        count++;
+                    }
                 }
-                last = _inFlight.Peek();
             }
-            Wait(last);
+            if (count < atMost || oldest is null)
+            {
+                return;
+            }
+            oldest.Wait();
         }
     }
 
-    private void Wait(Task<BatchResult> batch)
-    {
-        ((IAsyncResult)batch).AsyncWaitHandle.WaitOne();
-        ApplyResults();
-    }
-
-    /// <summary>Applies the results of the answered batches at the head of <see cref="_inFlight"/>, in order.</summary>
-    private void ApplyResults()
+    /// <summary>Applies the answer of one batch: measurements, one-way failures, replies; a failed batch closes the tunnel.</summary>
+    private void Apply(Task<BatchResult> done, OneWayBatch? batch)
     {
         List<OneWayCallFailedException>? failed = null;
         XCallDisconnectedException? closeNow = null;
-        lock (_resultsLock)
+        try
         {
-            while (_inFlight.Count > 0 && _inFlight.Peek().IsCompleted)
+            if (done.IsCompletedSuccessfully)
             {
-                Task<BatchResult> done = _inFlight.Dequeue();
-                if (done.IsCompletedSuccessfully)
+                BatchResult result = done.Result;
+                _measurements.AddHostTime(result.Contracts, result.Calls, result.Nanoseconds);
+                if (result.Failures.Length > 0)
                 {
-                    Apply(done.Result, ref failed);
+                    lock (_resultsLock)
+                    {
+                        foreach (OneWayFailure failure in result.Failures)
+                        {
+                            var exception = new OneWayCallFailedException(failure.ObjectId, failure.Method, failure.ExceptionType, failure.Message);
+                            _failures.TryAdd(failure.ObjectId, exception);
+                            (failed ??= []).Add(exception);
+                        }
+                    }
                 }
-                else if (_closed is null)
+                if (result.Replies.Length > 0 && _handler is { } handler)
                 {
-                    Exception error = done.Exception?.GetBaseException() ?? new OperationCanceledException();
-                    string why = error is XCallDisconnectedException lost ? lost.Reason : error.Message;
-                    _closed = new XCallDisconnectedException(_endpoint, $"{_host}, which hosts the object, is gone or failed a batch ({why})", error);
-                    closeNow = _closed;
+                    lock (_deliverLock)
+                    {
+                        FrameRecords.Deliver(result.Replies, handler);
+                    }
                 }
+            }
+            else
+            {
+                lock (_resultsLock)
+                {
+                    if (_closed is null)
+                    {
+                        Exception error = done.Exception?.GetBaseException() ?? new OperationCanceledException();
+                        string why = error is XCallDisconnectedException lost ? lost.Reason : error.Message;
+                        _closed = new XCallDisconnectedException(_endpoint, $"{_host}, which hosts the object, is gone or failed a batch ({why})", error);
+                        closeNow = _closed;
+                    }
+                }
+            }
+        }
+        finally
+        {
+            if (batch is not null)
+            {
+                lock (_resultsLock)
+                {
+                    _inFlight.Remove(batch);
+                }
+                batch.SetApplied();
             }
         }
         if (closeNow is not null)
@@ -317,21 +408,6 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
         foreach (OneWayCallFailedException failure in failed ?? [])
         {
             _onOneWayFailure(failure);
-        }
-    }
-
-    private void Apply(BatchResult result, ref List<OneWayCallFailedException>? failed)
-    {
-        _measurements.AddHostTime(result.Contracts, result.Calls, result.Nanoseconds);
-        foreach (OneWayFailure failure in result.Failures)
-        {
-            var exception = new OneWayCallFailedException(failure.ObjectId, failure.Method, failure.ExceptionType, failure.Message);
-            _failures.TryAdd(failure.ObjectId, exception);
-            (failed ??= []).Add(exception);
-        }
-        if (result.Replies.Length > 0 && _handler is { } handler)
-        {
-            FrameRecords.Deliver(result.Replies, handler);
         }
     }
 
@@ -350,5 +426,17 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
         {
             throw closed.Copy();
         }
+    }
+
+    /// <summary>An unanswered batch of one-way calls: the objects it carries, and the task that completes once its answer was applied.</summary>
+    private sealed class OneWayBatch(ulong[] objects)
+    {
+        public ulong[] Objects { get; } = objects;
+
+        private readonly TaskCompletionSource _applied = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public Task Applied => _applied.Task;
+
+        public void SetApplied() => _applied.TrySetResult();
     }
 }

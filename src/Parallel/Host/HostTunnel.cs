@@ -1,258 +1,188 @@
-using System.Buffers;
-using System.Diagnostics;
-using XCall.Runtime;
 using XCall.Transport;
 
 namespace XCall.Parallel.Host;
 
 /// <summary>
-/// The host's end of one caller rank's tunnel: a host-side <see cref="XCallConnection"/> (inline dispatch, so frames
-/// run in the order they came) fed with the frames of each batch, whose reply frames are collected into the
-/// answer of the batch that carried their call.
+/// The host's end of one caller rank's tunnel: it takes the caller's batches in sequence order and splits each into
+/// segments, runs of consecutive frames to one object, queued on that object's <see cref="ObjectRunner"/>.
 /// </summary>
-internal sealed class HostTunnel : FrameChannel, IBufferWriter<byte>
+internal sealed class HostTunnel
 {
     // Design:
-    // - Batches run one at a time, in sequence order: _waiting (under _lock) holds the batches that came early;
-    //   whoever finds _running false takes the run and drains every batch whose turn has come.
-    // - _sendLock orders the frames this connection sends (replies may come from any thread when a method completes
-    //   late): _reply is written only under it, from BeginFrame to CommitFrame / AbortFrame.
-    // - A call's reply goes to the batch recorded for its call id in _owed (under _lock); a batch's answer is
-    //   completed when it has run and owes no reply.
+    // - Batches are split one at a time, in sequence order: _waiting (under _lock) holds the batches that came early;
+    //   whoever finds _splitting false takes the split and goes on while the next sequence is there. So the segments
+    //   of one object reach its runner in the order the caller made its calls.
+    // - Runners run apart from each other: a call that waits for a chain of calls which comes back to this rank blocks
+    //   its own object's runner only, and the chain's call to another object of this rank runs.
+    // - _runners (under _lock) has a runner for each object of this rank the caller has called; Forget drops one.
     private readonly ParallelHost _host;
     private readonly int _clientRank;
-    private readonly XCallConnection _connection;
     private readonly object _lock = new();
-    private readonly object _sendLock = new();
-    private readonly SortedDictionary<long, Batch> _waiting = [];
-    private readonly Dictionary<ulong, Batch> _owed = [];
-    private readonly HashSet<ulong> _exposed = [];
-    private readonly RecordBuffer _reply = new(256);
-    private FrameHeader _replyHeader;
-    private IFrameHandler? _handler;
+    private readonly SortedDictionary<long, HostBatch> _waiting = [];
+    private readonly Dictionary<ulong, ObjectRunner> _runners = [];
+    private readonly List<(ObjectRunner Runner, int Start, int End)> _segments = [];
     private long _next;
-    private bool _running;
-    private Batch? _current;
-    private FrameHeader _currentFrame;
+    private bool _splitting;
+    private bool _closed;
 
     public HostTunnel(ParallelHost host, int clientRank)
     {
         _host = host;
         _clientRank = clientRank;
-        _connection = new XCallConnection(this, new ConnectionOptions { DispatchMode = DispatchMode.Inline });
-        _connection.OneWayCallFailed += OnOneWayCallFailed;
-        _connection.Start();
     }
 
-    public override string RemoteEndpoint => $"parallel://rank{_clientRank}";
+    public int ClientRank => _clientRank;
 
-    public override void Start(IFrameHandler handler) => _handler = handler;
-
-    /// <summary>Runs batch <paramref name="sequence"/> after every earlier one; completes when its calls have their replies.</summary>
+    /// <summary>Queues batch <paramref name="sequence"/> after every earlier one; completes when its calls ran and have their replies.</summary>
     public Task<BatchResult> RunAsync(long sequence, byte[] frames)
     {
-        var batch = new Batch(frames);
+        var batch = new HostBatch(frames);
         lock (_lock)
         {
             _waiting.Add(sequence, batch);
-            if (_running)
+            if (_splitting)
             {
                 return batch.Answer.Task;
             }
-            _running = true;
+            _splitting = true;
         }
+        ObjectRunner? inline = null;
         while (true)
         {
-            Batch? next;
+            HostBatch? next;
             lock (_lock)
             {
                 if (!_waiting.Remove(_next, out next))
                 {
-                    _running = false;
+                    _splitting = false;
                     break;
                 }
                 _next++;
             }
-            Run(next);
+            inline?.Schedule(); // a later batch came: this thread goes on splitting
+            inline = Split(next);
         }
+        // The last segment split runs on this thread (no hop to the pool), once the split is left to others: a call
+        // there that waits for a chain coming back to this rank does not hold the chain's batches up.
+        inline?.Execute();
         return batch.Answer.Task;
     }
 
-    private void Run(Batch batch)
+    /// <summary>
+    /// Queues the segments of <paramref name="batch"/> on their runners; a batch that does not read fails alone, and
+    /// nothing of it runs. Returns the runner of the last segment when it was idle: scheduled, for the caller to run.
+    /// </summary>
+    private ObjectRunner? Split(HostBatch batch)
     {
-        ReadOnlySpan<byte> records = batch.Frames;
-        _current = batch;
-        string? contract = null;
-        HostedObject? target = null;
-        ulong lastObjectId = 0;
-        long runStart = 0;
-        int runCalls = 0;
+        _segments.Clear();
         try
         {
-            while (!records.IsEmpty)
+            ReadOnlySpan<byte> all = batch.Frames;
+            ReadOnlySpan<byte> rest = all;
+            ObjectRunner? runner = null;
+            int start = 0;
+            bool first = true;
+            FrameHeader last = default;
+            while (!rest.IsEmpty)
             {
-                FrameHeader header = FrameRecords.Read(ref records, out ReadOnlySpan<byte> payload);
-                if (header.Kind is FrameKind.Call or FrameKind.OneWay)
+                int offset = all.Length - rest.Length;
+                FrameHeader header = FrameRecords.Read(ref rest, out _);
+                // Aggregated calls mostly go to the object of the frame before: look the runner up when that changes.
+                if (!first && header.ObjectId == last.ObjectId && header.Kind == last.Kind)
                 {
-                    // Aggregated calls mostly go to the object of the frame before: look it up only when that changes.
-                    if (header.ObjectId != lastObjectId || target is null)
-                    {
-                        target = Expose(header.ObjectId);
-                        lastObjectId = header.ObjectId;
-                    }
-                    if (!ReferenceEquals(target.Contract, contract))
-                    {
-                        EndRun(batch, contract, runStart, runCalls);
-                        contract = target.Contract;
-                        runStart = Stopwatch.GetTimestamp();
-                        runCalls = 0;
-                    }
-                    runCalls++;
-                    if (header.Kind == FrameKind.Call)
-                    {
-                        lock (_lock)
-                        {
-                            _owed[header.CallId] = batch;
-                            batch.Owed++;
-                        }
-                    }
+                    continue;
                 }
-                _currentFrame = header;
-                var reader = new Marshal.MarshalReader(payload, _handler!.Limits);
-                _handler.OnFrame(header, ref reader);
+                first = false;
+                last = header;
+                ObjectRunner? owner = RunnerFor(header);
+                if (!ReferenceEquals(owner, runner))
+                {
+                    if (runner is not null)
+                    {
+                        _segments.Add((runner, start, offset));
+                    }
+                    runner = owner;
+                    start = offset;
+                }
             }
-            EndRun(batch, contract, runStart, runCalls);
+            if (runner is not null)
+            {
+                _segments.Add((runner, start, all.Length));
+            }
         }
         catch (Exception e)
         {
-            // A frame the connection could not read: this tunnel is unusable; its caller closes it over the error.
+            // A batch the tunnel cannot read: its caller closes the tunnel over the error.
             batch.Answer.TrySetException(e);
-            return;
+            return null;
         }
-        finally
+        batch.Hold(_segments.Count);
+        ObjectRunner? inline = null;
+        for (int i = 0; i < _segments.Count; i++)
         {
-            _current = null;
+            (ObjectRunner runner, int start, int end) = _segments[i];
+            bool idle = runner.Enqueue(new Segment(batch, start, end), mayRunHere: i == _segments.Count - 1);
+            inline = idle ? runner : null;
         }
-        bool complete;
+        batch.Release(); // the hold every batch starts with
+        return inline;
+    }
+
+    /// <summary>The runner of the frame's object: made at its first call; null for a control frame of an object without one (advice, dropped).</summary>
+    /// <exception cref="XCallException">A call names an object this rank does not host.</exception>
+    private ObjectRunner? RunnerFor(in FrameHeader header)
+    {
         lock (_lock)
         {
-            batch.Ran = true;
-            complete = batch.Owed == 0;
-        }
-        if (complete)
-        {
-            batch.Complete();
-        }
-    }
-
-    private static void EndRun(Batch batch, string? contract, long start, int calls)
-    {
-        if (contract is not null && calls > 0)
-        {
-            batch.AddRun(contract, calls, (long)Stopwatch.GetElapsedTime(start).TotalNanoseconds);
-        }
-    }
-
-    private HostedObject Expose(ulong objectId)
-    {
-        HostedObject target = _host.Find(objectId)
-            ?? throw new XCallException($"Rank {_host.Rank} hosts no parallel object with id {objectId}.");
-        if (_exposed.Add(objectId))
-        {
-            _connection.Expose(objectId, target.Target, target.Dispatcher);
-        }
-        return target;
-    }
-
-    private void OnOneWayCallFailed(XCallConnection connection, Exception error)
-    {
-        FrameHeader frame = _currentFrame;
-        string method = _host.Find(frame.ObjectId)?.Dispatcher.GetMethodName(frame.MethodId) ?? $"0x{frame.MethodId:x8}";
-        _current?.Failures.Add(new OneWayFailure(frame.ObjectId, method, error.GetType().FullName ?? error.GetType().Name, error.Message));
-    }
-
-    public override IBufferWriter<byte> BeginFrame(in FrameHeader header, long deadline)
-    {
-        Monitor.Enter(_sendLock);
-        _replyHeader = header;
-        _reply.Length = FrameRecords.Prefix;
-        return this;
-    }
-
-    public override void CommitFrame()
-    {
-        try
-        {
-            FrameRecords.WritePrefix(_reply.Written, _replyHeader, _reply.Length - FrameRecords.Prefix);
-            if (_replyHeader.Kind is not (FrameKind.Reply or FrameKind.Error))
+            if (_runners.TryGetValue(header.ObjectId, out ObjectRunner? runner))
             {
-                return; // the caller's side calls nothing back over a tunnel (see docs/parallel.md); control frames are advice
+                return runner;
             }
-            Batch? owner;
-            bool complete;
-            lock (_lock)
+            if (header.Kind is not (FrameKind.Call or FrameKind.OneWay))
             {
-                if (!_owed.Remove(_replyHeader.CallId, out owner))
-                {
-                    return;
-                }
-                owner.Replies.Write(_reply.Written);
-                owner.Owed--;
-                complete = owner.Ran && owner.Owed == 0;
+                return null;
             }
-            if (complete)
+            if (_closed)
             {
-                owner.Complete();
+                throw new XCallDisconnectedException($"parallel://rank{_clientRank}", $"rank {_host.Rank} is leaving the parallel world");
+            }
+            HostedObject target = _host.Find(header.ObjectId) ?? _host.FindReleased(header.ObjectId)
+                ?? throw new XCallException($"Rank {_host.Rank} hosts no parallel object with id {header.ObjectId}.");
+            runner = new ObjectRunner(_host, _clientRank, header.ObjectId, target);
+            _runners.Add(header.ObjectId, runner);
+            return runner;
+        }
+    }
+
+    /// <summary>Drops the runner of <paramref name="objectId"/> (the object was released); segments it holds still run.</summary>
+    public void Forget(ulong objectId)
+    {
+        ObjectRunner? runner;
+        lock (_lock)
+        {
+            if (!_runners.Remove(objectId, out runner))
+            {
+                return;
             }
         }
-        finally
-        {
-            Monitor.Exit(_sendLock);
-        }
+        runner.Retire();
     }
 
-    public override void AbortFrame() => Monitor.Exit(_sendLock);
-
-    public void Advance(int count) => _reply.Advance(count);
-
-    public Memory<byte> GetMemory(int sizeHint = 0) => _reply.GetMemory(sizeHint);
-
-    public Span<byte> GetSpan(int sizeHint = 0) => _reply.GetSpan(sizeHint);
-
-    public override void Dispose() => _handler?.OnClosed(null);
-
-    /// <summary>One batch of frames and its answer, built while it runs.</summary>
-    private sealed class Batch(byte[] frames)
+    public void Dispose()
     {
-        public byte[] Frames { get; } = frames;
-
-        public TaskCompletionSource<BatchResult> Answer { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
-
-        public ArrayBufferWriter<byte> Replies { get; } = new();
-
-        public List<OneWayFailure> Failures { get; } = [];
-
-        public int Owed { get; set; }
-
-        public bool Ran { get; set; }
-
-        private readonly List<(string Contract, long Calls, long Nanoseconds)> _runs = [];
-
-        public void AddRun(string contract, long calls, long nanoseconds)
+        ObjectRunner[] runners;
+        lock (_lock)
         {
-            for (int i = 0; i < _runs.Count; i++)
-            {
-                if (ReferenceEquals(_runs[i].Contract, contract))
-                {
-                    _runs[i] = (contract, _runs[i].Calls + calls, _runs[i].Nanoseconds + nanoseconds);
-                    return;
-                }
-            }
-            _runs.Add((contract, calls, nanoseconds));
+            _closed = true;
+            runners = [.. _runners.Values];
+            _runners.Clear();
         }
-
-        public void Complete() => Answer.TrySetResult(new BatchResult(
-            Replies.WrittenSpan.ToArray(), [.. Failures],
-            [.. _runs.Select(r => r.Contract)], [.. _runs.Select(r => r.Calls)], [.. _runs.Select(r => r.Nanoseconds)]));
+        foreach (ObjectRunner runner in runners)
+        {
+            runner.Retire();
+        }
     }
 }
+
+/// <summary>A run of consecutive frames of a batch, <see cref="Start"/> to <see cref="End"/>, all to one object.</summary>
+internal readonly record struct Segment(HostBatch Batch, int Start, int End);

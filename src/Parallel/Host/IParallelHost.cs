@@ -7,6 +7,12 @@ internal interface IParallelHost
     /// <summary>Creates an object of contract <paramref name="contract"/> (whose hash must be <paramref name="hash"/>) and returns its id on this rank.</summary>
     ulong Create(string contract, ulong hash);
 
+    /// <summary>
+    /// Drops object <paramref name="objectId"/> once the calls queued for it ran; later calls to it throw
+    /// <see cref="ObjectDisposedException"/>. False when this rank hosts no such object.
+    /// </summary>
+    bool Release(ulong objectId);
+
     /// <summary>How many objects this rank hosts.</summary>
     int Load();
 

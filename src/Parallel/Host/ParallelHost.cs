@@ -7,6 +7,7 @@ internal sealed class ParallelHost(int rank, ParallelTypes types) : IParallelHos
 {
     private readonly ConcurrentDictionary<ulong, HostedObject> _objects = new();
     private readonly ConcurrentDictionary<int, HostTunnel> _tunnels = new();
+    private readonly ConcurrentDictionary<ulong, string> _released = new();
     private long _nextId;
 
     public int Rank => rank;
@@ -33,6 +34,25 @@ internal sealed class ParallelHost(int rank, ParallelTypes types) : IParallelHos
     }
 
     public HostedObject? Find(ulong objectId) => _objects.GetValueOrDefault(objectId);
+
+    /// <summary>What stands for object <paramref name="objectId"/> once it was released: its calls throw <see cref="ObjectDisposedException"/>; null when it never was.</summary>
+    public HostedObject? FindReleased(ulong objectId) => _released.TryGetValue(objectId, out string? contract)
+        ? new HostedObject(contract, new ReleasedDispatcher(contract, objectId, rank), contract)
+        : null;
+
+    public bool Release(ulong objectId)
+    {
+        if (!_objects.TryRemove(objectId, out HostedObject? released))
+        {
+            return false;
+        }
+        _released[objectId] = released.Contract;
+        foreach (HostTunnel tunnel in _tunnels.Values)
+        {
+            tunnel.Forget(objectId); // its runners drop the object once the calls queued before the release ran
+        }
+        return true;
+    }
 
     public int Load() => _objects.Count;
 

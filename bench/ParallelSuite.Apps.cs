@@ -1,0 +1,105 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Reflection;
+using System.Text.RegularExpressions;
+using XCall.Cluster;
+
+namespace XCall.Bench;
+
+/// <summary>
+/// The parallel suite's application rows: samples/PrimeSieve and samples/RayFarm as worlds of 1, 2 and 4 rank
+/// processes, with <c>--adaptive</c> (Agglomeration.Adaptive) and without, at the finest grain (one candidate or
+/// one line per call, aggregation left to the library), next to the best grain of a sweep in the same run.
+/// </summary>
+internal static partial class ParallelSuite
+{
+    private static readonly TimeSpan s_appLimit = TimeSpan.FromMinutes(5);
+
+    private static void RunApps()
+    {
+        Console.WriteLine();
+        Console.WriteLine("| application (ranks) | adaptive, finest grain (s) | not adaptive, finest grain (s) | best swept grain (s) | adaptive / best |");
+        Console.WriteLine("|---|---:|---:|---:|---:|");
+        foreach (int ranks in new[] { 1, 2, 4 })
+        {
+            AppRow("PrimeSievePath", $"sieve N = 2,000,000, 4 filters ({ranks})", ranks, ["--n", "2000000", "--filters", "4"], "--grain", [1, 100, 1000, 10000]);
+        }
+        foreach (int ranks in new[] { 1, 2, 4 })
+        {
+            AppRow("RayFarmPath", $"ray tracer 500x500 ({ranks})", ranks, [], "--lines", [1, 5, 25, 100]);
+        }
+    }
+
+    private static void AppRow(string key, string label, int ranks, string[] common, string grainOption, int[] grains)
+    {
+        string? path = typeof(ParallelSuite).Assembly.GetCustomAttributes<AssemblyMetadataAttribute>().FirstOrDefault(a => a.Key == key)?.Value;
+        if (path is null || !File.Exists(path))
+        {
+            Console.WriteLine($"| {label} | skipped: {path ?? key} is not built | | | |");
+            return;
+        }
+        try
+        {
+            string finest = grains[0].ToString(CultureInfo.InvariantCulture);
+            double adaptive = RunWorld(path, ranks, [.. common, grainOption, finest, "--adaptive"]);
+            double fixedRun = RunWorld(path, ranks, [.. common, grainOption, finest]);
+            (double best, int bestGrain) = grains.Select(g => (RunWorld(path, ranks, [.. common, grainOption, g.ToString(CultureInfo.InvariantCulture)]), g)).Min();
+            Console.WriteLine($"| {label} | {adaptive:F3} | {fixedRun:F3} | {best:F3} ({grainOption} {bestGrain}) | {adaptive / best:F2}x |");
+        }
+        catch (Exception e) when (e is InvalidOperationException or TimeoutException)
+        {
+            Console.WriteLine($"| {label} | failed: {e.Message.ReplaceLineEndings(" ")} | | | |");
+        }
+    }
+
+    /// <summary>Runs <paramref name="ranks"/> rank processes of the sample; the seconds rank 0 reports.</summary>
+    private static double RunWorld(string path, int ranks, string[] arguments)
+    {
+        string job = $"pa{Environment.ProcessId}-{Guid.NewGuid():N}"[..20];
+        var processes = new List<(Process Process, Task<string> Output)>();
+        for (int rank = 0; rank < ranks; rank++)
+        {
+            var start = new ProcessStartInfo("dotnet") { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
+            start.ArgumentList.Add(path);
+            foreach (string argument in arguments)
+            {
+                start.ArgumentList.Add(argument);
+            }
+            start.Environment[WorldEnvironment.RankVariable] = rank.ToString(CultureInfo.InvariantCulture);
+            start.Environment[WorldEnvironment.SizeVariable] = ranks.ToString(CultureInfo.InvariantCulture);
+            start.Environment[WorldEnvironment.JobIdVariable] = job;
+            Process process = Process.Start(start)!;
+            _ = process.StandardError.ReadToEndAsync();
+            processes.Add((process, process.StandardOutput.ReadToEndAsync()));
+        }
+        try
+        {
+            foreach ((Process process, _) in processes)
+            {
+                if (!process.WaitForExit(s_appLimit))
+                {
+                    throw new TimeoutException($"{Path.GetFileName(path)} {string.Join(' ', arguments)} did not end within {s_appLimit}");
+                }
+            }
+            string text = processes[0].Output.GetAwaiter().GetResult();
+            Match seconds = SecondsLine().Match(text);
+            return processes.All(p => p.Process.ExitCode == 0) && seconds.Success
+                ? double.Parse(seconds.Groups[1].Value, CultureInfo.InvariantCulture)
+                : throw new InvalidOperationException($"{Path.GetFileName(path)} {string.Join(' ', arguments)} failed: {text}");
+        }
+        finally
+        {
+            foreach ((Process process, _) in processes)
+            {
+                if (!process.HasExited)
+                {
+                    process.Kill(entireProcessTree: true);
+                }
+                process.Dispose();
+            }
+        }
+    }
+
+    [GeneratedRegex(@" in (\d+\.\d+) s")]
+    private static partial Regex SecondsLine();
+}
