@@ -4,7 +4,7 @@ using System.Runtime.CompilerServices;
 namespace XCall.Tests.Contracts;
 
 /// <summary>The server side of <see cref="IStreams"/>.</summary>
-public sealed class Streams : IStreams
+public class Streams : IStreams
 {
     private readonly ConcurrentDictionary<string, Watch> _watches = new();
 

@@ -105,7 +105,7 @@ public sealed class StreamProducer<T, TItems> : IExportLifetime where TItems : I
 
     private async ValueTask Fill(ServerCall call, int max)
     {
-        CancellationTokenRegistration onCancel = default;
+        bool replied = false;
         try
         {
             if (_failure is { } failure)
@@ -117,9 +117,11 @@ public sealed class StreamProducer<T, TItems> : IExportLifetime where TItems : I
             if (_ended)
             {
                 Reply(call, 0, last: true);
+                replied = true;
                 return;
             }
             int count = 0;
+            CancellationTokenRegistration onCancel = default;
             try
             {
                 _enumerator ??= _source!.GetAsyncEnumerator(_cancel.Token);
@@ -164,7 +166,12 @@ public sealed class StreamProducer<T, TItems> : IExportLifetime where TItems : I
             {
                 _failure = ExceptionDispatchInfo.Capture(ex); // the items before it go first
             }
+            finally
+            {
+                onCancel.Dispose();
+            }
             Reply(call, count, last: _ended && _failure is null);
+            replied = true;
         }
         catch (Exception)
         {
@@ -174,21 +181,31 @@ public sealed class StreamProducer<T, TItems> : IExportLifetime where TItems : I
         }
         finally
         {
-            onCancel.Dispose();
-            EndRequest();
+            if (!replied)
+            {
+                EndRequest();
+            }
         }
     }
 
+    /// <summary>Sends the batch and ends the request: the consumer may send its next one as soon as it has this one.</summary>
     private void Reply(ServerCall call, int count, bool last)
     {
         MarshalWriter writer = call.BeginReply();
-        writer.Write(last ? (byte)1 : (byte)0);
-        TItems.WriteBatch(ref writer, _batch.AsSpan(0, count));
-        call.EndReply(ref writer);
-        if (RuntimeHelpers.IsReferenceOrContainsReferences<T>())
+        try
         {
-            Array.Clear(_batch, 0, count); // the consumer has them now; this side need not keep them alive
+            writer.Write(last ? (byte)1 : (byte)0);
+            TItems.WriteBatch(ref writer, _batch.AsSpan(0, count));
         }
+        finally
+        {
+            if (RuntimeHelpers.IsReferenceOrContainsReferences<T>())
+            {
+                Array.Clear(_batch, 0, count); // the consumer gets them; this side need not keep them alive
+            }
+        }
+        EndRequest();
+        call.EndReply(ref writer);
     }
 
     private void EndRequest()
