@@ -42,6 +42,17 @@ public sealed class FramedStreamTests : StreamContractTests, IDisposable
         Assert.Equal(0, server.ExposedObjectCount);
     }
 
+    [Fact]
+    public async Task A_consumer_that_goes_away_mid_stream_stops_the_producer()
+    {
+        string key = Guid.NewGuid().ToString("N");
+        XCallConnection gone = Connect(null);
+        IAsyncEnumerator<int> items = gone.GetService<IStreams>().Endless(key, default).GetAsyncEnumerator();
+        Assert.True(await items.MoveNextAsync());
+        gone.Dispose(); // no Close, no release: the server's connection closes under the producer
+        Assert.Contains(await Streams.Ended(key).WaitAsync(TimeSpan.FromSeconds(30)), new[] { "disposed", "cancelled" });
+    }
+
     public void Dispose()
     {
         foreach (XCallConnection connection in _connections)
