@@ -206,6 +206,23 @@ public abstract class StreamContractTests
         Assert.Equal(string.Join(",", Enumerable.Range(0, 1500).Select(i => "x" + i)), await Streams.Join(LocalWords(1500)));
     }
 
+    private static async IAsyncEnumerable<int> Throwing(int before)
+    {
+        for (int i = 0; i < before; i++)
+        {
+            yield return i;
+        }
+        await Task.CompletedTask;
+        throw new InvalidOperationException("caller's producer broke");
+    }
+
+    [Fact]
+    public async Task A_stream_argument_whose_producer_throws_fails_the_call()
+    {
+        RemoteInvocationException error = await Assert.ThrowsAsync<RemoteInvocationException>(() => SmallBatchStreams.Sum(Throwing(50)));
+        Assert.Contains("caller's producer broke", error.ToString(), StringComparison.Ordinal);
+    }
+
     [Fact]
     public async Task A_callee_that_stops_reading_disposes_the_callers_producer()
     {
