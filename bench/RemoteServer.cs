@@ -4,7 +4,7 @@ namespace XCall.Bench;
 
 /// <summary>
 /// The server side of the shm and tcp rows: this program started again with <c>--serve ADDRESS</c>, in
-/// its own process, serving <see cref="ICallCost"/> and <see cref="IThroughput"/> with the default dispatch
+/// its own process, serving <see cref="ICallCost"/>, <see cref="IThroughput"/> and <see cref="IStreamCost"/> with the default dispatch
 /// (<see cref="DispatchMode.Concurrent"/>), or inline dispatch where a row says so.
 /// </summary>
 internal sealed class RemoteServer : IDisposable
@@ -83,7 +83,8 @@ internal sealed class RemoteServer : IDisposable
             : new RemoteOptions();
         using var server = new XCallServer(noOptions ? null : connection)
             .Add<ICallCost>(new DerivedCallCostService())
-            .Add<IThroughput>(new ThroughputService());
+            .Add<IThroughput>(new ThroughputService())
+            .Add<IStreamCost>(new StreamCostService());
         using RemoteListener listener = Remote.Serve(address, server, options);
         Console.WriteLine($"READY {(object?)listener.TcpAddress ?? address}");
         Console.Out.Flush();

@@ -316,6 +316,10 @@ public sealed partial class ProxyGenerator
                 {
                     EmitAsyncCall(w, m, $"{c.Identifier}_XCallProxy");
                 }
+                else if (m.ReturnKind == ReturnKind.AsyncEnumerable)
+                {
+                    EmitStreamCall(w, m);
+                }
                 else
                 {
                     EmitSyncCall(w, m);
@@ -476,6 +480,27 @@ public sealed partial class ProxyGenerator
             w.Close();
         }
 
+        /// <summary>
+        /// A method returning a stream: the proxy returns at once a stream whose enumeration makes the call (its
+        /// arguments written then, from what the method was given) and pulls the items of the stream it returns.
+        /// </summary>
+        private static void EmitStreamCall(IndentedWriter w, MethodSpec m)
+        {
+            TypeSpec stream = m.Result!;
+            string arguments = "null";
+            if (Sent(m).Any())
+            {
+                // An `in` argument cannot be captured: its value is (as a call made now would read it).
+                foreach (ParameterSpec p in Sent(m).Where(p => p.Mode == ParameterMode.ReadOnlyRef))
+                {
+                    w.Line($"var __in_{p.Name} = {Escape(p.Name)};");
+                }
+                arguments = "(ref " + MarshalNs + ".MarshalWriter __w) => { " + string.Join(" ", Sent(m).Select(p =>
+                    Write(p.Type!, p.Mode == ParameterMode.ReadOnlyRef ? "__in_" + p.Name : Escape(p.Name)))) + " }";
+            }
+            w.Line($"return {CompilerServices}.RemoteStreams.Call<{stream.ElementName}, {StreamItems(stream.Element!)}>(this, 0x{m.Id:x8}u, {arguments}, {TokenName(m) ?? "default"});");
+        }
+
         private static void EmitDispatcher(IndentedWriter w, ContractSpec c)
         {
             w.Line($"/// <summary>Generated dispatcher: serves calls of <see cref=\"{c.FullName}\"/>.</summary>");
@@ -504,6 +529,13 @@ public sealed partial class ProxyGenerator
                 w.Open($"private static global::System.Threading.Tasks.ValueTask {DispatchMethodName(m)}({c.FullName} __t, ref {MarshalNs}.MarshalReader __r, {CompilerServices}.ServerCall call)");
                 var args = new List<string>();
                 var rents = new List<(string Local, string Element)>();
+                string token = "call.CancellationToken";
+                if (m.ReturnKind == ReturnKind.AsyncEnumerable)
+                {
+                    // The stream's producer: the method's token is the stream's, which the consumer cancels.
+                    w.Line($"var __stream = new {CompilerServices}.StreamProducer<{m.Result!.ElementName}, {StreamItems(m.Result.Element!)}>();");
+                    token = "__stream.CancellationToken";
+                }
                 int i = 0;
                 foreach (ParameterSpec p in m.Parameters)
                 {
@@ -528,7 +560,7 @@ public sealed partial class ProxyGenerator
                     switch (p.Mode)
                     {
                         case ParameterMode.CancellationToken:
-                            args.Add("call.CancellationToken");
+                            args.Add(token);
                             continue;
                         case ParameterMode.Out:
                             w.Line($"{p.Type!.FullName} {local} = default!;");
@@ -568,6 +600,15 @@ public sealed partial class ProxyGenerator
                     case ReturnKind.TaskOfT:
                     case ReturnKind.ValueTaskOfT:
                         w.Line($"return call.Complete({invoke}, static (ref {MarshalNs}.MarshalWriter __w, {m.Result!.FullName} __v) => {{ {Write(m.Result!, "__v")} }});");
+                        break;
+                    case ReturnKind.AsyncEnumerable:
+                        w.Line($"var __ret = {invoke};");
+                        w.Open("");
+                        w.Line("var __w = call.BeginReply();");
+                        w.Line("__stream.Write(ref __w, __ret);");
+                        w.Line("call.EndReply(ref __w);");
+                        w.Close();
+                        w.Line("return default;");
                         break;
                     default:
                         w.Line(m.Result is null ? invoke + ";" : $"var __ret = {invoke};");
@@ -918,6 +959,13 @@ public sealed partial class ProxyGenerator
             _ => $"{t.Marshaller}.Read(ref {r})",
         };
 
+        /// <summary>The copier of a stream's items across a load context: null when they pass as they are.</summary>
+        private static string StreamItemCopier(TypeSpec element)
+        {
+            string copy = Copy(element, "__v", "__l");
+            return copy == "__v" ? "null" : $"static (__v, __l) => {copy}";
+        }
+
         /// <summary>
         /// The expression copying <paramref name="value"/> across a load context over the domain link named
         /// <paramref name="link"/>: an object reference, also one held in data or a collection, gets a domain
@@ -932,6 +980,7 @@ public sealed partial class ProxyGenerator
             WireKind.UnmanagedList => $"{DomainNs}.DomainCopy.CopyList<{t.ElementName}>({value})",
             WireKind.UnmanagedMemory => $"{DomainNs}.DomainCopy.CopyMemory<{t.ElementName}>({value})",
             WireKind.Span => $"{value}.ToArray()",
+            WireKind.Stream => $"{DomainNs}.DomainStreams.Copy<{t.ElementName}>({value}, {link}, {StreamItemCopier(t.Element!)})",
             _ => $"{DomainNs}.DomainCopy.Copy<{t.FullName}, {t.Marshaller}>({value}, {link})",
         };
     }

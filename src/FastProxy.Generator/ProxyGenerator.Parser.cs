@@ -141,6 +141,11 @@ public sealed partial class ProxyGenerator
             {
                 kind = ReturnKind.ValueTask;
             }
+            else if (original == AsyncEnumerableName)
+            {
+                kind = ReturnKind.AsyncEnumerable;
+                result = MapType(returnType, "Return value", name, location);
+            }
             else if (original is "System.Threading.Tasks.Task<TResult>" or "System.Threading.Tasks.ValueTask<TResult>")
             {
                 kind = original.StartsWith("System.Threading.Tasks.Task", System.StringComparison.Ordinal) ? ReturnKind.TaskOfT : ReturnKind.ValueTaskOfT;
@@ -151,7 +156,9 @@ public sealed partial class ProxyGenerator
                 kind = ReturnKind.Value;
                 result = InputOnly(MapType(returnType, "Return value", name, location), "Return value", name, location, returnType);
             }
-            bool isAsync = kind is ReturnKind.Task or ReturnKind.TaskOfT or ReturnKind.ValueTask or ReturnKind.ValueTaskOfT;
+            // A stream's call is made when it is enumerated, after the method returned: like an async method's, its
+            // arguments cannot be ref, out or spans.
+            bool isAsync = kind is ReturnKind.Task or ReturnKind.TaskOfT or ReturnKind.ValueTask or ReturnKind.ValueTaskOfT or ReturnKind.AsyncEnumerable;
 
             var parameters = new List<ParameterSpec>();
             var signature = new StringBuilder(name).Append('(');
@@ -337,6 +344,8 @@ public sealed partial class ProxyGenerator
                         };
                         return elementSpec is null ? null : new TypeSpec(full, WireKind.Marshalled, null, $"global::XCall.Marshal.{generic}<{elementPlain}, {elementSpec.Marshaller}>", elementSpec.HasObjects);
                     }
+                    case AsyncEnumerableName:
+                        return MapStream(named, full, ref reason, location);
                     case "System.Collections.Generic.Dictionary<TKey, TValue>":
                     {
                         ITypeSymbol key = named.TypeArguments[0];
@@ -375,6 +384,26 @@ public sealed partial class ProxyGenerator
             }
             reason = "use a class, struct or record with public fields or properties, a primitive, a string, or a collection of those";
             return null;
+        }
+
+        /// <summary>
+        /// An <c>IAsyncEnumerable&lt;T&gt;</c>: a stream whose items travel in batches, unmanaged items as one block
+        /// copy per batch (docs/remoting.md, "Streams").
+        /// </summary>
+        private TypeSpec? MapStream(INamedTypeSymbol stream, string full, ref string? reason, Location? location)
+        {
+            ITypeSymbol element = stream.TypeArguments[0];
+            TypeSpec? elementSpec = TryMap(element, ref reason, location);
+            if (elementSpec is null)
+            {
+                return null;
+            }
+            if (elementSpec.Kind == WireKind.Stream)
+            {
+                reason = "a stream of streams is not supported; stream the items, or return a stream per item from a [Remotable] object";
+                return null;
+            }
+            return new TypeSpec(full, WireKind.Stream, elementSpec.FullName, StreamMarshaller(elementSpec), HasObjects: true, Element: elementSpec);
         }
 
         /// <summary>Unmanaged, and not marshalled by a registered marshaller: one block copy.</summary>

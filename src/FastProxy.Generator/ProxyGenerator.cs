@@ -17,6 +17,16 @@ public sealed partial class ProxyGenerator : IIncrementalGenerator
     internal const string RemotableAttribute = "XCall.RemotableAttribute";
     internal const string KnownTypeAttribute = "XCall.XCallKnownTypeAttribute";
     internal const string MarshallerAttribute = "XCall.XCallMarshallerAttribute";
+    internal const string AsyncEnumerableName = "System.Collections.Generic.IAsyncEnumerable<T>";
+
+    /// <summary>How the items of a stream of <paramref name="element"/> travel: one block per batch when unmanaged.</summary>
+    internal static string StreamItems(TypeSpec element) => element.Kind == WireKind.Unmanaged
+        ? $"global::XCall.Runtime.CompilerServices.UnmanagedStreamItems<{element.FullName}>"
+        : $"global::XCall.Runtime.CompilerServices.MarshalledStreamItems<{element.FullName}, {element.Marshaller}>";
+
+    /// <summary>The marshaller of a stream of <paramref name="element"/>.</summary>
+    internal static string StreamMarshaller(TypeSpec element) =>
+        $"global::XCall.Runtime.AsyncStreamMarshaller<{element.FullName}, {StreamItems(element)}>";
 
     /// <summary>Tracking names of the pipeline steps, for the caching tests.</summary>
     internal static class Steps

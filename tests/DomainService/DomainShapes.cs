@@ -14,3 +14,8 @@ public sealed class ContextGreeter : IGreeter
 {
     public string Greet(string name) => $"{name} from {DomainShapes.ContextName}";
 }
+
+/// <summary>The <see cref="IStreams"/> service as it lives in its own load context.</summary>
+public sealed class ContextStreams : Streams
+{
+}

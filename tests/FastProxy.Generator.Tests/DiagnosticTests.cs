@@ -367,6 +367,51 @@ public sealed class DiagnosticTests
     }
 
     [Fact]
+    public void Ref_parameter_on_a_method_returning_a_stream_reports_XCALL005_on_the_parameter()
+    {
+        Reported report = Report("XCALL005", """
+            [Remotable]
+            public interface IFeed
+            {
+                System.Collections.Generic.IAsyncEnumerable<int> Read(ref int cursor);
+            }
+            """);
+
+        Assert.Equal("cursor", report.LocatedText);
+        Assert.Contains("'Read'", report.Message);
+    }
+
+    [Fact]
+    public void Stream_of_streams_reports_XCALL002_on_the_method()
+    {
+        Reported report = Report("XCALL002", """
+            [Remotable]
+            public interface IFeed
+            {
+                System.Collections.Generic.IAsyncEnumerable<System.Collections.Generic.IAsyncEnumerable<int>> Nested();
+            }
+            """);
+
+        Assert.Equal("Nested", report.LocatedText);
+        Assert.Contains("a stream of streams is not supported", report.Message);
+    }
+
+    [Fact]
+    public void Stream_of_an_unmarshallable_type_reports_XCALL002_naming_the_item_type()
+    {
+        Reported report = Report("XCALL002", """
+            [Remotable]
+            public interface IFeed
+            {
+                System.Collections.Generic.IAsyncEnumerable<IDisposable> Handles();
+            }
+            """);
+
+        Assert.Equal("Handles", report.LocatedText);
+        Assert.Contains("pass a concrete data type", report.Message);
+    }
+
+    [Fact]
     public void Property_reports_XCALL006_on_the_property()
     {
         Reported report = Report("XCALL006", """

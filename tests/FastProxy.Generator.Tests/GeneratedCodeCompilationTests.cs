@@ -11,6 +11,7 @@ public sealed class GeneratedCodeCompilationTests
     [InlineData(nameof(ContractSources.Inheritance))]
     [InlineData(nameof(ContractSources.Graphs))]
     [InlineData(nameof(ContractSources.References))]
+    [InlineData(nameof(ContractSources.Streams))]
     public void Generated_code_compiles_without_errors_or_warnings(string name)
     {
         GeneratorOutput output = GeneratorHarness.Run(ContractSources.ByCase(name));

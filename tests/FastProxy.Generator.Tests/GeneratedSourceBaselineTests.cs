@@ -18,6 +18,7 @@ public sealed class GeneratedSourceBaselineTests
     [InlineData(nameof(ContractSources.Inheritance))]
     [InlineData(nameof(ContractSources.Graphs))]
     [InlineData(nameof(ContractSources.References))]
+    [InlineData(nameof(ContractSources.Streams))]
     public void Generated_sources_match_the_baselines(string name)
     {
         GeneratorOutput output = GeneratorHarness.Run(ContractSources.ByCase(name));

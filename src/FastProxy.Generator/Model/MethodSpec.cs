@@ -9,6 +9,9 @@ internal enum ReturnKind
     TaskOfT,
     ValueTask,
     ValueTaskOfT,
+
+    /// <summary>IAsyncEnumerable&lt;T&gt;: the proxy returns a stream that calls the method when it is enumerated.</summary>
+    AsyncEnumerable,
 }
 
 /// <summary>One method of a remotable interface.</summary>

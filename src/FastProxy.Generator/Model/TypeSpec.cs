@@ -38,11 +38,16 @@ internal enum WireKind
 
     /// <summary>A [Remotable] interface: travels by reference (an object id); across a load context it becomes a domain proxy (DomainLink.Wrap).</summary>
     ObjectReference,
+
+    /// <summary>IAsyncEnumerable&lt;T&gt;: a stream, its producer exposed by reference and its items pulled in batches;
+    /// across a load context a wrapper that copies each item (DomainStreams.Copy).</summary>
+    Stream,
 }
 
 /// <summary>A type as the emitter needs it.</summary>
 /// <param name="FullName">Fully qualified name with nullable annotation, as it appears in signatures.</param>
 /// <param name="ElementName">For arrays, lists, memory and spans of unmanaged values: the element type.</param>
 /// <param name="Marshaller">The marshaller type (always set; used for <see cref="WireKind.Marshalled"/> and domain copies).</param>
-/// <param name="HasObjects">Whether a value can hold objects that keep their identity within a message: data class objects or [Remotable] references.</param>
-internal sealed record TypeSpec(string FullName, WireKind Kind, string? ElementName, string Marshaller, bool HasObjects = false);
+/// <param name="HasObjects">Whether a value can hold objects that keep their identity within a message: data class objects, [Remotable] references or streams.</param>
+/// <param name="Element">For a <see cref="WireKind.Stream"/>: how its items travel.</param>
+internal sealed record TypeSpec(string FullName, WireKind Kind, string? ElementName, string Marshaller, bool HasObjects = false, TypeSpec? Element = null);

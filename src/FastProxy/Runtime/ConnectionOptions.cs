@@ -9,6 +9,12 @@ public sealed record ConnectionOptions
     /// <summary>The largest allowed <see cref="MaxConcurrentArgumentBytes"/>: 256 GiB, no bound in practice.</summary>
     public const long MaxConcurrentArgumentBytesLimit = 1L << 38;
 
+    /// <summary>The largest allowed <see cref="StreamBatchBytes"/>: 16 MiB.</summary>
+    public const int StreamBatchBytesLimit = 16 << 20;
+
+    /// <summary>The largest allowed <see cref="StreamBatchItems"/>: 1,048,576.</summary>
+    public const int StreamBatchItemsLimit = 1 << 20;
+
     /// <summary>The defaults.</summary>
     public static ConnectionOptions Default { get; } = new();
 
@@ -39,6 +45,21 @@ public sealed record ConnectionOptions
     /// </summary>
     public long MaxConcurrentArgumentBytes { get; init; } = 64L << 20;
 
+    /// <summary>
+    /// The most bytes of unmanaged items one batch of an <see cref="IAsyncEnumerable{T}"/> stream carries (at least one
+    /// item), from 1 to <see cref="StreamBatchBytesLimit"/>. Default 64 KiB: 16,384 ints per batch, enough that the
+    /// round trip per batch costs little per item. The consumer asks for batches of this size; the producer sends at
+    /// most what its own setting allows (docs/remoting.md, "Streams").
+    /// </summary>
+    public int StreamBatchBytes { get; init; } = 64 * 1024;
+
+    /// <summary>
+    /// The most items of any other type (strings, data objects) one batch of an <see cref="IAsyncEnumerable{T}"/>
+    /// stream carries, from 1 to <see cref="StreamBatchItemsLimit"/>. Default 1,024; lower it for large items, as a
+    /// batch is marshalled into one frame.
+    /// </summary>
+    public int StreamBatchItems { get; init; } = 1024;
+
     /// <summary>Limits applied to every payload read from the peer.</summary>
     public Marshal.MarshalLimits Limits { get; init; } = Marshal.MarshalLimits.Default;
 
@@ -53,6 +74,14 @@ public sealed record ConnectionOptions
         if (MaxConcurrentArgumentBytes < 1 || MaxConcurrentArgumentBytes > MaxConcurrentArgumentBytesLimit)
         {
             throw new ArgumentOutOfRangeException(nameof(MaxConcurrentArgumentBytes), MaxConcurrentArgumentBytes, $"MaxConcurrentArgumentBytes must be between 1 and {MaxConcurrentArgumentBytesLimit}.");
+        }
+        if (StreamBatchBytes < 1 || StreamBatchBytes > StreamBatchBytesLimit)
+        {
+            throw new ArgumentOutOfRangeException(nameof(StreamBatchBytes), StreamBatchBytes, $"StreamBatchBytes must be between 1 and {StreamBatchBytesLimit}.");
+        }
+        if (StreamBatchItems < 1 || StreamBatchItems > StreamBatchItemsLimit)
+        {
+            throw new ArgumentOutOfRangeException(nameof(StreamBatchItems), StreamBatchItems, $"StreamBatchItems must be between 1 and {StreamBatchItemsLimit}.");
         }
     }
 }

@@ -29,6 +29,8 @@ namespace XCall.Runtime;
 //   still open on the dead link, another on the new one): so each entry names the thread whose frame wrote it,
 //   and a commit or abort touches its own thread's entries only. The list is read without the lock only to skip
 //   the common case of a frame that exported nothing.
+// - An exported object that implements IExportLifetime (a stream's producer) is told when its entry goes, however
+//   it goes, after the lock is let go.
 internal sealed class ReferenceTable(XCallConnection connection)
 {
     private const ulong FirstExportId = 1UL << 32;
@@ -127,6 +129,7 @@ internal sealed class ReferenceTable(XCallConnection connection)
             return;
         }
         int me = Environment.CurrentManagedThreadId;
+        List<IExportLifetime>? gone = null;
         lock (_lock)
         {
             foreach ((int thread, ulong id) in _openFrameExports)
@@ -135,10 +138,12 @@ internal sealed class ReferenceTable(XCallConnection connection)
                 {
                     _exports.Remove(id);
                     _exportIds.Remove(exported.Target);
+                    Note(ref gone, exported.Target);
                 }
             }
             _openFrameExports.RemoveAll(e => e.Thread == me);
         }
+        NotifyUnexported(gone);
     }
 
     /// <summary>Exports <paramref name="target"/> in a frame open on link <paramref name="link"/> (the same object
@@ -268,6 +273,7 @@ internal sealed class ReferenceTable(XCallConnection connection)
     /// <summary>The peer released <paramref name="count"/> sends of exported object <paramref name="objectId"/>.</summary>
     public void OnRelease(ulong objectId, uint count)
     {
+        List<IExportLifetime>? gone = null;
         lock (_lock)
         {
             if (_exports.TryGetValue(objectId, out ExportedObject? exported))
@@ -277,9 +283,11 @@ internal sealed class ReferenceTable(XCallConnection connection)
                 {
                     _exports.Remove(objectId);
                     _exportIds.Remove(exported.Target);
+                    Note(ref gone, exported.Target);
                 }
             }
         }
+        NotifyUnexported(gone);
     }
 
     /// <summary>
@@ -288,6 +296,7 @@ internal sealed class ReferenceTable(XCallConnection connection)
     /// </summary>
     public void DropLink(int linkGeneration)
     {
+        List<IExportLifetime>? gone = null;
         lock (_lock)
         {
             if (linkGeneration > _lostLink)
@@ -298,23 +307,52 @@ internal sealed class ReferenceTable(XCallConnection connection)
             {
                 _exports.Remove(export.Key);
                 _exportIds.Remove(export.Value.Target);
+                Note(ref gone, export.Value.Target);
             }
             foreach (ulong id in _imports.Where(i => i.Value.Link <= linkGeneration).Select(i => i.Key).ToArray())
             {
                 _imports.Remove(id);
             }
         }
+        NotifyUnexported(gone);
     }
 
     /// <summary>References die with the connection: the objects are no longer exposed, the proxies fail with <see cref="XCallDisconnectedException"/>.</summary>
     public void Clear()
     {
+        List<IExportLifetime>? gone = null;
         lock (_lock)
         {
+            foreach (ExportedObject exported in _exports.Values)
+            {
+                Note(ref gone, exported.Target);
+            }
             _exports.Clear();
             _exportIds.Clear();
             // Proxies stay un-released, so their calls fail as disconnected rather than disposed.
             _imports.Clear();
+        }
+        NotifyUnexported(gone);
+    }
+
+    private static void Note(ref List<IExportLifetime>? gone, object target)
+    {
+        if (target is IExportLifetime lifetime)
+        {
+            (gone ??= []).Add(lifetime);
+        }
+    }
+
+    /// <summary>Tells the objects no longer exposed (<see cref="IExportLifetime"/>); called outside the lock.</summary>
+    private static void NotifyUnexported(List<IExportLifetime>? gone)
+    {
+        if (gone is null)
+        {
+            return;
+        }
+        foreach (IExportLifetime lifetime in gone)
+        {
+            lifetime.Unexported();
         }
     }
 

@@ -331,6 +331,28 @@ internal static class ContractSources
         }
         """;
 
+    public const string Streams = """
+        using System.Collections.Generic;
+        using System.Threading;
+        using System.Threading.Tasks;
+        using XCall;
+
+        namespace Sample;
+
+        public sealed class Item { public int Id { get; set; } public string? Name { get; set; } }
+
+        [Remotable]
+        public interface IFeed
+        {
+            IAsyncEnumerable<int> Numbers(int start, int count);
+            IAsyncEnumerable<Item> Items(string filter, CancellationToken cancellationToken);
+            IAsyncEnumerable<string?> Lines(in int skip);
+            IAsyncEnumerable<long> All();
+            Task<long> Sum(IAsyncEnumerable<int> values);
+            Task<IAsyncEnumerable<double>> Later();
+        }
+        """;
+
     /// <summary>The source of a baseline case by name.</summary>
     public static string ByCase(string name) => name switch
     {
@@ -339,6 +361,7 @@ internal static class ContractSources
         nameof(Inheritance) => Inheritance,
         nameof(Graphs) => Graphs,
         nameof(References) => References,
+        nameof(Streams) => Streams,
         _ => throw new ArgumentOutOfRangeException(nameof(name), name, "Unknown contract case."),
     };
 }
