@@ -1,14 +1,14 @@
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
-using XCall.Runtime;
 
 namespace XCall.Hosting;
 
 /// <summary>
 /// The hosted service of <see cref="XCallServiceCollectionExtensions.AddXCallServer"/>: serves on start; on stop,
-/// stops accepting, waits until the clients closed their connections (a call in flight finishes), and closes the
-/// ones still open when the host's shutdown timeout ends the wait.
+/// stops accepting, refuses new calls (<see cref="XCallServerBusyException"/>), waits until the calls in flight are
+/// answered (<see cref="XCallServer.DrainAsync"/>) or the host's shutdown timeout ends the wait, and closes the
+/// connections.
 /// </summary>
 internal sealed class XCallServerHost(
     IServiceProvider services,
@@ -46,16 +46,16 @@ internal sealed class XCallServerHost(
             return;
         }
         StopAccepting();
-        XCallConnection[] open = [.. server.Connections];
-        Log.Draining(_logger, open.Length);
+        Task drained = server.DrainAsync(cancellationToken); // new calls are refused from here on
+        Log.Draining(_logger, server.CallsInFlight, server.Connections.Count);
         try
         {
-            await Task.WhenAll(open.Select(WhenClosed)).WaitAsync(cancellationToken).ConfigureAwait(false);
-            Log.Drained(_logger);
+            await drained.ConfigureAwait(false);
+            Log.Drained(_logger, server.Connections.Count);
         }
         catch (OperationCanceledException)
         {
-            Log.DrainCutShort(_logger, server.Connections.Count);
+            Log.DrainCutShort(_logger, server.CallsInFlight, server.Connections.Count);
         }
         server.Dispose();
     }
@@ -73,16 +73,5 @@ internal sealed class XCallServerHost(
             listener.Dispose();
         }
         _listeners.Clear();
-    }
-
-    private static Task WhenClosed(XCallConnection connection)
-    {
-        var closed = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        connection.Closed += (_, _) => closed.TrySetResult();
-        if (connection.IsClosed)
-        {
-            closed.TrySetResult();
-        }
-        return closed.Task;
     }
 }

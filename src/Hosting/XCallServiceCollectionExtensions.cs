@@ -39,8 +39,9 @@ public static class XCallServiceCollectionExtensions
     /// <summary>
     /// Registers the XCall server as a hosted service: <paramref name="configure"/> adds its services
     /// (<c>(provider, server) =&gt; server.Add&lt;ICalc&gt;(provider.GetRequiredService&lt;Calc&gt;())</c>), options come from
-    /// <c>XCall:Server</c> (<see cref="XCallServerOptions"/>). On shutdown it stops accepting and waits for its clients
-    /// to close their connections, so calls in flight finish, until the host's shutdown timeout.
+    /// <c>XCall:Server</c> (<see cref="XCallServerOptions"/>). On shutdown it stops accepting, refuses new calls
+    /// (<see cref="XCallServerBusyException"/>, not run), waits for the calls in flight to be answered, at most until the
+    /// host's shutdown timeout, and closes the connections.
     /// </summary>
     public static IServiceCollection AddXCallServer(this IServiceCollection services, Action<IServiceProvider, XCallServer> configure)
     {

@@ -12,24 +12,6 @@ namespace XCall.Generator.Tests;
 /// </summary>
 public sealed class RemotableAttributeTests
 {
-    private const string Source = """
-        using XCall;
-
-        namespace Sample;
-
-        [Remotable]
-        public interface IProbe
-        {
-            int Echo(int value);
-        }
-
-        [XCall.Remotable]
-        public interface IQualified
-        {
-            void Ping();
-        }
-        """;
-
     [Fact]
     public void Remotable_without_the_generator_is_error_XCALL100_on_each_use()
     {
@@ -89,4 +71,22 @@ public sealed class RemotableAttributeTests
 
         Assert.Equal(["CS0436"], withSuppressor.Where(d => d.Severity >= DiagnosticSeverity.Warning && !d.IsSuppressed).Select(d => d.Id));
     }
+
+    private const string Source = """
+        using XCall;
+
+        namespace Sample;
+
+        [Remotable]
+        public interface IProbe
+        {
+            int Echo(int value);
+        }
+
+        [XCall.Remotable]
+        public interface IQualified
+        {
+            void Ping();
+        }
+        """;
 }

@@ -64,6 +64,25 @@ internal static class ChildProcess
         return Process.Start(info)!;
     }
 
+    /// <summary>
+    /// Writes a console project, outside the repository so none of its Directory.Build.* applies, with warnings as
+    /// errors and <paramref name="items"/> (references) in its item group.
+    /// </summary>
+    public static void WriteConsoleProject(string path, string items) => File.WriteAllText(path, $"""
+        <Project Sdk="Microsoft.NET.Sdk">
+          <PropertyGroup>
+            <OutputType>Exe</OutputType>
+            <TargetFramework>net10.0</TargetFramework>
+            <ImplicitUsings>enable</ImplicitUsings>
+            <Nullable>enable</Nullable>
+            <TreatWarningsAsErrors>true</TreatWarningsAsErrors>
+          </PropertyGroup>
+          <ItemGroup>
+            {items}
+          </ItemGroup>
+        </Project>
+        """);
+
     public static string LastLines(string text, int count) => string.Join('\n', text.Split('\n').TakeLast(count));
 
     public static string Metadata(string key) => typeof(ChildProcess).Assembly

@@ -64,28 +64,14 @@ public sealed class MissingGeneratorTests(ITestOutputHelper output)
     private static string[] BuildArguments(string work) =>
         ["build", "-c", ChildProcess.Metadata("Configuration"), "-p:BuildProjectReferences=false", "-p:RestoreRecursive=false"];
 
-    /// <summary>A console project outside the repository (no Directory.Build.* of ours) with warnings as errors.</summary>
+    /// <summary>A console project outside the repository that references XCall's sources.</summary>
     private static void WriteProject(string directory, bool withGenerator)
     {
         string src = Path.Combine(ChildProcess.RepositoryRoot, "src");
         string generator = withGenerator
             ? $"""<ProjectReference Include="{src}/FastProxy.Generator/XCall.FastProxy.Generator.csproj" OutputItemType="Analyzer" ReferenceOutputAssembly="false" />"""
             : "";
-        File.WriteAllText(Path.Combine(directory, "probe.csproj"), $"""
-            <Project Sdk="Microsoft.NET.Sdk">
-              <PropertyGroup>
-                <OutputType>Exe</OutputType>
-                <TargetFramework>net10.0</TargetFramework>
-                <ImplicitUsings>enable</ImplicitUsings>
-                <Nullable>enable</Nullable>
-                <TreatWarningsAsErrors>true</TreatWarningsAsErrors>
-              </PropertyGroup>
-              <ItemGroup>
-                <ProjectReference Include="{src}/XCall/XCall.csproj" />
-                {generator}
-              </ItemGroup>
-            </Project>
-            """);
+        ChildProcess.WriteConsoleProject(Path.Combine(directory, "probe.csproj"), $"""<ProjectReference Include="{src}/XCall/XCall.csproj" />{generator}""");
         File.WriteAllText(Path.Combine(directory, "Program.cs"), Program);
     }
 }

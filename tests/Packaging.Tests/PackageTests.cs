@@ -103,20 +103,7 @@ public sealed partial class PackageTests(ITestOutputHelper output)
     private static void WriteFreshProject(string directory, string feed, string version, string[] blocks)
     {
         Directory.CreateDirectory(directory);
-        File.WriteAllText(Path.Combine(directory, "calc.csproj"), $"""
-            <Project Sdk="Microsoft.NET.Sdk">
-              <PropertyGroup>
-                <OutputType>Exe</OutputType>
-                <TargetFramework>net10.0</TargetFramework>
-                <ImplicitUsings>enable</ImplicitUsings>
-                <Nullable>enable</Nullable>
-                <TreatWarningsAsErrors>true</TreatWarningsAsErrors>
-              </PropertyGroup>
-              <ItemGroup>
-                <PackageReference Include="XCall" Version="{version}" />
-              </ItemGroup>
-            </Project>
-            """);
+        ChildProcess.WriteConsoleProject(Path.Combine(directory, "calc.csproj"), $"""<PackageReference Include="XCall" Version="{version}" />""");
         File.WriteAllText(Path.Combine(directory, "nuget.config"), $"""
             <?xml version="1.0" encoding="utf-8"?>
             <configuration>
