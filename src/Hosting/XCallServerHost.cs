@@ -19,6 +19,28 @@ internal sealed class XCallServerHost(
     private readonly ILogger _logger = loggerFactory.CreateLogger(Log.Category);
     private readonly List<RemoteListener> _listeners = [];
     private XCallServer? _server;
+    private volatile Phase _phase;
+
+    /// <summary>Where the server is in its life (<see cref="XCallHealthCheck"/>).</summary>
+    internal enum Phase
+    {
+        NotStarted,
+        Serving,
+        Draining,
+        Stopped,
+    }
+
+    /// <summary>The addresses served (from the options).</summary>
+    public IList<string> Addresses => options.Value.Addresses;
+
+    /// <summary>The phase, the open connections and the calls in flight, read now.</summary>
+    public (Phase Phase, int Connections, int Calls) Snapshot()
+    {
+        Phase phase = _phase;
+        return _server is { } server && phase is Phase.Serving or Phase.Draining
+            ? (phase, server.Connections.Count, server.CallsInFlight)
+            : (phase, 0, 0);
+    }
 
     public Task StartAsync(CancellationToken cancellationToken)
     {
@@ -36,6 +58,7 @@ internal sealed class XCallServerHost(
             _listeners.Add(Remote.Serve(address, _server, remote));
             Log.Serving(_logger, address);
         }
+        _phase = Phase.Serving;
         return Task.CompletedTask;
     }
 
@@ -45,6 +68,7 @@ internal sealed class XCallServerHost(
         {
             return;
         }
+        _phase = Phase.Draining;
         StopAccepting();
         Task drained = server.DrainAsync(cancellationToken); // new calls are refused from here on
         Log.Draining(_logger, server.CallsInFlight, server.Connections.Count);
@@ -57,6 +81,7 @@ internal sealed class XCallServerHost(
         {
             Log.DrainCutShort(_logger, server.CallsInFlight, server.Connections.Count);
         }
+        _phase = Phase.Stopped;
         server.Dispose();
     }
 

@@ -1,5 +1,6 @@
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 
@@ -15,6 +16,7 @@ public sealed class HostingTests
         builder.Configuration.AddInMemoryCollection([new("XCall:Server:Addresses:0", address)]);
         builder.Logging.AddProvider(log);
         builder.Services.AddXCallServer((_, server) => server.Add<IGate>(gate));
+        builder.Services.AddHealthChecks().AddXCallHealthChecks();
         return builder.Build();
     }
 
@@ -24,6 +26,7 @@ public sealed class HostingTests
         builder.Configuration.AddInMemoryCollection([new("XCall:Clients:IGate:Address", address)]);
         builder.Logging.AddProvider(log);
         builder.Services.AddXCallClient<IGate>();
+        builder.Services.AddHealthChecks().AddXCallHealthChecks();
         return builder.Build();
     }
 
@@ -101,6 +104,61 @@ public sealed class HostingTests
     }
 
     [Fact]
+    public async Task Health_checks_report_clients_and_the_server_connected_reconnecting_and_stopped()
+    {
+        using Pair pair = await Pair.StartAsync(OpenGate());
+        HealthReport client = await Health(pair.Client);
+        Assert.Equal(HealthStatus.Healthy, client.Status);
+        Assert.Equal("not used yet (connects on first use)", client.Entries["xcall"].Data["IGate"]);
+
+        Assert.Equal(4, await pair.Proxy.PassAsync(2, CancellationToken.None));
+        client = await Health(pair.Client);
+        Assert.Equal(HealthStatus.Healthy, client.Status);
+        Assert.Equal($"connected to {pair.Address} over shm", client.Entries["xcall"].Data["IGate"]);
+        HealthReport server = await Health(pair.Server);
+        Assert.Equal(HealthStatus.Healthy, server.Status);
+        Assert.Equal($"serving {pair.Address}: 1 connection(s), 0 call(s) in flight", server.Entries["xcall"].Data["server"]);
+
+        // The server stops (nothing in flight): it reports stopped, the client's link is lost and reconnects.
+        await pair.Server.StopAsync(CancellationToken.None);
+        server = await Health(pair.Server);
+        Assert.Equal(HealthStatus.Unhealthy, server.Status);
+        Assert.Equal("server: stopped", server.Entries["xcall"].Description);
+        await pair.ClientLog.Logged(2).WaitAsync(s_wait); // lost, reconnecting
+        client = await Health(pair.Client);
+        Assert.Equal(HealthStatus.Degraded, client.Status);
+        Assert.Equal($"lost the link to {pair.Address}; reconnecting", client.Entries["xcall"].Data["IGate"]);
+
+        // A client that cannot connect at all.
+        using IHost nobody = ClientHost($"shm://nobody-{Guid.NewGuid():N}", new RecordingLoggerProvider());
+        Assert.ThrowsAny<XCallException>(() => nobody.Services.GetRequiredService<IGate>());
+        HealthReport failed = await Health(nobody);
+        Assert.Equal(HealthStatus.Unhealthy, failed.Status);
+        Assert.StartsWith("IGate: could not connect to shm://nobody-", failed.Entries["xcall"].Description, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Health_checks_report_a_draining_server_as_not_serving()
+    {
+        var gate = new Gate();
+        using Pair pair = await Pair.StartAsync(gate);
+        Task<int> call = await CallInFlight(pair.Proxy, gate, 1);
+        Assert.Equal($"serving {pair.Address}: 1 connection(s), 1 call(s) in flight", (await Health(pair.Server)).Entries["xcall"].Data["server"]);
+
+        Task stop = pair.Server.StopAsync(CancellationToken.None);
+        await pair.ServerLog.Logged(11).WaitAsync(s_wait);
+        HealthReport draining = await Health(pair.Server);
+        Assert.Equal(HealthStatus.Unhealthy, draining.Status);
+        Assert.Equal("server: stopping: refusing new calls, draining 1 call(s) in flight", draining.Entries["xcall"].Description);
+
+        gate.Open();
+        Assert.Equal(2, await call.WaitAsync(s_wait));
+        await stop.WaitAsync(s_wait);
+    }
+
+    private static Task<HealthReport> Health(IHost host) => host.Services.GetRequiredService<HealthCheckService>().CheckHealthAsync();
+
+    [Fact]
     public void A_client_with_no_server_logs_the_failed_connect_and_one_with_no_address_says_which_setting()
     {
         var log = new RecordingLoggerProvider();
@@ -116,7 +174,7 @@ public sealed class HostingTests
     }
 
     /// <summary>A started server host serving <see cref="Gate"/> and a client host of it.</summary>
-    private sealed record Pair(string Address, IHost Server, RecordingLoggerProvider ServerLog, IHost Client) : IDisposable
+    private sealed record Pair(string Address, IHost Server, RecordingLoggerProvider ServerLog, IHost Client, RecordingLoggerProvider ClientLog) : IDisposable
     {
         public IGate Proxy => Client.Services.GetRequiredService<IGate>();
 
@@ -126,7 +184,8 @@ public sealed class HostingTests
             var serverLog = new RecordingLoggerProvider();
             IHost server = ServerHost(address, gate, serverLog);
             await server.StartAsync();
-            return new Pair(address, server, serverLog, ClientHost(address, new RecordingLoggerProvider()));
+            var clientLog = new RecordingLoggerProvider();
+            return new Pair(address, server, serverLog, ClientHost(address, clientLog), clientLog);
         }
 
         public void Dispose()
