@@ -39,6 +39,10 @@ public sealed partial class ProxyGenerator : IIncrementalGenerator
     /// <inheritdoc/>
     public void Initialize(IncrementalGeneratorInitializationContext context)
     {
+        // [Remotable] binds to this declaration, not to XCall.FastProxy's obsolete one: a project without the
+        // generator fails to build (XCALL100) instead of failing at run time (RemotableAttributeSuppressor).
+        context.RegisterPostInitializationOutput(static pic => pic.AddSource("XCall.RemotableAttribute.g.cs", RemotableAttributeSource));
+
         IncrementalValuesProvider<ParseResult> parsed = context.SyntaxProvider
             .ForAttributeWithMetadataName(
                 RemotableAttribute,

@@ -13,6 +13,7 @@ public sealed class XCallServer : IDisposable
     private readonly object _lock = new();
     private readonly HashSet<XCallConnection> _connections = [];
     private bool _disposed;
+    private bool _draining;
 
     /// <summary>Creates a server whose connections use <paramref name="options"/>.</summary>
     /// <exception cref="ArgumentOutOfRangeException">A bound of <paramref name="options"/> is out of its range.</exception>
@@ -38,6 +39,28 @@ public sealed class XCallServer : IDisposable
                 return [.. _connections];
             }
         }
+    }
+
+    /// <summary>Calls received on every open connection and not answered yet.</summary>
+    public int CallsInFlight => Connections.Sum(c => c.CallsInFlight);
+
+    /// <summary>
+    /// Graceful shutdown: from now on every connection, open or attached later, refuses new calls (their callers get
+    /// <see cref="XCallServerBusyException"/>, the call not run, so safe to retry elsewhere) except one-way calls and
+    /// callbacks nested in a call of this side; completes when every call in flight has been answered (or its
+    /// connection closed). Stop accepting connections first. <paramref name="cancellationToken"/> ends the wait, not
+    /// the calls: dispose the server then to close the connections.
+    /// </summary>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled before the calls finished.</exception>
+    public Task DrainAsync(CancellationToken cancellationToken = default)
+    {
+        XCallConnection[] open;
+        lock (_lock)
+        {
+            _draining = true;
+            open = [.. _connections];
+        }
+        return Task.WhenAll(open.Select(c => Task.WhenAny(c.BeginDrain(), WhenClosed(c)))).WaitAsync(cancellationToken);
     }
 
     /// <summary>Offers <paramref name="service"/> as contract <typeparamref name="T"/>.</summary>
@@ -66,6 +89,10 @@ public sealed class XCallServer : IDisposable
                 throw new ObjectDisposedException(nameof(XCallServer));
             }
             _connections.Add(connection);
+            if (_draining)
+            {
+                _ = connection.BeginDrain();
+            }
         }
         connection.Closed += (c, _) =>
         {
@@ -120,6 +147,17 @@ public sealed class XCallServer : IDisposable
                 // This channel only (Attach disposed it); one peer that failed must not end serving the others.
             }
         }
+    }
+
+    private static Task WhenClosed(XCallConnection connection)
+    {
+        var closed = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        connection.Closed += (_, _) => closed.TrySetResult();
+        if (connection.IsClosed)
+        {
+            closed.TrySetResult();
+        }
+        return closed.Task;
     }
 
     /// <summary>Closes every connection.</summary>

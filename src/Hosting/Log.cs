@@ -31,12 +31,12 @@ internal static partial class Log
     [LoggerMessage(EventId = 10, Level = LogLevel.Information, Message = "Serving at {Address}")]
     public static partial void Serving(ILogger logger, string address);
 
-    [LoggerMessage(EventId = 11, Level = LogLevel.Information, Message = "Stopped accepting; draining {Connections} connection(s)")]
-    public static partial void Draining(ILogger logger, int connections);
+    [LoggerMessage(EventId = 11, Level = LogLevel.Information, Message = "Stopped accepting; refusing new calls, draining {Calls} call(s) in flight on {Connections} connection(s)")]
+    public static partial void Draining(ILogger logger, int calls, int connections);
 
-    [LoggerMessage(EventId = 12, Level = LogLevel.Information, Message = "Drained: every connection closed")]
-    public static partial void Drained(ILogger logger);
+    [LoggerMessage(EventId = 12, Level = LogLevel.Information, Message = "Drained: every call in flight answered; closing {Connections} connection(s)")]
+    public static partial void Drained(ILogger logger, int connections);
 
-    [LoggerMessage(EventId = 13, Level = LogLevel.Warning, Message = "Shutdown timeout: closing {Connections} connection(s) still open")]
-    public static partial void DrainCutShort(ILogger logger, int connections);
+    [LoggerMessage(EventId = 13, Level = LogLevel.Warning, Message = "Shutdown timeout: closing {Connections} connection(s) with {Calls} call(s) still in flight")]
+    public static partial void DrainCutShort(ILogger logger, int calls, int connections);
 }

@@ -1,14 +1,14 @@
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
-using XCall.Runtime;
 
 namespace XCall.Hosting;
 
 /// <summary>
 /// The hosted service of <see cref="XCallServiceCollectionExtensions.AddXCallServer"/>: serves on start; on stop,
-/// stops accepting, waits until the clients closed their connections (a call in flight finishes), and closes the
-/// ones still open when the host's shutdown timeout ends the wait.
+/// stops accepting, refuses new calls (<see cref="XCallServerBusyException"/>), waits until the calls in flight are
+/// answered (<see cref="XCallServer.DrainAsync"/>) or the host's shutdown timeout ends the wait, and closes the
+/// connections.
 /// </summary>
 internal sealed class XCallServerHost(
     IServiceProvider services,
@@ -19,6 +19,28 @@ internal sealed class XCallServerHost(
     private readonly ILogger _logger = loggerFactory.CreateLogger(Log.Category);
     private readonly List<RemoteListener> _listeners = [];
     private XCallServer? _server;
+    private volatile Phase _phase;
+
+    /// <summary>Where the server is in its life (<see cref="XCallHealthCheck"/>).</summary>
+    internal enum Phase
+    {
+        NotStarted,
+        Serving,
+        Draining,
+        Stopped,
+    }
+
+    /// <summary>The addresses served (from the options).</summary>
+    public IList<string> Addresses => options.Value.Addresses;
+
+    /// <summary>The phase, the open connections and the calls in flight, read now.</summary>
+    public (Phase Phase, int Connections, int Calls) Snapshot()
+    {
+        Phase phase = _phase;
+        return _server is { } server && phase is Phase.Serving or Phase.Draining
+            ? (phase, server.Connections.Count, server.CallsInFlight)
+            : (phase, 0, 0);
+    }
 
     public Task StartAsync(CancellationToken cancellationToken)
     {
@@ -36,6 +58,7 @@ internal sealed class XCallServerHost(
             _listeners.Add(Remote.Serve(address, _server, remote));
             Log.Serving(_logger, address);
         }
+        _phase = Phase.Serving;
         return Task.CompletedTask;
     }
 
@@ -45,18 +68,20 @@ internal sealed class XCallServerHost(
         {
             return;
         }
+        _phase = Phase.Draining;
         StopAccepting();
-        XCallConnection[] open = [.. server.Connections];
-        Log.Draining(_logger, open.Length);
+        Task drained = server.DrainAsync(cancellationToken); // new calls are refused from here on
+        Log.Draining(_logger, server.CallsInFlight, server.Connections.Count);
         try
         {
-            await Task.WhenAll(open.Select(WhenClosed)).WaitAsync(cancellationToken).ConfigureAwait(false);
-            Log.Drained(_logger);
+            await drained.ConfigureAwait(false);
+            Log.Drained(_logger, server.Connections.Count);
         }
         catch (OperationCanceledException)
         {
-            Log.DrainCutShort(_logger, server.Connections.Count);
+            Log.DrainCutShort(_logger, server.CallsInFlight, server.Connections.Count);
         }
+        _phase = Phase.Stopped;
         server.Dispose();
     }
 
@@ -73,16 +98,5 @@ internal sealed class XCallServerHost(
             listener.Dispose();
         }
         _listeners.Clear();
-    }
-
-    private static Task WhenClosed(XCallConnection connection)
-    {
-        var closed = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        connection.Closed += (_, _) => closed.TrySetResult();
-        if (connection.IsClosed)
-        {
-            closed.TrySetResult();
-        }
-        return closed.Task;
     }
 }

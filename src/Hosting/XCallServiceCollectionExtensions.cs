@@ -25,13 +25,16 @@ public static class XCallServiceCollectionExtensions
     public static IServiceCollection AddXCallClient<T>(this IServiceCollection services, string? address = null) where T : class
     {
         string name = typeof(T).Name;
+        XCallClientStates states = ClientStates(services);
+        states.Declare(name);
         services.AddOptions<XCallClientOptions>(name)
             .Configure(o => o.Address ??= address)
             .BindConfiguration($"{ClientsSection}:{name}")
             .Validate(o => !string.IsNullOrWhiteSpace(o.Address), $"No address for the XCall client of {name}: set {ClientsSection}:{name}:Address or pass one to AddXCallClient.");
         services.TryAddSingleton(provider => Open<T>(
             provider.GetRequiredService<IOptionsMonitor<XCallClientOptions>>().Get(name),
-            provider.GetRequiredService<ILoggerFactory>().CreateLogger(Log.Category)));
+            provider.GetRequiredService<ILoggerFactory>().CreateLogger(Log.Category),
+            states));
         services.TryAddSingleton(provider => provider.GetRequiredService<RemoteService<T>>().Proxy);
         return services;
     }
@@ -39,8 +42,9 @@ public static class XCallServiceCollectionExtensions
     /// <summary>
     /// Registers the XCall server as a hosted service: <paramref name="configure"/> adds its services
     /// (<c>(provider, server) =&gt; server.Add&lt;ICalc&gt;(provider.GetRequiredService&lt;Calc&gt;())</c>), options come from
-    /// <c>XCall:Server</c> (<see cref="XCallServerOptions"/>). On shutdown it stops accepting and waits for its clients
-    /// to close their connections, so calls in flight finish, until the host's shutdown timeout.
+    /// <c>XCall:Server</c> (<see cref="XCallServerOptions"/>). On shutdown it stops accepting, refuses new calls
+    /// (<see cref="XCallServerBusyException"/>, not run), waits for the calls in flight to be answered, at most until the
+    /// host's shutdown timeout, and closes the connections.
     /// </summary>
     public static IServiceCollection AddXCallServer(this IServiceCollection services, Action<IServiceProvider, XCallServer> configure)
     {
@@ -54,7 +58,19 @@ public static class XCallServiceCollectionExtensions
         return services;
     }
 
-    private static RemoteService<T> Open<T>(XCallClientOptions options, ILogger logger) where T : class
+    /// <summary>The one <see cref="XCallClientStates"/> of <paramref name="services"/>, added with its first client.</summary>
+    private static XCallClientStates ClientStates(IServiceCollection services)
+    {
+        if (services.FirstOrDefault(d => d.ServiceType == typeof(XCallClientStates))?.ImplementationInstance is XCallClientStates states)
+        {
+            return states;
+        }
+        states = new XCallClientStates();
+        services.AddSingleton(states);
+        return states;
+    }
+
+    private static RemoteService<T> Open<T>(XCallClientOptions options, ILogger logger, XCallClientStates states) where T : class
     {
         string contract = typeof(T).Name;
         string address = options.Address!;
@@ -66,14 +82,17 @@ public static class XCallServiceCollectionExtensions
         catch (ShmPeerRefusedException ex)
         {
             Log.PeerRefused(logger, contract, address, ex.Message, ex);
+            states.Failed(contract, address, ex);
             throw;
         }
         catch (XCallException ex)
         {
             Log.ConnectFailed(logger, contract, address, ex);
+            states.Failed(contract, address, ex);
             throw;
         }
         Log.Connected(logger, contract, address, remote.Transport);
+        states.Opened(contract, address, remote.Transport, () => remote.State);
         bool lost = false;
         remote.StateChanged += (_, state, error) =>
         {

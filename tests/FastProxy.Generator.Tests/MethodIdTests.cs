@@ -159,7 +159,7 @@ public sealed class MethodIdTests
 
     private static ContractSpec Parse(string source)
     {
-        CSharpCompilation compilation = GeneratorHarness.CreateCompilation(source);
+        CSharpCompilation compilation = GeneratorHarness.CreateCompilationWithAttribute(source);
         Assert.Empty(compilation.GetDiagnostics().Where(d => d.Severity == DiagnosticSeverity.Error));
         INamedTypeSymbol contract = compilation.GetSymbolsWithName(n => n.StartsWith('I'), SymbolFilter.Type).OfType<INamedTypeSymbol>().Single();
         ProxyGenerator.ParseResult result = new ProxyGenerator.Parser().Parse(contract);

@@ -12,6 +12,10 @@ public sealed class Gate : IGate
 {
     private readonly TaskCompletionSource _open = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly TaskCompletionSource _entered = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private int _calls;
+
+    /// <summary>How many calls arrived.</summary>
+    public int Calls => Volatile.Read(ref _calls);
 
     public Task Entered => _entered.Task;
 
@@ -19,6 +23,7 @@ public sealed class Gate : IGate
 
     public async Task<int> PassAsync(int value, CancellationToken cancellationToken)
     {
+        Interlocked.Increment(ref _calls);
         _entered.TrySetResult();
         await _open.Task.ConfigureAwait(false);
         return 2 * value;

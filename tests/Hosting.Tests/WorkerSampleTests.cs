@@ -52,7 +52,7 @@ public sealed class WorkerSampleTests
                 Assert.Contains("Hello, worker 2", clientOutput.Result, StringComparison.Ordinal);
                 Assert.Contains($"Connected to IGreeter at shm://{name} over shm", clientOutput.Result, StringComparison.Ordinal);
 
-                // SIGTERM, as a service manager stops it: the host shuts down, the server drains (its client is gone).
+                // SIGTERM, as a service manager stops it: the host shuts down, the server drains (no call in flight).
                 using (Process kill = Process.Start("kill", ["-TERM", server.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]))
                 {
                     kill.WaitForExit();
@@ -60,7 +60,7 @@ public sealed class WorkerSampleTests
                 Assert.True(server.WaitForExit(s_wait), "the server did not stop on SIGTERM:\n" + string.Join('\n', serverOutput));
                 server.WaitForExit(); // the output read to its end
                 Assert.Equal(0, server.ExitCode);
-                Assert.Contains(serverOutput, l => l.Contains("Drained: every connection closed", StringComparison.Ordinal));
+                Assert.Contains(serverOutput, l => l.Contains("Drained: every call in flight answered", StringComparison.Ordinal));
             }
             finally
             {

@@ -1,7 +1,5 @@
 using System.Diagnostics;
 using System.IO.Compression;
-using System.Reflection;
-using System.Text;
 using System.Text.RegularExpressions;
 using System.Xml.Linq;
 
@@ -13,8 +11,8 @@ namespace XCall.Packaging.Tests;
 /// </summary>
 public sealed partial class PackageTests(ITestOutputHelper output)
 {
-    private static readonly string s_root = Metadata("RepositoryRoot");
-    private static readonly TimeSpan s_processTimeout = TimeSpan.FromMinutes(10); // a restore and a build on a loaded 2-core machine
+    private static readonly string s_root = ChildProcess.RepositoryRoot;
+    private static readonly TimeSpan s_processTimeout = ChildProcess.Timeout;
 
     [Fact]
     public void The_readme_quick_start_builds_and_runs_from_the_packages_alone()
@@ -28,13 +26,13 @@ public sealed partial class PackageTests(ITestOutputHelper output)
 
             string app = Path.Combine(work, "calc");
             WriteFreshProject(app, feed, version, ReadmeCSharpBlocks());
-            Run("dotnet", ["build", "-c", "Release", "-o", Path.Combine(app, "out")], app);
+            ChildProcess.Run(output, "dotnet", ["build", "-c", "Release", "-o", Path.Combine(app, "out")], app);
             string dll = Path.Combine(app, "out", "calc.dll");
 
-            using Process server = Start("dotnet", [dll, "serve"], app);
+            using Process server = ChildProcess.Start("dotnet", [dll, "serve"], app);
             string? ready = server.StandardOutput.ReadLine();
             Assert.Equal("serving shm://calc; Enter stops", ready);
-            string client = Run("dotnet", [dll], app);
+            string client = ChildProcess.Run(output, "dotnet", [dll], app);
             Assert.Equal(["5", "p = 7"], client.Split('\n', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries));
             server.StandardInput.WriteLine();
             string serverRest = server.StandardOutput.ReadToEnd();
@@ -55,7 +53,7 @@ public sealed partial class PackageTests(ITestOutputHelper output)
             .Where(p => !File.ReadAllText(p).Contains("<IsRoslynComponent>true</IsRoslynComponent>", StringComparison.Ordinal))];
         string solution = Path.Combine(Path.GetDirectoryName(feed)!, "src.slnx");
         File.WriteAllText(solution, "<Solution>\n" + string.Concat(projects.Select(p => $"  <Project Path=\"{p}\" />\n")) + "</Solution>\n");
-        Run("dotnet", ["pack", solution, "-c", Metadata("Configuration"), "--no-build", "-o", feed], s_root);
+        ChildProcess.Run(output, "dotnet", ["pack", solution, "-c", ChildProcess.Metadata("Configuration"), "--no-build", "-o", feed], s_root);
         Match xcall = Assert.Single(Directory.GetFiles(feed, "XCall.*.nupkg").Select(f => PackageFileName().Match(Path.GetFileName(f))), m => m.Success);
         Assert.Equal(projects.Length, Directory.GetFiles(feed, "*.nupkg").Length);
         return xcall.Groups[1].Value;
@@ -105,20 +103,7 @@ public sealed partial class PackageTests(ITestOutputHelper output)
     private static void WriteFreshProject(string directory, string feed, string version, string[] blocks)
     {
         Directory.CreateDirectory(directory);
-        File.WriteAllText(Path.Combine(directory, "calc.csproj"), $"""
-            <Project Sdk="Microsoft.NET.Sdk">
-              <PropertyGroup>
-                <OutputType>Exe</OutputType>
-                <TargetFramework>net10.0</TargetFramework>
-                <ImplicitUsings>enable</ImplicitUsings>
-                <Nullable>enable</Nullable>
-                <TreatWarningsAsErrors>true</TreatWarningsAsErrors>
-              </PropertyGroup>
-              <ItemGroup>
-                <PackageReference Include="XCall" Version="{version}" />
-              </ItemGroup>
-            </Project>
-            """);
+        ChildProcess.WriteConsoleProject(Path.Combine(directory, "calc.csproj"), $"""<PackageReference Include="XCall" Version="{version}" />""");
         File.WriteAllText(Path.Combine(directory, "nuget.config"), $"""
             <?xml version="1.0" encoding="utf-8"?>
             <configuration>
@@ -137,54 +122,6 @@ public sealed partial class PackageTests(ITestOutputHelper output)
             File.WriteAllText(Path.Combine(directory, $"Readme{i}.cs"), blocks[i]);
         }
     }
-
-    private string Run(string file, string[] args, string directory)
-    {
-        using Process process = Start(file, args, directory);
-        Task<string> stdout = process.StandardOutput.ReadToEndAsync();
-        Task<string> stderr = process.StandardError.ReadToEndAsync();
-        if (!process.WaitForExit(s_processTimeout))
-        {
-            process.Kill(entireProcessTree: true);
-            Assert.Fail($"{file} {string.Join(' ', args)} did not finish in {s_processTimeout}");
-        }
-        string text = stdout.Result;
-        if (process.ExitCode != 0)
-        {
-            output.WriteLine(text);
-            Assert.Fail($"{file} {string.Join(' ', args)} exited with {process.ExitCode}:\n{LastLines(text + stderr.Result, 40)}");
-        }
-        return text;
-    }
-
-    private static Process Start(string file, string[] args, string directory)
-    {
-        var info = new ProcessStartInfo(file)
-        {
-            WorkingDirectory = directory,
-            RedirectStandardInput = true,
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-            StandardOutputEncoding = Encoding.UTF8,
-        };
-        foreach (string arg in args)
-        {
-            info.ArgumentList.Add(arg);
-        }
-        // Not the test host's MSBuild: the child dotnet finds its own SDK.
-        info.Environment.Remove("MSBuildExtensionsPath");
-        info.Environment.Remove("MSBuildSDKsPath");
-        info.Environment.Remove("MSBUILD_EXE_PATH");
-        info.Environment["DOTNET_CLI_TELEMETRY_OPTOUT"] = "1";
-        info.Environment["DOTNET_NOLOGO"] = "1";
-        return Process.Start(info)!;
-    }
-
-    private static string LastLines(string text, int count) => string.Join('\n', text.Split('\n').TakeLast(count));
-
-    private static string Metadata(string key) => typeof(PackageTests).Assembly
-        .GetCustomAttributes<AssemblyMetadataAttribute>().Single(a => a.Key == key).Value!;
 
     [GeneratedRegex(@"^XCall\.(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)\.nupkg$")]
     private static partial Regex PackageFileName();

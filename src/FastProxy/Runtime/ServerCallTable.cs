@@ -8,7 +8,10 @@ namespace XCall.Runtime;
 // Design: a call that completes while it is dispatched (the common case) takes the spare with one interlocked
 // exchange of an int and gives it back with a release store, as CallTable's spare call; the pool and the
 // in-flight table take _lock. ServerCall.InFlight says whether a call is in the table: it is written under
-// _lock only, and read without it only by the thread that owns the call (the one returning it).
+// _lock only, and read without it only by the thread that owns the call (the one returning it). _rented counts
+// the calls rented and not returned (one interlocked add each way); a drain publishes _idle first and then reads
+// _rented, and a return decrements _rented first and then reads _idle, so the return that reaches 0 after a drain
+// began, or the drain itself, completes _idle.
 internal sealed class ServerCallTable(XCallConnection connection)
 {
     // Registered calls since one found another call in flight (under _lock), up to AloneStreak.
@@ -21,10 +24,16 @@ internal sealed class ServerCallTable(XCallConnection connection)
     private readonly ServerCall _spare = new(connection);
     private int _spareTaken;
     private int _sharedCallsAgo;
+    private int _rented;
+    private TaskCompletionSource? _idle;
+
+    /// <summary>Calls received and not answered yet (rented, not returned).</summary>
+    public int Calls => Volatile.Read(ref _rented);
 
     /// <summary>A call for a frame that arrived on link <paramref name="link"/>.</summary>
     public ServerCall Rent(ulong callId, uint methodId, bool oneWay, int link)
     {
+        Interlocked.Increment(ref _rented);
         ServerCall? call = Interlocked.Exchange(ref _spareTaken, 1) == 0 ? _spare : null;
         if (call is null)
         {
@@ -73,6 +82,10 @@ internal sealed class ServerCallTable(XCallConnection connection)
     /// <summary>Gives a call back after its last use, out of the in-flight table if it was registered.</summary>
     public void Return(ServerCall call)
     {
+        if (Interlocked.Decrement(ref _rented) == 0 && Volatile.Read(ref _idle) is { } idle)
+        {
+            idle.TrySetResult();
+        }
         if (call.InFlight)
         {
             lock (_lock)
@@ -96,5 +109,16 @@ internal sealed class ServerCallTable(XCallConnection connection)
                 _pool.Push(call);
             }
         }
+    }
+
+    /// <summary>Completes when no call is rented, from now on: the caller stops new calls from being rented first.</summary>
+    public Task WhenIdle()
+    {
+        TaskCompletionSource idle = Volatile.Read(ref _idle) ?? Interlocked.CompareExchange(ref _idle, new(TaskCreationOptions.RunContinuationsAsynchronously), null) ?? _idle!;
+        if (Volatile.Read(ref _rented) == 0)
+        {
+            idle.TrySetResult();
+        }
+        return idle.Task;
     }
 }

@@ -24,6 +24,25 @@ public sealed partial class XCallConnection
     // slots are ints).
     private const ulong OnReceivingThread = ulong.MaxValue;
 
+    // Set once by BeginDrain, read by the receiving thread for every call.
+    private volatile bool _draining;
+
+    private const string DrainingRefusal = "the server is stopping: it finishes the calls it has and takes no new ones";
+
+    /// <summary>Calls this connection received and has not answered yet: queued, running, or awaiting their task.</summary>
+    public int CallsInFlight => _serverCalls.Calls;
+
+    /// <summary>
+    /// From now on refuses every new call (its caller gets <see cref="XCallServerBusyException"/>, the call not run),
+    /// except a one-way call (nobody could be told) and a callback nested in a call of this side (a call in flight may
+    /// wait for it); completes when no call received is left unanswered, or the connection closes.
+    /// </summary>
+    internal Task BeginDrain()
+    {
+        _draining = true;
+        return _serverCalls.WhenIdle();
+    }
+
     /// <summary>Calls received under Concurrent dispatch that are queued or running (tests).</summary>
     internal int AdmittedCalls => _admission.Calls;
 
@@ -42,6 +61,11 @@ public sealed partial class XCallConnection
         ulong parentCallId = (header.Flags & FrameFlags.Nested) != 0 ? payload.Read<ulong>() : 0;
         ExposedObject target = _references.FindObject(header.ObjectId);
         bool oneWay = header.Kind == FrameKind.OneWay;
+        if (_draining && parentCallId == 0 && !oneWay)
+        {
+            RefuseNotRun(header, Channel.LinkGeneration, DrainingRefusal);
+            return;
+        }
         if (Options.DispatchMode == DispatchMode.Inline)
         {
             InvokeOnReceivingThread(target, header.MethodId, ref payload, RentServerCall(header.CallId, header.MethodId, oneWay));
@@ -217,13 +241,15 @@ public sealed partial class XCallConnection
     /// must neither reconnect on the receiving thread for it nor send the refusal to the peer of a new link, whose
     /// own calls may have this id.
     /// </summary>
-    private void Refuse(in FrameHeader header, long held, int link)
+    private void Refuse(in FrameHeader header, long held, int link) => RefuseNotRun(header, link, _admission.Refusal(held));
+
+    /// <summary>Refuses a call that was not run, for <paramref name="reason"/> (see <see cref="Refuse"/>).</summary>
+    private void RefuseNotRun(in FrameHeader header, int link, string reason)
     {
         if (IsClosed)
         {
             return;
         }
-        string reason = _admission.Refusal(held);
         SendErrorFrame(
             new FrameHeader(FrameKind.Error, header.CallId, RemoteError.NotRun, header.MethodId),
             link,
