@@ -95,7 +95,7 @@ internal sealed record BenchOptions
           --stream [shm|tcp] [ITEMS [ROUNDS]] an IAsyncEnumerable<int> of ITEMS (1,000,000) pulled to its end, defaults;
                                           items/s per round, median, and the shm budget line (>= 10 M items/s)
           --peer-pair [ROUNDS [CALLS]]    gRPC and StreamJsonRpc int over a Unix socket and over XCall shm (the peer
-                                          rows' servers and clients), alternating bursts of CALLS (15 rounds of 400):
+                                          rows' servers and clients), alternating bursts of CALLS (15 rounds of 400, 8 s warm-up):
                                           per-round ratios, medians, the budget lines (XCall shm >= 1.5x faster)
         """;
 }

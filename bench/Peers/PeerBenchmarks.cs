@@ -82,6 +82,9 @@ public class PeerBenchmarks
         Bytes().GetAwaiter().GetResult();
     }
 
+    /// <summary>The id of the server process after <see cref="Setup"/>.</summary>
+    internal int ServerProcessId => _server?.ProcessId ?? throw new InvalidOperationException("Not set up.");
+
     private static SocketsHttpHandler UdsHandler(string path) => new()
     {
         ConnectCallback = async (_, cancellationToken) =>
