@@ -37,6 +37,7 @@ internal static class PeerPair
             {
                 var peer = new PeerBenchmarks { Peer = row };
                 peers.Add(peer);
+                PeerBenchmarks.WarmUp = TimeSpan.Zero; // warmed below, all four in turn
                 peer.Setup();
             }
             // Warm-up by time: the tiered JIT of gRPC's, Kestrel's and StreamJsonRpc's code in three processes keeps
