@@ -12,20 +12,17 @@ namespace XCall.Channels.Distributed;
 /// </remarks>
 public sealed class NetChannelOut<T> : IChannelOut<T>, IPoisonable
 {
-    private readonly IConstructHost _host;
-    private readonly ConstructAddress _address;
+    private readonly HostLink _link;
     private readonly ChannelCodec<T> _codec;
 
     internal NetChannelOut(IConstructHost host, ConstructAddress address, string name, ChannelCodec<T> codec)
     {
-        _host = host;
-        _address = address;
-        Name = name;
+        _link = new HostLink(host, address, name);
         _codec = codec;
     }
 
     /// <summary>The channel's name.</summary>
-    public string Name { get; }
+    public string Name => _link.Name;
 
     /// <inheritdoc/>
     public void Write(T item, CancellationToken cancellationToken = default)
@@ -35,60 +32,26 @@ public sealed class NetChannelOut<T> : IChannelOut<T>, IPoisonable
             Blocking.Wait(WriteAsync(item, cancellationToken));
             return;
         }
-        int status;
-        try
-        {
-            status = _codec.IsWord ? _host.WriteWord(_address.Id, _codec.ToWord(item)) : _host.WriteBytes(_address.Id, _codec.ToBytes(item));
-        }
-        catch (XCallDisconnectedException e)
-        {
-            throw RemoteStatus.Lost(_address, Name, e);
-        }
+        int status = _codec.IsWord
+            ? _link.Call(_codec.ToWord(item), static (host, id, word) => host.WriteWord(id, word))
+            : _link.Call(_codec.ToBytes(item), static (host, id, bytes) => host.WriteBytes(id, bytes));
         RemoteStatus.ThrowIfEnded(status);
     }
 
     /// <inheritdoc/>
     public async ValueTask WriteAsync(T item, CancellationToken cancellationToken = default)
     {
-        int status;
-        try
-        {
-            status = _codec.IsWord
-                ? await _host.WriteWordAsync(_address.Id, _codec.ToWord(item), cancellationToken).ConfigureAwait(false)
-                : await _host.WriteBytesAsync(_address.Id, _codec.ToBytes(item), cancellationToken).ConfigureAwait(false);
-        }
-        catch (XCallDisconnectedException e)
-        {
-            throw RemoteStatus.Lost(_address, Name, e);
-        }
+        int status = _codec.IsWord
+            ? await _link.CallAsync((_codec.ToWord(item), cancellationToken), static (host, id, s) => host.WriteWordAsync(id, s.Item1, s.cancellationToken)).ConfigureAwait(false)
+            : await _link.CallAsync((_codec.ToBytes(item), cancellationToken), static (host, id, s) => host.WriteBytesAsync(id, s.Item1, s.cancellationToken)).ConfigureAwait(false);
         RemoteStatus.ThrowIfEnded(status);
     }
 
     /// <inheritdoc/>
-    public void Complete()
-    {
-        try
-        {
-            _host.Complete(_address.Id);
-        }
-        catch (XCallDisconnectedException e)
-        {
-            throw RemoteStatus.Lost(_address, Name, e);
-        }
-    }
+    public void Complete() => _link.Call(0, static (host, id, _) => host.Complete(id));
 
     /// <inheritdoc/>
-    public void Poison(int strength = 1)
-    {
-        try
-        {
-            _host.Poison(_address.Id, strength);
-        }
-        catch (XCallDisconnectedException e)
-        {
-            throw RemoteStatus.Lost(_address, Name, e);
-        }
-    }
+    public void Poison(int strength = 1) => _link.Call(strength, static (host, id, strength) => host.Poison(id, strength));
 
     /// <summary>Not offered by a remote end: a <see cref="ChannelWriter{T}"/> needs TryWrite, which would cost a round trip each time.</summary>
     /// <exception cref="NotSupportedException">Always.</exception>
