@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Runtime.InteropServices;
 using XCall.Cluster;
 using XCall.Communicator.Eager;
@@ -138,7 +139,7 @@ internal sealed class Mailbox : IMailbox
             {
                 throw new RankFailedException(failure.Rank, failure.Reason, failure);
             }
-            return found is null ? null : new MessageStatus(found.Source, found.Tag, found.Data.Length);
+            return found is null ? null : new MessageStatus(found.Source, found.Tag, found.Length);
         }
     }
 
@@ -153,7 +154,7 @@ internal sealed class Mailbox : IMailbox
             Envelope? waiting = _unexpected.Find(e => Matches(source, context, tag, e));
             if (waiting is not null)
             {
-                return Task.FromResult(new MessageStatus(waiting.Source, waiting.Tag, waiting.Data.Length));
+                return Task.FromResult(new MessageStatus(waiting.Source, waiting.Tag, waiting.Length));
             }
             if (FailureFor(source) is { } failure)
             {
@@ -259,9 +260,11 @@ internal sealed class Mailbox : IMailbox
             request = TakePostedUnsynchronized(source, context, tag);
             if (request is null)
             {
-                var data = new byte[bytes];
-                payload.CopyTo(MemoryMarshal.Cast<byte, T>(data.AsSpan()));
-                ArriveUnsynchronized(new Envelope(source, context, tag, data, null));
+                // No receive waits yet (it is often about to be posted): a pooled array holds the message, with no
+                // zeroing or fresh pages for it.
+                byte[] data = ArrayPool<byte>.Shared.Rent(bytes);
+                payload.CopyTo(MemoryMarshal.Cast<byte, T>(data.AsSpan(0, bytes)));
+                ArriveUnsynchronized(new Envelope(source, context, tag, data, null, bytes, pooled: true));
                 return;
             }
         }
@@ -348,13 +351,20 @@ internal sealed class Mailbox : IMailbox
             if (Matches(source, context, tag, envelope))
             {
                 _probes.RemoveAt(i);
-                found.TrySetResult(new MessageStatus(envelope.Source, envelope.Tag, envelope.Data.Length));
+                found.TrySetResult(new MessageStatus(envelope.Source, envelope.Tag, envelope.Length));
             }
         }
     }
 
     /// <summary>Gives a held message to the receive that matched it.</summary>
-    private static void Hand(Envelope envelope, ReceiveRequest request) => Hand(envelope.Source, envelope.Tag, envelope.Data, envelope.Data, envelope.Matched, request);
+    private static void Hand(Envelope envelope, ReceiveRequest request)
+    {
+        Hand(envelope.Source, envelope.Tag, envelope.Data.AsSpan(0, envelope.Length), envelope.Pooled ? null : envelope.Data, envelope.Matched, request);
+        if (envelope.Pooled)
+        {
+            ArrayPool<byte>.Shared.Return(envelope.Data);
+        }
+    }
 
     /// <summary>Gives a message to the receive that matched it (<paramref name="whole"/>: its bytes as an array the receive may keep,
     /// if they are one); <paramref name="matched"/> is its sender's wait (a synchronous send), if any.</summary>
