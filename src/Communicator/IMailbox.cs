@@ -32,6 +32,10 @@ internal interface IMailbox
     /// <summary>A large message of <see cref="double"/>s.</summary>
     void DeliverDoubles(int source, long context, int tag, LentSpan<double> payload);
 
+    /// <summary>Reads what <paramref name="source"/> wrote into the eager inbox (it wrote as the reader went to sleep on this connection).</summary>
+    [OneWay]
+    void Nudge(int source);
+
     /// <summary>The path of the rank's eager inbox, which a sender on its node maps to write small messages; null when it has none (yet).</summary>
     string? InboxPath();
 }

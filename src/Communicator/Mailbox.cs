@@ -48,6 +48,8 @@ internal sealed class Mailbox : IMailbox
 
     public string? InboxPath() => Volatile.Read(ref _inbox)?.Path;
 
+    public void Nudge(int source) => Volatile.Read(ref _inbox)?.Drain(source);
+
     /// <summary>Whether an asynchronous receive or a probe waits for a message (the inbox's progress thread polls then).</summary>
     public bool HasAsyncWaiters
     {

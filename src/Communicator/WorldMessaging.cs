@@ -82,7 +82,15 @@ internal sealed class WorldMessaging : IDisposable
             World.ThrowIfFailed(to);
         }
         EagerOutbox? outbox = Volatile.Read(ref _outboxes[to]) ?? OpenOutbox(to);
-        return outbox is not null && outbox.TrySend(context, tag, payload, Volatile.Read(ref _postsSent[to]));
+        if (outbox is null || !outbox.TrySend(context, tag, payload, Volatile.Read(ref _postsSent[to]), out bool nudge))
+        {
+            return false;
+        }
+        if (nudge)
+        {
+            Peer(to).Nudge(World.Rank);
+        }
+        return true;
     }
 
     /// <summary>Announces a large message about to go to world rank <paramref name="to"/> as a call, when it has an inbox mapped here.</summary>

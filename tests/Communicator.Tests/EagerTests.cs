@@ -111,6 +111,41 @@ public sealed class EagerTests
     }
 
     [SkippableFact]
+    public async Task A_receive_that_sleeps_on_its_sources_connection_still_gets_small_and_large_messages_in_order()
+    {
+        SkipWithoutEagerPath();
+        Communicator[] ranks = await InProcessTests.JoinAsync(2);
+        try
+        {
+            await InProcessTests.RunRanksAsync(ranks, c =>
+            {
+                for (int i = 0; i < 60; i++)
+                {
+                    int length = i % 3 == 0 ? 9000 : 40;
+                    if (c.Rank == 0)
+                    {
+                        // A gap longer than the receiver's spinning and yielding: it goes to sleep each time.
+                        Thread.Sleep(2);
+                        c.Send(Payload(i, length), 1, 4);
+                        Assert.Equal(i, c.Receive<int>(1, 5));
+                    }
+                    else
+                    {
+                        byte[] block = c.ReceiveArray<byte>(0, 4, out _);
+                        Assert.True(block.AsSpan().SequenceEqual(Payload(i, length)), $"message {i}");
+                        c.Send(i, 0, 5);
+                    }
+                }
+            });
+            Assert.True(ranks[1].Messaging.Inbox!.CallSleeps > 0, "the receiver slept on its source's connection");
+        }
+        finally
+        {
+            await InProcessTests.LeaveAsync(ranks);
+        }
+    }
+
+    [SkippableFact]
     public async Task Asynchronous_receives_and_probes_complete_from_the_inbox_with_no_blocking_receive_polling()
     {
         SkipWithoutEagerPath();

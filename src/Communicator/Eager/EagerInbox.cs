@@ -21,6 +21,8 @@ internal sealed unsafe class EagerInbox : IDisposable
     // - One consumer per ring: _consuming[s] is taken with an interlocked exchange (a full fence) by whoever polls
     //   ring s (a waiting receive, the progress thread, or a call from s that drains the ring before its own
     //   message, see Mailbox); records go to the mailbox in ring order while the flag is held.
+    // - A receive from one source whose connection is known sleeps reading that connection instead, with the
+    //   source's ring flagged ReaderInCalls (see EagerRing): one wake-up for a large message, which is a call.
     // - Sleeping (a lost-wake-up-safe Dekker pair): a reader increments the sleepers (a full fence), reads the
     //   bell, polls once more, and only then waits on the bell's value; a sender publishes its record, fences,
     //   and rings (increments the bell and wakes) when it sees a sleeper. A receive completed by another thread
@@ -38,6 +40,7 @@ internal sealed unsafe class EagerInbox : IDisposable
     private const int SleepSliceMs = 50; // a bound on any sleep, as a safety net: a wake-up is never expected to be lost
 
     private static readonly TimeSpan s_pumpTimeout = TimeSpan.FromMilliseconds(20); // the announced call is on its way: this only bounds a wait for a call that never comes
+    private static readonly TimeSpan s_callSleep = TimeSpan.FromMilliseconds(SleepSliceMs);
     private static readonly long s_yieldTicks = Stopwatch.Frequency * YieldMicroseconds / 1_000_000;
     private static readonly long s_busyYieldTicks = Stopwatch.Frequency * BusyYieldMicroseconds / 1_000_000;
     private static readonly long s_noYieldTicks = Stopwatch.Frequency / 20; // after a yield found the cores busy, waits sleep without yielding for 50 ms
@@ -48,6 +51,7 @@ internal sealed unsafe class EagerInbox : IDisposable
     private readonly int[] _consuming;
     private readonly long[] _largeAnnounced; // by source: the number (counted from 1) of the last large message its marker records announced
     private readonly long[] _largeArrived; // by source: large messages that arrived as calls
+    private readonly long[] _largePumped; // by source: the last announced message a waiting receive read the connection for (by the waiting threads)
     private readonly MemoryMappedFile _file;
     private readonly MemoryMappedViewAccessor _view;
     private readonly byte* _base;
@@ -66,6 +70,7 @@ internal sealed unsafe class EagerInbox : IDisposable
         _consuming = new int[worldSize];
         _largeAnnounced = new long[worldSize];
         _largeArrived = new long[worldSize];
+        _largePumped = new long[worldSize];
         Path = path;
         _file = file;
         _view = view;
@@ -78,6 +83,9 @@ internal sealed unsafe class EagerInbox : IDisposable
         _progress = new Thread(ProgressLoop) { IsBackground = true, Name = "xcall comm progress" };
         _progress.Start();
     }
+
+    /// <summary>Tests: how many times a waiting receive slept reading its source's calls' connection (counted by the waiting threads).</summary>
+    public long CallSleeps { get; private set; }
 
     /// <summary>The inbox file's path, which senders on this node map.</summary>
     public string Path { get; }
@@ -237,7 +245,10 @@ internal sealed unsafe class EagerInbox : IDisposable
                     // and skip yielding for a while.
                     Volatile.Write(ref _noYieldUntil, afterYield + s_noYieldTicks);
                 }
-                SleepEntered(() => request.IsDone);
+                if (!SleepOnCalls(request))
+                {
+                    SleepEntered(() => request.IsDone);
+                }
                 turns = 0;
             }
         }
@@ -305,18 +316,19 @@ internal sealed unsafe class EagerInbox : IDisposable
     /// <summary>
     /// A large message was announced and has not arrived: reads the connection it comes over on this thread until it
     /// has (or the request completed), so its call runs here with no wake-up. False when none waits or its
-    /// connection is not known yet (the connection's own thread then runs the call).
+    /// connection is not known yet or another thread reads it (that thread then runs the call).
     /// </summary>
     private bool PumpAnnounced(ReceiveRequest request)
     {
         foreach (int source in _sources)
         {
             long announced = Volatile.Read(ref _largeAnnounced[source]);
-            if (announced > Volatile.Read(ref _largeArrived[source]) && _mailbox.LinkFor(source) is { } link && !ReferenceEquals(Runtime.XCallConnection.Current, link))
+            if (announced > Volatile.Read(ref _largeArrived[source]) && announced > _largePumped[source]
+                && _mailbox.LinkFor(source) is { } link && !ReferenceEquals(Runtime.XCallConnection.Current, link))
             {
+                _largePumped[source] = announced; // one try per announced message: when another thread reads the connection, it runs the call
                 int from = source;
-                link.WaitReceiving(new LargeArrival(request, () => Volatile.Read(ref _largeArrived[from]) >= announced), s_pumpTimeout);
-                return true;
+                return link.WaitReceiving(new LargeArrival(request, () => Volatile.Read(ref _largeArrived[from]) >= announced), s_pumpTimeout);
             }
         }
         return false;
@@ -378,6 +390,36 @@ internal sealed unsafe class EagerInbox : IDisposable
             ring.Release(next);
         }
         return delivered;
+    }
+
+    /// <summary>
+    /// A receive from one node-local source whose calls' connection is known sleeps reading that connection
+    /// (<see cref="Runtime.XCallConnection.WaitReceiving"/>): the source's messages go as calls meanwhile (its ring
+    /// says so), so a large message, which is a call anyway, wakes it once and runs on this thread. False when the
+    /// receive is not such a one.
+    /// </summary>
+    private bool SleepOnCalls(ReceiveRequest request)
+    {
+        int source = request.Source;
+        if (source == Communicator.AnySource || _mailbox.LinkFor(source) is not { } link || ReferenceEquals(Runtime.XCallConnection.Current, link))
+        {
+            return false;
+        }
+        EagerRing ring = RingAt(_base, source);
+        CallSleeps++;
+        ring.SetReaderInCalls(true);
+        try
+        {
+            if (!PollEntered() && !request.IsDone)
+            {
+                link.WaitReceiving(request, s_callSleep);
+            }
+        }
+        finally
+        {
+            ring.SetReaderInCalls(false);
+        }
+        return true;
     }
 
     /// <summary>Sleeps on the bell until a sender rings it (or a slice passes), unless a record or <paramref name="done"/> comes first.</summary>

@@ -55,15 +55,22 @@ internal sealed unsafe class EagerOutbox : IDisposable
     public long Sent { get; private set; }
 
     /// <summary>Writes a message into the peer's ring and rings its bell if it sleeps; false when it must go as a call.</summary>
-    public bool TrySend(long context, int tag, ReadOnlySpan<byte> payload, long postsSent)
+    /// <param name="context">The message's context.</param>
+    /// <param name="tag">The message's tag.</param>
+    /// <param name="payload">The message's bytes.</param>
+    /// <param name="postsSent">The messages to the peer that went as one-way calls so far.</param>
+    /// <param name="nudge">Set when the message was written just as the reader went to sleep on the calls' connection: send it a nudge.</param>
+    public bool TrySend(long context, int tag, ReadOnlySpan<byte> payload, long postsSent, out bool nudge)
     {
         lock (_lock)
         {
-            if (_disposed || _ring.Delivered != postsSent || !_ring.TryWrite(context, tag, payload))
+            nudge = false;
+            if (_disposed || _ring.ReaderInCalls || _ring.Delivered != postsSent || !_ring.TryWrite(context, tag, payload))
             {
                 return false;
             }
-            EagerInbox.Ring(_base);
+            EagerInbox.Ring(_base); // a full fence, then the bell
+            nudge = _ring.ReaderInCalls;
             Sent++;
             return true;
         }

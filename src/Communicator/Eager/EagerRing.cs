@@ -21,7 +21,9 @@ internal readonly unsafe struct EagerRing
     // overwrites bytes the consumer has not released. Delivered counts the messages of this sender that came
     // as calls instead (XCall one-way posts), written by the consumer side once each is in the mailbox: the
     // producer writes into the ring only when it equals the posts it sent, so a ring message never overtakes a
-    // posted one.
+    // posted one. ReaderInCalls (consumer's) says the reader sleeps on the calls' connection from this sender:
+    // the producer then sends as a call; one that wrote a record just as the flag went up (it reads the flag
+    // again after publishing, both sides fence) nudges the reader with a call.
     public const int Capacity = 64 << 10;
     public const int HeaderBytes = 256;
     public const int Bytes = HeaderBytes + Capacity;
@@ -44,6 +46,14 @@ internal readonly unsafe struct EagerRing
     private long* Head => (long*)(_base + 128);
 
     private long* DeliveredWord => (long*)(_base + 136);
+
+    private int* ReaderInCallsWord => (int*)(_base + 144);
+
+    /// <summary>The reader sleeps reading its calls' connection from this sender, not the ring: a message must go as a call (or nudge it).</summary>
+    public bool ReaderInCalls => Volatile.Read(ref *ReaderInCallsWord) != 0;
+
+    /// <summary>Consumer side: says whether the reader sleeps reading the calls' connection (set before it sleeps, with a full fence).</summary>
+    public void SetReaderInCalls(bool value) => Interlocked.Exchange(ref *ReaderInCallsWord, value ? 1 : 0);
 
     private byte* Data => _base + HeaderBytes;
 
