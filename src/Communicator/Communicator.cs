@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using XCall.Cluster;
+using XCall.Communicator.Eager;
 
 namespace XCall.Communicator;
 
@@ -17,8 +18,8 @@ namespace XCall.Communicator;
 /// <see cref="LargeMessageBytes"/> go as a call whose block the receiver copies straight into its buffer (from the
 /// sender's array over shared memory with cross-memory attach, for arrays of at least the transport's lending
 /// threshold); the send returns once the receiving rank has taken the block (into the matching receive's buffer,
-/// or kept for a later one). Smaller ones go one way: to a rank on this node, written straight into its eager inbox
-/// (shared memory the receiving thread polls), else as a one-way call.
+/// or kept for a later one). Smaller ones go one way, as a one-way call. To a rank on this node, messages of up to
+/// 16 KiB are written straight into its eager inbox instead (shared memory the receiving thread polls) while it has room.
 /// </remarks>
 public sealed partial class Communicator : IAsyncDisposable
 {
@@ -129,12 +130,12 @@ public sealed partial class Communicator : IAsyncDisposable
             {
                 peer.Post(from, context, tag, MemoryMarshal.AsBytes(data).ToArray()); // the mailbox keeps the array
             }
+            else if (bytes <= EagerRing.MaxPayload && _messaging.TrySendEager(to, context, tag, MemoryMarshal.AsBytes(data)))
+            {
+                // Written into the receiver's inbox (a rank on this node): up to 16 KiB, two copies cost less than a call.
+            }
             else if (bytes < LargeMessageBytes)
             {
-                if (_messaging.TrySendEager(to, context, tag, MemoryMarshal.AsBytes(data)))
-                {
-                    return;
-                }
                 _messaging.CountPost(to);
                 // The one-way call copies the bytes into the transport before it returns: a pooled array carries them.
                 byte[] pooled = ArrayPool<byte>.Shared.Rent(bytes);

@@ -121,7 +121,7 @@ public sealed class EagerTests
             {
                 for (int i = 0; i < 60; i++)
                 {
-                    int length = i % 3 == 0 ? 9000 : 40;
+                    int length = i % 3 == 0 ? 40_000 : 40; // the large ones go as calls, which tells the receiver their connection
                     if (c.Rank == 0)
                     {
                         // A gap longer than the receiver's spinning and yielding: it goes to sleep each time.
