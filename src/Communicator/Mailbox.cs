@@ -211,6 +211,7 @@ internal sealed class Mailbox : IMailbox
         inbox?.Drain(source); // what the sender wrote into the inbox before this message comes first
         Arrive(source, context, tag, data, null, null);
         inbox?.CountDelivered(source);
+        inbox?.SmallArrived(source);
     }
 
     public Task PostSyncAsync(int source, long context, int tag, byte[] payload, CancellationToken cancellationToken)

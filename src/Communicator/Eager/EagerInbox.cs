@@ -23,6 +23,7 @@ internal sealed unsafe class EagerInbox : IDisposable
     //   message, see Mailbox); records go to the mailbox in ring order while the flag is held.
     // - A receive from one source whose connection is known sleeps reading that connection instead, with the
     //   source's ring flagged ReaderInCalls (see EagerRing): one wake-up for a large message, which is a call.
+    //   While a source's last message was large, receives from it read its connection from the start.
     // - Sleeping (a lost-wake-up-safe Dekker pair): a reader increments the sleepers (a full fence), reads the
     //   bell, polls once more, and only then waits on the bell's value; a sender publishes its record, fences,
     //   and rings (increments the bell and wakes) when it sees a sleeper. A receive completed by another thread
@@ -51,6 +52,7 @@ internal sealed unsafe class EagerInbox : IDisposable
     private readonly int[] _consuming;
     private readonly long[] _largeAnnounced; // by source: the number (counted from 1) of the last large message its marker records announced
     private readonly long[] _largeArrived; // by source: large messages that arrived as calls
+    private readonly bool[] _largeLast; // by source: its last message was a large one (a call): a receive from it reads its connection
     private readonly long[] _largePumped; // by source: the last announced message a waiting receive read the connection for (by the waiting threads)
     private readonly MemoryMappedFile _file;
     private readonly MemoryMappedViewAccessor _view;
@@ -71,6 +73,7 @@ internal sealed unsafe class EagerInbox : IDisposable
         _largeAnnounced = new long[worldSize];
         _largeArrived = new long[worldSize];
         _largePumped = new long[worldSize];
+        _largeLast = new bool[worldSize];
         Path = path;
         _file = file;
         _view = view;
@@ -217,6 +220,10 @@ internal sealed unsafe class EagerInbox : IDisposable
             int turns = 0;
             while (!request.IsDone)
             {
+                if (request.Source != Communicator.AnySource && Volatile.Read(ref _largeLast[request.Source]) && SleepOnCalls(request))
+                {
+                    continue; // its source sends large messages: read its connection, as a sleeping receive does
+                }
                 if (PollEntered() || PumpAnnounced(request))
                 {
                     turns = 0;
@@ -310,6 +317,7 @@ internal sealed unsafe class EagerInbox : IDisposable
         if ((uint)source < (uint)_largeArrived.Length)
         {
             Interlocked.Increment(ref _largeArrived[source]);
+            Volatile.Write(ref _largeLast[source], true);
         }
     }
 
@@ -332,6 +340,15 @@ internal sealed unsafe class EagerInbox : IDisposable
             }
         }
         return false;
+    }
+
+    /// <summary>A small message of <paramref name="source"/> came as a call: receives from it poll the inbox again.</summary>
+    public void SmallArrived(int source)
+    {
+        if ((uint)source < (uint)_largeLast.Length)
+        {
+            Volatile.Write(ref _largeLast[source], false);
+        }
     }
 
     /// <summary>Counts a message of <paramref name="source"/> that came as a call, once the mailbox holds it (see <see cref="EagerRing"/>).</summary>
@@ -384,6 +401,7 @@ internal sealed unsafe class EagerInbox : IDisposable
             }
             else
             {
+                _largeLast[source] = false;
                 _mailbox.ArriveEager(source, context, tag, payload);
                 delivered = true;
             }
