@@ -80,9 +80,10 @@ internal sealed unsafe class EagerInbox : IDisposable
         byte* pointer = null;
         view.SafeMemoryMappedViewHandle.AcquirePointer(ref pointer);
         _base = pointer + view.PointerOffset;
-        // Ranks that fit on the node's cores spin a few microseconds before they yield (a small message's round
-        // trip is shorter); more ranks than cores yield at once, so a waiter hands its core to a rank that has work.
-        _spinTurns = sources.Length + 1 <= Environment.ProcessorCount ? 256 : 16;
+        // Ranks that fit on the node's cores spin some tens of microseconds before they yield (many round trips of
+        // a small message, and the wait for a peer that was briefly descheduled); more ranks than cores yield at
+        // once, so a waiter hands its core to a rank that has work.
+        _spinTurns = sources.Length + 1 <= Environment.ProcessorCount ? 2048 : 16;
         _progress = new Thread(ProgressLoop) { IsBackground = true, Name = "xcall comm progress" };
         _progress.Start();
     }
