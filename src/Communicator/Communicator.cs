@@ -29,7 +29,10 @@ public sealed partial class Communicator : IAsyncDisposable
     /// <summary>A receive or probe that accepts a message with any tag.</summary>
     public const int AnyTag = -1;
 
-    /// <summary>The message size, in bytes, from which a message is sent as a call the receiver copies straight into its buffer: 4 KiB.</summary>
+    /// <summary>
+    /// The message size, in bytes, from which a message is sent as a call the receiver copies straight into its buffer:
+    /// 4 KiB. To a rank on this node, messages of up to 16 KiB go through its eager inbox instead while it has room.
+    /// </summary>
     /// <remarks>From about this size on, the call's reply costs less than the copies and the array a one-way message takes on its way.</remarks>
     public const int LargeMessageBytes = 4 << 10;
 
