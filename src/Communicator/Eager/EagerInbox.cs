@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.IO.MemoryMappedFiles;
 using System.Runtime.CompilerServices;
+using XCall.Transport.Shm.Interop;
 
 namespace XCall.Communicator.Eager;
 
@@ -100,7 +101,7 @@ internal sealed unsafe class EagerInbox : IDisposable
     /// <summary>Makes the inbox of world rank <paramref name="self"/> for the given node-local sources; null where shared files or futexes are missing.</summary>
     public static EagerInbox? TryCreate(Mailbox mailbox, int self, int worldSize, int[] sources)
     {
-        if (!OperatingSystem.IsLinux() || sources.Length == 0 || !BellFutex.IsSupported || !Directory.Exists("/dev/shm"))
+        if (!OperatingSystem.IsLinux() || sources.Length == 0 || !Futex.IsSupported || !Directory.Exists("/dev/shm"))
         {
             return null;
         }
@@ -182,7 +183,7 @@ internal sealed unsafe class EagerInbox : IDisposable
     private static void WakeSleepers(byte* inboxBase)
     {
         Interlocked.Increment(ref *(int*)inboxBase);
-        BellFutex.WakeAll((int*)inboxBase);
+        Futex.Wake((int*)inboxBase, int.MaxValue);
     }
 
     /// <summary>Wakes a reader of this inbox that sleeps (a receive was completed by another thread).</summary>
@@ -453,7 +454,7 @@ internal sealed unsafe class EagerInbox : IDisposable
             {
                 return;
             }
-            BellFutex.Wait((int*)_base, seq, SleepSliceMs);
+            Futex.Wait((int*)_base, seq, SleepSliceMs);
         }
         finally
         {
