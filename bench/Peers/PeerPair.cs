@@ -84,11 +84,11 @@ internal static class PeerPair
             for (int k = 0; k < rows.Length; k++)
             {
                 Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                    $"median over {rounds} rounds of {calls} calls: {rows[k],-17} int, defaults: mean {Median(means[k]):0.0} µs, median call {Median(medians[k]):0.0} µs, {Median(switches[k]):0.0} context switches and {Median(cpu[k]):0.0} µs of CPU per call (both processes)"));
+                    $"median over {rounds} rounds of {calls} calls: {rows[k],-17} int, defaults: mean {Stats.Median(means[k]):0.0} µs, median call {Stats.Median(medians[k]):0.0} µs, {Stats.Median(switches[k]):0.0} context switches and {Stats.Median(cpu[k]):0.0} µs of CPU per call (both processes)"));
             }
             for (int p = 0; p < s_pairs.Length; p++)
             {
-                double ratio = Median(ratios[p]);
+                double ratio = Stats.Median(ratios[p]);
                 Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
                     $"budget: {s_pairs[p].Stack} int over XCall shm at least {BudgetSpeedup:0.0}x faster than over a Unix socket: {(ratio >= BudgetSpeedup ? "met" : "NOT met")} (median of the per-round ratios {ratio:0.00}x; rounds {string.Join(' ', ratios[p].Select(r => r.ToString("0.00", CultureInfo.InvariantCulture)))})"));
             }
@@ -150,11 +150,5 @@ internal static class PeerPair
             }
         }
         return (switches, cpuNs);
-    }
-
-    private static double Median(List<double> values)
-    {
-        var sorted = values.Order().ToList();
-        return sorted[sorted.Count / 2];
     }
 }
