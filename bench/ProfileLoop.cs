@@ -4,20 +4,22 @@ using System.Globalization;
 namespace XCall.Bench;
 
 /// <summary>
-/// <c>--loop shm|tcp int|oneway|pipelined SECONDS</c>: one form of call in a loop against a server process with the
+/// <c>--loop shm|tcp int|oneway|pipelined|threads SECONDS</c>: one form of call in a loop against a server process with the
 /// default settings (the throughput rows' options), for a profiler to attach to. It prints both pids first (for
 /// <c>perf record -p</c>), then the rate it reached. Forms: <c>int</c> a sync <c>void Test(int)</c>; <c>oneway</c>
-/// 1,000 one-way calls then a sync call; <c>pipelined</c> 1,000 async calls then awaiting them all.
+/// 1,000 one-way calls then a sync call; <c>pipelined</c> 1,000 async calls then awaiting them all; <c>threads</c>
+/// 16 threads making sync <c>int</c> calls on the one connection (the concurrency suite's shape).
 /// </summary>
 internal static class ProfileLoop
 {
     private const int Batch = 1000;
+    private const int Threads = 16;
 
     public static async Task<int> Run(string transport, string form, double seconds)
     {
-        if (form is not ("int" or "oneway" or "pipelined"))
+        if (form is not ("int" or "oneway" or "pipelined" or "threads"))
         {
-            Console.Error.WriteLine($"--loop: unknown form '{form}' (int, oneway or pipelined)");
+            Console.Error.WriteLine($"--loop: unknown form '{form}' (int, oneway, pipelined or threads)");
             return 2;
         }
         RemoteServer server = RemoteServer.Shared(transport);
@@ -30,7 +32,11 @@ internal static class ProfileLoop
             var tasks = new Task<int>[Batch];
             var clock = Stopwatch.StartNew();
             long calls = 0;
-            while (clock.Elapsed.TotalSeconds < seconds)
+            if (form == "threads")
+            {
+                calls = RunThreads(cost.Proxy, clock, seconds);
+            }
+            while (form != "threads" && clock.Elapsed.TotalSeconds < seconds)
             {
                 switch (form)
                 {
@@ -68,5 +74,33 @@ internal static class ProfileLoop
             RemoteServer.StopShared();
         }
         return 0;
+    }
+
+    private static long RunThreads(ICallCost proxy, Stopwatch clock, double seconds)
+    {
+        long calls = 0;
+        var threads = new Thread[Threads];
+        for (int t = 0; t < Threads; t++)
+        {
+            threads[t] = new Thread(() =>
+            {
+                long mine = 0;
+                while (clock.Elapsed.TotalSeconds < seconds)
+                {
+                    for (int i = 0; i < 100; i++)
+                    {
+                        proxy.Test(i);
+                    }
+                    mine += 100;
+                }
+                Interlocked.Add(ref calls, mine);
+            });
+            threads[t].Start();
+        }
+        foreach (Thread thread in threads)
+        {
+            thread.Join();
+        }
+        return calls;
     }
 }

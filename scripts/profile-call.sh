@@ -3,7 +3,7 @@
 # default server process), records both processes with perf (linux-perf from Debian) while it runs, and sums the
 # samples by stage (symbol patterns below), printed as CPU nanoseconds per call.
 #
-#   scripts/profile-call.sh [shm|tcp] [int|oneway|pipelined] [SECONDS]     defaults: shm int 8
+#   scripts/profile-call.sh [shm|tcp] [int|oneway|pipelined|threads] [SECONDS]     defaults: shm int 8
 #
 # JIT frames are named through perf maps (DOTNET_PerfMapEnabled=1) with W^X off (DOTNET_EnableWriteXorExecute=0),
 # or perf sees them as anonymous memory. A stage's figure is its samples / the sampling rate / the calls made in
