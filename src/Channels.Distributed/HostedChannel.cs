@@ -27,92 +27,133 @@ internal abstract class HostedChannel
     public abstract void Poison(int strength);
 
     public abstract void Complete();
+
+    public abstract WriterGrant OpenWriter();
+
+    public abstract void WriteBatch(int writer, long sequence, int returned, ReadOnlySpan<long> words, ReadOnlySpan<byte> bytes, ReadOnlySpan<int> lengths);
+
+    public abstract Task<WriterGrant> CreditsAsync(int writer, bool urgent);
+
+    public abstract Task AppliedAsync(int writer, long batches);
+
+    public abstract void EndAfter(int writer, long batches, int strength);
 }
 
 /// <inheritdoc/>
-internal sealed class HostedChannel<T>(ChannelIn<T> input, ChannelOut<T> output, ChannelCodec<T> codec) : HostedChannel
+internal sealed class HostedChannel<T>(ChannelIn<T> input, ChannelOut<T> output, ChannelCodec<T> codec, Intake<T>? intake) : HostedChannel
 {
     private static readonly byte[] s_none = [];
 
-    public override int WriteWord(long word)
-    {
-        try
-        {
-            output.Write(codec.FromWord(word));
-            return 0;
-        }
-        catch (Exception e) when (Ended(e, out int status))
-        {
-            return status;
-        }
-    }
+    public override int WriteWord(long word) => Write(codec.FromWord(word));
 
-    public override async ValueTask<int> WriteWordAsync(long word, CancellationToken cancellationToken)
-    {
-        try
-        {
-            await output.WriteAsync(codec.FromWord(word), cancellationToken).ConfigureAwait(false);
-            return 0;
-        }
-        catch (Exception e) when (Ended(e, out int status))
-        {
-            return status;
-        }
-    }
+    public override ValueTask<int> WriteWordAsync(long word, CancellationToken cancellationToken) => WriteAsync(codec.FromWord(word), cancellationToken);
 
-    public override int WriteBytes(byte[] value)
-    {
-        try
-        {
-            output.Write(codec.FromBytes(value));
-            return 0;
-        }
-        catch (Exception e) when (Ended(e, out int status))
-        {
-            return status;
-        }
-    }
+    public override int WriteBytes(byte[] value) => Write(codec.FromBytes(value));
 
-    public override async ValueTask<int> WriteBytesAsync(byte[] value, CancellationToken cancellationToken)
-    {
-        try
-        {
-            await output.WriteAsync(codec.FromBytes(value), cancellationToken).ConfigureAwait(false);
-            return 0;
-        }
-        catch (Exception e) when (Ended(e, out int status))
-        {
-            return status;
-        }
-    }
+    public override ValueTask<int> WriteBytesAsync(byte[] value, CancellationToken cancellationToken) => WriteAsync(codec.FromBytes(value), cancellationToken);
 
     public override async ValueTask<WordRead> ReadWordAsync(bool extended, CancellationToken cancellationToken)
     {
-        try
-        {
-            T value = extended ? await input.BeginReadAsync(cancellationToken).ConfigureAwait(false) : await input.ReadAsync(cancellationToken).ConfigureAwait(false);
-            return new WordRead(codec.ToWord(value), 0);
-        }
-        catch (Exception e) when (Ended(e, out int status))
-        {
-            return new WordRead(0, status);
-        }
+        (T value, int status) = await ReadAsync(extended, cancellationToken).ConfigureAwait(false);
+        return status == 0 ? new WordRead(codec.ToWord(value), 0) : new WordRead(0, status);
     }
 
     public override async ValueTask<BytesRead> ReadBytesAsync(bool extended, CancellationToken cancellationToken)
     {
-        try
-        {
-            T value = extended ? await input.BeginReadAsync(cancellationToken).ConfigureAwait(false) : await input.ReadAsync(cancellationToken).ConfigureAwait(false);
-            return new BytesRead(codec.ToBytes(value), 0);
-        }
-        catch (Exception e) when (Ended(e, out int status))
-        {
-            return new BytesRead(s_none, status);
-        }
+        (T value, int status) = await ReadAsync(extended, cancellationToken).ConfigureAwait(false);
+        return status == 0 ? new BytesRead(codec.ToBytes(value), 0) : new BytesRead(s_none, status);
     }
 
     public override void EndRead() => input.EndRead();
+
+    public override void Poison(int strength)
+    {
+        output.Poison(strength);
+        intake?.Ended(strength);
+    }
+
+    public override void Complete()
+    {
+        output.Complete();
+        intake?.Ended(Completed);
+    }
+
+    public override WriterGrant OpenWriter() => intake?.Open() ?? new WriterGrant(-1, 0, 0);
+
+    public override void WriteBatch(int writer, long sequence, int returned, ReadOnlySpan<long> words, ReadOnlySpan<byte> bytes, ReadOnlySpan<int> lengths)
+    {
+        T[] values;
+        if (codec.IsWord)
+        {
+            values = new T[words.Length];
+            for (int i = 0; i < values.Length; i++)
+            {
+                values[i] = codec.FromWord(words[i]);
+            }
+        }
+        else
+        {
+            values = new T[lengths.Length];
+            for (int i = 0; i < values.Length; i++)
+            {
+                int length = lengths[i];
+                if ((uint)length > (uint)bytes.Length)
+                {
+                    throw new XCallProtocolException($"A batch of values claims {length} bytes where {bytes.Length} are left.");
+                }
+                values[i] = codec.FromBytes(bytes[..length].ToArray());
+                bytes = bytes[length..];
+            }
+        }
+        Intake().Arrive(writer, sequence, values, returned);
+    }
+
+    public override Task<WriterGrant> CreditsAsync(int writer, bool urgent) => Intake().RequestAsync(writer, urgent);
+
+    public override Task AppliedAsync(int writer, long batches) => Intake().AppliedAsync(writer, batches);
+
+    public override void EndAfter(int writer, long batches, int strength) => Intake().EndAfter(writer, batches, strength);
+
+    private Intake<T> Intake() => intake ?? throw new InvalidOperationException("This channel has no buffer: its writers write one value at a time.");
+
+    private int Write(T value)
+    {
+        try
+        {
+            output.Write(value);
+            return 0;
+        }
+        catch (Exception e) when (Ended(e, out int status))
+        {
+            return status;
+        }
+    }
+
+    private async ValueTask<int> WriteAsync(T value, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await output.WriteAsync(value, cancellationToken).ConfigureAwait(false);
+            return 0;
+        }
+        catch (Exception e) when (Ended(e, out int status))
+        {
+            return status;
+        }
+    }
+
+    private async ValueTask<(T Value, int Status)> ReadAsync(bool extended, CancellationToken cancellationToken)
+    {
+        try
+        {
+            T value = extended ? await input.BeginReadAsync(cancellationToken).ConfigureAwait(false) : await input.ReadAsync(cancellationToken).ConfigureAwait(false);
+            return (value, 0);
+        }
+        catch (Exception e) when (Ended(e, out int status))
+        {
+            return (default!, status);
+        }
+    }
 
     /// <summary>Whether <paramref name="e"/> says the channel ended (poisoned or completed), with the status that tells the remote end.</summary>
     private static bool Ended(Exception e, out int status)
@@ -125,8 +166,4 @@ internal sealed class HostedChannel<T>(ChannelIn<T> input, ChannelOut<T> output,
         };
         return status != 0;
     }
-
-    public override void Poison(int strength) => output.Poison(strength);
-
-    public override void Complete() => output.Complete();
 }

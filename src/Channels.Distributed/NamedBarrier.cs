@@ -9,8 +9,7 @@ namespace XCall.Channels.Distributed;
 public sealed class NamedBarrier
 {
     private readonly Barrier? _local;
-    private readonly IConstructHost? _host;
-    private readonly ConstructAddress _address;
+    private readonly HostLink? _link;
 
     internal NamedBarrier(string name, Barrier local)
     {
@@ -21,8 +20,7 @@ public sealed class NamedBarrier
     internal NamedBarrier(string name, IConstructHost host, ConstructAddress address)
     {
         Name = name;
-        _host = host;
-        _address = address;
+        _link = new HostLink(host, address, name);
     }
 
     /// <summary>The barrier's name.</summary>
@@ -36,17 +34,11 @@ public sealed class NamedBarrier
     {
         if (_local is not null)
         {
+            Unconfirmed.ConfirmAll();
             _local.Sync();
             return;
         }
-        try
-        {
-            _host!.SyncAsync(_address.Id).GetAwaiter().GetResult();
-        }
-        catch (XCallDisconnectedException e)
-        {
-            throw RemoteStatus.Lost(_address, Name, e);
-        }
+        SyncAsync().GetAwaiter().GetResult();
     }
 
     /// <summary>Completes when every enrolled process has synced.</summary>
@@ -54,39 +46,33 @@ public sealed class NamedBarrier
     {
         if (_local is not null)
         {
+            // What this process wrote to remote buffered channels is in their buffers before it syncs, as in-process.
+            await Unconfirmed.ConfirmAllAsync().ConfigureAwait(false);
             await _local.SyncAsync().ConfigureAwait(false);
             return;
         }
-        try
-        {
-            await _host!.SyncAsync(_address.Id).ConfigureAwait(false);
-        }
-        catch (XCallDisconnectedException e)
-        {
-            throw RemoteStatus.Lost(_address, Name, e);
-        }
+        await _link!.CallAsync(static (host, id) => host.SyncAsync(id)).ConfigureAwait(false);
     }
 
     /// <summary>Enrolls one more process: rounds now wait for it too.</summary>
-    public void Enroll() => Call(static (host, id) => host.Enroll(id), static barrier => barrier.Enroll());
-
-    /// <summary>Resigns one process: rounds no longer wait for it.</summary>
-    public void Resign() => Call(static (host, id) => host.Resign(id), static barrier => barrier.Resign());
-
-    private void Call(Action<IConstructHost, int> remote, Action<Barrier> local)
+    public void Enroll()
     {
         if (_local is not null)
         {
-            local(_local);
+            _local.Enroll();
             return;
         }
-        try
+        _link!.Call(0, static (host, id, _) => host.Enroll(id));
+    }
+
+    /// <summary>Resigns one process: rounds no longer wait for it.</summary>
+    public void Resign()
+    {
+        if (_local is not null)
         {
-            remote(_host!, _address.Id);
+            _local.Resign();
+            return;
         }
-        catch (XCallDisconnectedException e)
-        {
-            throw RemoteStatus.Lost(_address, Name, e);
-        }
+        _link!.Call(0, static (host, id, _) => host.Resign(id));
     }
 }

@@ -9,8 +9,7 @@ namespace XCall.Channels.Distributed;
 public sealed class NamedBucket
 {
     private readonly Bucket? _local;
-    private readonly IConstructHost? _host;
-    private readonly ConstructAddress _address;
+    private readonly HostLink? _link;
 
     internal NamedBucket(string name, Bucket local)
     {
@@ -21,8 +20,7 @@ public sealed class NamedBucket
     internal NamedBucket(string name, IConstructHost host, ConstructAddress address)
     {
         Name = name;
-        _host = host;
-        _address = address;
+        _link = new HostLink(host, address, name);
     }
 
     /// <summary>The bucket's name.</summary>
@@ -32,7 +30,7 @@ public sealed class NamedBucket
     public bool IsLocal => _local is not null;
 
     /// <summary>How many processes wait in the bucket now.</summary>
-    public int Holding => _local?.Holding ?? Call(static (host, id) => host.Holding(id));
+    public int Holding => _local?.Holding ?? _link!.Call(0, static (host, id, _) => host.Holding(id));
 
     /// <summary>Waits in the bucket until it is flushed.</summary>
     public void FallInto() => FallIntoAsync().GetAwaiter().GetResult();
@@ -42,31 +40,21 @@ public sealed class NamedBucket
     {
         if (_local is not null)
         {
+            await Unconfirmed.ConfirmAllAsync().ConfigureAwait(false);
             await _local.FallIntoAsync().ConfigureAwait(false);
             return;
         }
-        try
-        {
-            await _host!.FallIntoAsync(_address.Id).ConfigureAwait(false);
-        }
-        catch (XCallDisconnectedException e)
-        {
-            throw RemoteStatus.Lost(_address, Name, e);
-        }
+        await _link!.CallAsync(static (host, id) => host.FallIntoAsync(id)).ConfigureAwait(false);
     }
 
     /// <summary>Releases every process waiting in the bucket; returns how many.</summary>
-    public int Flush() => _local?.Flush() ?? Call(static (host, id) => host.Flush(id));
-
-    private int Call(Func<IConstructHost, int, int> remote)
+    public int Flush()
     {
-        try
+        if (_local is not null)
         {
-            return remote(_host!, _address.Id);
+            Unconfirmed.ConfirmAll();
+            return _local.Flush();
         }
-        catch (XCallDisconnectedException e)
-        {
-            throw RemoteStatus.Lost(_address, Name, e);
-        }
+        return _link!.Call(0, static (host, id, _) => host.Flush(id));
     }
 }

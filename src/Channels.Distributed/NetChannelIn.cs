@@ -11,20 +11,17 @@ namespace XCall.Channels.Distributed;
 /// <remarks>When the hosting process dies a pending and every later read fails with <see cref="Cluster.RankFailedException"/>.</remarks>
 public sealed class NetChannelIn<T> : IChannelIn<T>, IPoisonable
 {
-    private readonly IConstructHost _host;
-    private readonly ConstructAddress _address;
+    private readonly HostLink _link;
     private readonly ChannelCodec<T> _codec;
 
     internal NetChannelIn(IConstructHost host, ConstructAddress address, string name, ChannelCodec<T> codec)
     {
-        _host = host;
-        _address = address;
-        Name = name;
+        _link = new HostLink(host, address, name);
         _codec = codec;
     }
 
     /// <summary>The channel's name.</summary>
-    public string Name { get; }
+    public string Name => _link.Name;
 
     /// <inheritdoc/>
     public T Read(CancellationToken cancellationToken = default) => Blocking.Wait(ReadAsync(cancellationToken));
@@ -39,30 +36,10 @@ public sealed class NetChannelIn<T> : IChannelIn<T>, IPoisonable
     public ValueTask<T> BeginReadAsync(CancellationToken cancellationToken = default) => ReadAsync(extended: true, cancellationToken);
 
     /// <inheritdoc/>
-    public void EndRead()
-    {
-        try
-        {
-            _host.EndRead(_address.Id);
-        }
-        catch (XCallDisconnectedException e)
-        {
-            throw RemoteStatus.Lost(_address, Name, e);
-        }
-    }
+    public void EndRead() => _link.Call(0, static (host, id, _) => host.EndRead(id));
 
     /// <inheritdoc/>
-    public void Poison(int strength = 1)
-    {
-        try
-        {
-            _host.Poison(_address.Id, strength);
-        }
-        catch (XCallDisconnectedException e)
-        {
-            throw RemoteStatus.Lost(_address, Name, e);
-        }
-    }
+    public void Poison(int strength = 1) => _link.Call(strength, static (host, id, strength) => host.Poison(id, strength));
 
     /// <summary>Not offered by a remote end: a <see cref="ChannelReader{T}"/> needs TryRead, which would cost a round trip each time.</summary>
     /// <exception cref="NotSupportedException">Always.</exception>
@@ -71,21 +48,14 @@ public sealed class NetChannelIn<T> : IChannelIn<T>, IPoisonable
 
     private async ValueTask<T> ReadAsync(bool extended, CancellationToken cancellationToken)
     {
-        try
+        if (_codec.IsWord)
         {
-            if (_codec.IsWord)
-            {
-                WordRead word = await _host.ReadWordAsync(_address.Id, extended, cancellationToken).ConfigureAwait(false);
-                RemoteStatus.ThrowIfEnded(word.Poison);
-                return _codec.FromWord(word.Word);
-            }
-            BytesRead bytes = await _host.ReadBytesAsync(_address.Id, extended, cancellationToken).ConfigureAwait(false);
-            RemoteStatus.ThrowIfEnded(bytes.Poison);
-            return _codec.FromBytes(bytes.Value);
+            WordRead word = await _link.CallAsync((extended, cancellationToken), static (host, id, s) => host.ReadWordAsync(id, s.extended, s.cancellationToken)).ConfigureAwait(false);
+            RemoteStatus.ThrowIfEnded(word.Poison);
+            return _codec.FromWord(word.Word);
         }
-        catch (XCallDisconnectedException e)
-        {
-            throw RemoteStatus.Lost(_address, Name, e);
-        }
+        BytesRead bytes = await _link.CallAsync((extended, cancellationToken), static (host, id, s) => host.ReadBytesAsync(id, s.extended, s.cancellationToken)).ConfigureAwait(false);
+        RemoteStatus.ThrowIfEnded(bytes.Poison);
+        return _codec.FromBytes(bytes.Value);
     }
 }

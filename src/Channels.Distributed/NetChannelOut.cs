@@ -12,86 +12,104 @@ namespace XCall.Channels.Distributed;
 /// </remarks>
 public sealed class NetChannelOut<T> : IChannelOut<T>, IPoisonable
 {
-    private readonly IConstructHost _host;
-    private readonly ConstructAddress _address;
+    private readonly HostLink _link;
     private readonly ChannelCodec<T> _codec;
+    private readonly CreditWriter<T>? _buffered;
 
-    internal NetChannelOut(IConstructHost host, ConstructAddress address, string name, ChannelCodec<T> codec)
+    internal NetChannelOut(IConstructHost host, ConstructAddress address, string name, ChannelCodec<T> codec, WriterGrant grant)
     {
-        _host = host;
-        _address = address;
-        Name = name;
+        _link = new HostLink(host, address, name);
         _codec = codec;
+        if (grant.Writer >= 0)
+        {
+            _buffered = new CreditWriter<T>(_link, codec, grant, shared: address.Kind is ConstructKind.Any2One or ConstructKind.Any2Any);
+        }
     }
 
     /// <summary>The channel's name.</summary>
-    public string Name { get; }
+    public string Name => _link.Name;
 
     /// <inheritdoc/>
     public void Write(T item, CancellationToken cancellationToken = default)
     {
+        if (_buffered is not null)
+        {
+            while (!_buffered.TryWrite(item))
+            {
+                if (cancellationToken.CanBeCanceled)
+                {
+                    Blocking.Wait(_buffered.WaitForCreditsAsync(cancellationToken));
+                }
+                else
+                {
+                    _buffered.WaitForCredits();
+                }
+            }
+            return;
+        }
         if (cancellationToken.CanBeCanceled)
         {
             Blocking.Wait(WriteAsync(item, cancellationToken));
             return;
         }
-        int status;
-        try
-        {
-            status = _codec.IsWord ? _host.WriteWord(_address.Id, _codec.ToWord(item)) : _host.WriteBytes(_address.Id, _codec.ToBytes(item));
-        }
-        catch (XCallDisconnectedException e)
-        {
-            throw RemoteStatus.Lost(_address, Name, e);
-        }
+        int status = _codec.IsWord
+            ? _link.Call(_codec.ToWord(item), static (host, id, word) => host.WriteWord(id, word))
+            : _link.Call(_codec.ToBytes(item), static (host, id, bytes) => host.WriteBytes(id, bytes));
         RemoteStatus.ThrowIfEnded(status);
     }
 
     /// <inheritdoc/>
-    public async ValueTask WriteAsync(T item, CancellationToken cancellationToken = default)
+    public ValueTask WriteAsync(T item, CancellationToken cancellationToken = default)
     {
-        int status;
-        try
+        if (_buffered is not null && _buffered.TryWrite(item))
         {
-            status = _codec.IsWord
-                ? await _host.WriteWordAsync(_address.Id, _codec.ToWord(item), cancellationToken).ConfigureAwait(false)
-                : await _host.WriteBytesAsync(_address.Id, _codec.ToBytes(item), cancellationToken).ConfigureAwait(false);
+            return default;
         }
-        catch (XCallDisconnectedException e)
-        {
-            throw RemoteStatus.Lost(_address, Name, e);
-        }
-        RemoteStatus.ThrowIfEnded(status);
+        return WriteSlowAsync(item, cancellationToken);
     }
 
     /// <inheritdoc/>
     public void Complete()
     {
-        try
+        if (_buffered is not null)
         {
-            _host.Complete(_address.Id);
+            _buffered.End(0);
+            return;
         }
-        catch (XCallDisconnectedException e)
-        {
-            throw RemoteStatus.Lost(_address, Name, e);
-        }
+        _link.Call(0, static (host, id, _) => host.Complete(id));
     }
 
     /// <inheritdoc/>
     public void Poison(int strength = 1)
     {
-        try
+        if (_buffered is not null)
         {
-            _host.Poison(_address.Id, strength);
+            ArgumentOutOfRangeException.ThrowIfNegativeOrZero(strength);
+            _buffered.End(strength);
+            return;
         }
-        catch (XCallDisconnectedException e)
-        {
-            throw RemoteStatus.Lost(_address, Name, e);
-        }
+        _link.Call(strength, static (host, id, strength) => host.Poison(id, strength));
     }
 
     /// <summary>Not offered by a remote end: a <see cref="ChannelWriter{T}"/> needs TryWrite, which would cost a round trip each time.</summary>
     /// <exception cref="NotSupportedException">Always.</exception>
     public ChannelWriter<T> AsChannelWriter() =>
         throw new NotSupportedException("A remote channel end offers no ChannelWriter; use Write / WriteAsync.");
+
+    private async ValueTask WriteSlowAsync(T item, CancellationToken cancellationToken)
+    {
+        if (_buffered is not null)
+        {
+            do
+            {
+                await _buffered.WaitForCreditsAsync(cancellationToken).ConfigureAwait(false);
+            }
+            while (!_buffered.TryWrite(item));
+            return;
+        }
+        int status = _codec.IsWord
+            ? await _link.CallAsync((_codec.ToWord(item), cancellationToken), static (host, id, s) => host.WriteWordAsync(id, s.Item1, s.cancellationToken)).ConfigureAwait(false)
+            : await _link.CallAsync((_codec.ToBytes(item), cancellationToken), static (host, id, s) => host.WriteBytesAsync(id, s.Item1, s.cancellationToken)).ConfigureAwait(false);
+        RemoteStatus.ThrowIfEnded(status);
+    }
 }
