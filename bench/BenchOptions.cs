@@ -64,7 +64,7 @@ internal sealed record BenchOptions
           --transports LIST   comma-separated: direct,domain,shm,tcp (default: all)
           --filter LIST       only signatures containing one of these (loc,int,virt,data,str,byte,int[1M],struct,ref/out,Task<int>,oneway,graph100,...;
                               graph1000 selects the serializer comparison)
-          --peers LIST        side-by-side peers: grpc-tcp,grpc-uds,jsonrpc-uds,mpi, or none (default: all;
+          --peers LIST        side-by-side peers: grpc-tcp,grpc-uds,grpc-xcall-shm,jsonrpc-uds,jsonrpc-xcall-shm,mpi, or none (default: all;
                               mpi: Open MPI's ping-pong as peer-mpi rows and a paired line, when Open MPI is installed)
           --out DIR           write calls.json, calls.md, calls.csv there (default: a new folder it prints)
           --full              BenchmarkDotNet's full statistics (slower); default is a quick run
@@ -91,9 +91,14 @@ internal sealed record BenchOptions
           --concurrent-probe shm|tcp      int against a server with the default concurrent dispatch
           --dispatch-pair shm|tcp [ROUNDS [CALLS]] int with no option set paired with int under DispatchMode.Inline,
                                           and the callback call with no option set, in alternating bursts
+          --loop shm|tcp int|oneway|pipelined SECONDS  one form of call in a loop for a profiler to attach to
+                                          (prints both pids; perf record -p, see docs/benchmarks.md)
           --async-probe shm|tcp           awaited Task<int> calls, alone and while one long call stays pending
           --stream [shm|tcp] [ITEMS [ROUNDS]] an IAsyncEnumerable<int> of ITEMS (1,000,000) pulled to its end, defaults;
                                           items/s per round, median, and the shm budget line (>= 10 M items/s)
+          --peer-pair [ROUNDS [CALLS]]    gRPC and StreamJsonRpc int over a Unix socket and over XCall shm (the peer
+                                          rows' servers and clients), alternating bursts of CALLS (15 rounds of 400, 8 s warm-up):
+                                          per-round ratios, medians, the budget lines (XCall shm >= 1.5x faster)
         """;
 }
 

@@ -61,14 +61,8 @@ internal static class DispatchPair
                 $"round {round}: {transport} int, no option set {d,8:0.0} ns   int, DispatchMode.Inline {n,8:0.0} ns   ratio {d / n:0.00}x   callback, no option set {c,9:0.0} ns   {c / d:0.00}x int"));
         }
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-            $"median over {rounds} rounds: {transport} int, no option set {Median(defaultNs):0.0} ns, int, DispatchMode.Inline {Median(inlineNs):0.0} ns, median ratio {Median(toInline):0.00}x; "
-            + $"callback, no option set {Median(callbackNs):0.0} ns, median ratio to the int call {Median(callbackToInt):0.00}x"));
+            $"median over {rounds} rounds: {transport} int, no option set {Stats.Median(defaultNs):0.0} ns, int, DispatchMode.Inline {Stats.Median(inlineNs):0.0} ns, median ratio {Stats.Median(toInline):0.00}x; "
+            + $"callback, no option set {Stats.Median(callbackNs):0.0} ns, median ratio to the int call {Stats.Median(callbackToInt):0.00}x"));
         return 0;
-    }
-
-    private static double Median(List<double> values)
-    {
-        values.Sort();
-        return values[values.Count / 2];
     }
 }

@@ -152,11 +152,7 @@ internal static partial class ParallelSuite
         }
     }
 
-    private static double Median(List<double> values)
-    {
-        double[] sorted = [.. values.Order()];
-        return sorted.Length == 0 ? 0 : sorted[sorted.Length / 2];
-    }
+    private static double Median(List<double> values) => values.Count == 0 ? 0 : Stats.Median(values);
 
     private static ParallelTypes Types() => new ParallelTypes().Add<IParallelSink>(() => new ParallelSink(), Agglomeration.Never);
 

@@ -72,6 +72,16 @@ if (args.Length > 1 && args[0] == "--dispatch-pair")
         args.Length > 3 ? int.Parse(args[3], System.Globalization.CultureInfo.InvariantCulture) : 0);
 }
 
+if (args.Length > 3 && args[0] == "--loop")
+{
+    return await ProfileLoop.Run(args[1], args[2], double.Parse(args[3], System.Globalization.CultureInfo.InvariantCulture));
+}
+
+if (args.Length > 0 && args[0] == "--peer-pair")
+{
+    return PeerPair.Run(args[1..]);
+}
+
 if (args.Length > 0 && args[0] == "--stream")
 {
     return StreamProbe.Run(args[1..]);

@@ -155,7 +155,7 @@ internal static class SideBySide
         (double callNs, double limitNs, double ratio) = intPairs.Medians;
         return new Paired(transport, mode, callNs, limitNs, ratio, (double)clientBytes / total, (double)serverBytes / total, rounds)
         {
-            ToInt = toInt.ToDictionary(kv => kv.Key, kv => Median(kv.Value)),
+            ToInt = toInt.ToDictionary(kv => kv.Key, kv => Stats.Median(kv.Value)),
             Bytes = bytePairs.Medians,
             Mpi = mpiPairs.Count > 0 ? (mpiPairs.Medians.CallNs, mpiPairs.Medians.LimitNs, mpiPairs.Medians.Ratio, mpiPairs.Count) : null,
             MpiWhyNot = mpiPairs.Count > 0 ? null : mpiWhyNot,
@@ -170,7 +170,7 @@ internal static class SideBySide
         private readonly List<double> _limitNs = [];
         private readonly List<double> _ratios = [];
 
-        public (double CallNs, double LimitNs, double Ratio) Medians => (Median(_callNs), Median(_limitNs), Median(_ratios));
+        public (double CallNs, double LimitNs, double Ratio) Medians => (Stats.Median(_callNs), Stats.Median(_limitNs), Stats.Median(_ratios));
 
         public int Count => _ratios.Count;
 
@@ -184,12 +184,6 @@ internal static class SideBySide
 
     /// <summary>The probe a transport is judged against: the floor of the same method (both poll).</summary>
     private static string Mode(string transport) => transport == "shm" ? "spin" : "tcp-spin";
-
-    private static double Median(List<double> values)
-    {
-        values.Sort();
-        return values[values.Count / 2];
-    }
 
     private const int Batches = 5;
 

@@ -56,7 +56,7 @@ internal static class StreamProbe
             }
             for (int t = 0; t < rows.Length; t++)
             {
-                double median = Median(perSecond[t]);
+                double median = Stats.Median(perSecond[t]);
                 Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
                     $"median over {rounds} rounds: {rows[t]} IAsyncEnumerable<int> x {items:N0}, defaults: {median / 1e6:0.00} M items/s ({1e9 / median:0.0} ns/item)"));
                 if (rows[t] == "shm")
@@ -102,11 +102,5 @@ internal static class StreamProbe
             sum += value;
         }
         return sum;
-    }
-
-    private static double Median(List<double> values)
-    {
-        var sorted = values.Order().ToList();
-        return sorted[sorted.Count / 2];
     }
 }

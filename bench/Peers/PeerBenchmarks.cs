@@ -77,10 +77,25 @@ public class PeerBenchmarks
         {
             _grpc = new PeerCallCost.PeerCallCostClient(_channel);
         }
-        // First calls: connection, HTTP/2 settings, JIT, all outside the measurement.
+        // First calls: connection, HTTP/2 settings, JIT, all outside the measurement. Then calls for WarmUp: the
+        // server process started a moment ago, and the tiered JIT of its and this process's gRPC, Kestrel or
+        // StreamJsonRpc code keeps both cores busy for seconds; BenchmarkDotNet's own warm-up (a few 100 ms
+        // iterations) would measure that instead of the calls.
         Int().GetAwaiter().GetResult();
         Bytes().GetAwaiter().GetResult();
+        long start = System.Diagnostics.Stopwatch.GetTimestamp();
+        while (System.Diagnostics.Stopwatch.GetElapsedTime(start) < WarmUp)
+        {
+            Int().GetAwaiter().GetResult();
+            Bytes().GetAwaiter().GetResult();
+        }
     }
+
+    /// <summary>How long <see cref="Setup"/> calls the peer before BenchmarkDotNet measures it.</summary>
+    internal static TimeSpan WarmUp { get; set; } = TimeSpan.FromSeconds(6);
+
+    /// <summary>The id of the server process after <see cref="Setup"/>.</summary>
+    internal int ServerProcessId => _server?.ProcessId ?? throw new InvalidOperationException("Not set up.");
 
     private static SocketsHttpHandler UdsHandler(string path) => new()
     {

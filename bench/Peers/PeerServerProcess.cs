@@ -18,6 +18,9 @@ internal sealed class PeerServerProcess : IDisposable
     /// <summary><c>http://127.0.0.1:PORT</c> for TCP, the socket's path for a Unix domain socket, the <c>shm://</c> address for XCall.</summary>
     public string Address => _child.Address;
 
+    /// <summary>The server process's id.</summary>
+    public int ProcessId => _child.Process.Id;
+
     /// <param name="flag"><c>--serve-grpc</c> or <c>--serve-jsonrpc</c>.</param>
     /// <param name="transport"><c>tcp</c>, <c>uds</c> or <c>xcall-shm</c>.</param>
     public static PeerServerProcess Start(string flag, string transport)

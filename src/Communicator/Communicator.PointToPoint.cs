@@ -62,6 +62,10 @@ public sealed partial class Communicator
         ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual((uint)destination, (uint)Size, nameof(destination));
         int to = _worldRanks[destination];
         byte[] payload = MemoryMarshal.AsBytes(data.AsSpan()).ToArray();
+        if (to != _messaging.World.Rank)
+        {
+            _messaging.CountPost(to);
+        }
         try
         {
             await Peer(to).PostSyncAsync(_messaging.World.Rank, PointToPointContext, tag, payload, cancellationToken).ConfigureAwait(false);
@@ -154,7 +158,7 @@ public sealed partial class Communicator
     public Task<MessageStatus> ReceiveAsync<T>(Memory<T> buffer, int source, int tag, CancellationToken cancellationToken = default) where T : unmanaged
     {
         CheckTag(tag, receiving: true);
-        var request = new ReceiveRequest<T>(buffer, SourceToWorld(source), PointToPointContext, tag, asynchronous: true);
+        var request = new ReceiveRequest<T>(buffer, SourceToWorld(source), PointToPointContext, tag, asynchronous: true) { Bell = _messaging.Inbox };
         return LocalAsync(Start(request, cancellationToken));
     }
 
@@ -162,7 +166,7 @@ public sealed partial class Communicator
     public async Task<T[]> ReceiveArrayAsync<T>(int source, int tag, CancellationToken cancellationToken = default) where T : unmanaged
     {
         CheckTag(tag, receiving: true);
-        var request = new ReceiveRequest<T>(SourceToWorld(source), PointToPointContext, tag, asynchronous: true);
+        var request = new ReceiveRequest<T>(SourceToWorld(source), PointToPointContext, tag, asynchronous: true) { Bell = _messaging.Inbox };
         await Start(request, cancellationToken).ConfigureAwait(false);
         return request.Received.ToArray();
     }

@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using XCall.Cluster;
+using XCall.Communicator.Eager;
 
 namespace XCall.Communicator;
 
@@ -17,7 +18,8 @@ namespace XCall.Communicator;
 /// <see cref="LargeMessageBytes"/> go as a call whose block the receiver copies straight into its buffer (from the
 /// sender's array over shared memory with cross-memory attach, for arrays of at least the transport's lending
 /// threshold); the send returns once the receiving rank has taken the block (into the matching receive's buffer,
-/// or kept for a later one). Smaller ones go one way.
+/// or kept for a later one). Smaller ones go one way, as a one-way call. To a rank on this node, messages of up to
+/// 16 KiB are written straight into its eager inbox instead (shared memory the receiving thread polls) while it has room.
 /// </remarks>
 public sealed partial class Communicator : IAsyncDisposable
 {
@@ -27,7 +29,10 @@ public sealed partial class Communicator : IAsyncDisposable
     /// <summary>A receive or probe that accepts a message with any tag.</summary>
     public const int AnyTag = -1;
 
-    /// <summary>The message size, in bytes, from which a message is sent as a call the receiver copies straight into its buffer: 4 KiB.</summary>
+    /// <summary>
+    /// The message size, in bytes, from which a message is sent as a call the receiver copies straight into its buffer:
+    /// 4 KiB. To a rank on this node, messages of up to 16 KiB go through its eager inbox instead while it has room.
+    /// </summary>
     /// <remarks>From about this size on, the call's reply costs less than the copies and the array a one-way message takes on its way.</remarks>
     public const int LargeMessageBytes = 4 << 10;
 
@@ -103,8 +108,12 @@ public sealed partial class Communicator : IAsyncDisposable
         {
             Interlocked.CompareExchange(ref s_world, null, this);
             await _messaging.World.DisposeAsync().ConfigureAwait(false);
+            _messaging.Dispose();
         }
     }
+
+    /// <summary>Tests: what the world's communicators share.</summary>
+    internal WorldMessaging Messaging => _messaging;
 
     private long PointToPointContext => _context << 1;
 
@@ -124,8 +133,13 @@ public sealed partial class Communicator : IAsyncDisposable
             {
                 peer.Post(from, context, tag, MemoryMarshal.AsBytes(data).ToArray()); // the mailbox keeps the array
             }
+            else if (bytes <= EagerRing.MaxPayload && _messaging.TrySendEager(to, context, tag, MemoryMarshal.AsBytes(data)))
+            {
+                // Written into the receiver's inbox (a rank on this node): up to 16 KiB, two copies cost less than a call.
+            }
             else if (bytes < LargeMessageBytes)
             {
+                _messaging.CountPost(to);
                 // The one-way call copies the bytes into the transport before it returns: a pooled array carries them.
                 byte[] pooled = ArrayPool<byte>.Shared.Rent(bytes);
                 try
@@ -138,34 +152,44 @@ public sealed partial class Communicator : IAsyncDisposable
                     ArrayPool<byte>.Shared.Return(pooled);
                 }
             }
-            else if (array is not null && typeof(T) == typeof(double))
-            {
-                peer.DeliverDoubles(from, context, tag, new LentSpan<double>(Unsafe.As<double[]>(array), start, data.Length));
-            }
-            else if (array is not null && typeof(T) == typeof(byte))
-            {
-                peer.DeliverBytes(from, context, tag, new LentSpan<byte>(Unsafe.As<byte[]>(array), start, data.Length));
-            }
-            else if (array is not null && typeof(T) == typeof(int))
-            {
-                peer.DeliverInt32s(from, context, tag, new LentSpan<int>(Unsafe.As<int[]>(array), start, data.Length));
-            }
-            else if (array is not null && typeof(T) == typeof(long))
-            {
-                peer.DeliverInt64s(from, context, tag, new LentSpan<long>(Unsafe.As<long[]>(array), start, data.Length));
-            }
-            else if (array is not null && typeof(T) == typeof(float))
-            {
-                peer.DeliverSingles(from, context, tag, new LentSpan<float>(Unsafe.As<float[]>(array), start, data.Length));
-            }
             else
             {
-                peer.DeliverBytes(from, context, tag, new LentSpan<byte>(MemoryMarshal.AsBytes(data)));
+                _messaging.AnnounceLarge(to);
+                DeliverLarge(peer, from, context, tag, data, array, start);
             }
         }
         catch (XCallException e) when (e is not MessageTruncatedException)
         {
             throw _messaging.Failed(to, e);
+        }
+    }
+
+    /// <summary>Sends a large message as the call whose block the receiver copies straight into its buffer (lent from <paramref name="array"/> when given).</summary>
+    private static void DeliverLarge<T>(IMailbox peer, int from, long context, int tag, ReadOnlySpan<T> data, T[]? array, int start) where T : unmanaged
+    {
+        if (array is not null && typeof(T) == typeof(double))
+        {
+            peer.DeliverDoubles(from, context, tag, new LentSpan<double>(Unsafe.As<double[]>(array), start, data.Length));
+        }
+        else if (array is not null && typeof(T) == typeof(byte))
+        {
+            peer.DeliverBytes(from, context, tag, new LentSpan<byte>(Unsafe.As<byte[]>(array), start, data.Length));
+        }
+        else if (array is not null && typeof(T) == typeof(int))
+        {
+            peer.DeliverInt32s(from, context, tag, new LentSpan<int>(Unsafe.As<int[]>(array), start, data.Length));
+        }
+        else if (array is not null && typeof(T) == typeof(long))
+        {
+            peer.DeliverInt64s(from, context, tag, new LentSpan<long>(Unsafe.As<long[]>(array), start, data.Length));
+        }
+        else if (array is not null && typeof(T) == typeof(float))
+        {
+            peer.DeliverSingles(from, context, tag, new LentSpan<float>(Unsafe.As<float[]>(array), start, data.Length));
+        }
+        else
+        {
+            peer.DeliverBytes(from, context, tag, new LentSpan<byte>(MemoryMarshal.AsBytes(data)));
         }
     }
 
@@ -183,12 +207,13 @@ public sealed partial class Communicator : IAsyncDisposable
 
     private ReceiveRequest<T> Post<T>(ReceiveRequest<T> request) where T : unmanaged
     {
+        request.Bell = _messaging.Inbox;
         _messaging.Mailbox.Receive(request);
         return request;
     }
 
     /// <summary>Waits for a blocking receive, reading the connection its message comes over on this thread when the mailbox knows it.</summary>
-    private MessageStatus Await(ReceiveRequest request) => request.Wait(_messaging.Mailbox.LinkFor(request.Source));
+    private MessageStatus Await(ReceiveRequest request) => request.Wait(_messaging.Mailbox.LinkFor(request.Source), _messaging.Inbox);
 
     private int SourceToWorld(int source)
     {

@@ -3,7 +3,9 @@ namespace XCall.Communicator;
 /// <summary>
 /// What every rank serves its peers: messages arrive here and wait for the receive that matches them. Small
 /// messages come one way; large ones come as a synchronous call whose block the receiver copies straight into the
-/// matching receive's buffer (from the sender's memory when the transport lends it).
+/// matching receive's buffer (from the sender's memory when the transport lends it). Ranks on one node write
+/// small messages straight into the receiver's eager inbox instead (<see cref="Eager.EagerInbox"/>), and a message
+/// that comes as a call first delivers those its sender wrote before it.
 /// </summary>
 [Remotable]
 internal interface IMailbox
@@ -29,4 +31,11 @@ internal interface IMailbox
 
     /// <summary>A large message of <see cref="double"/>s.</summary>
     void DeliverDoubles(int source, long context, int tag, LentSpan<double> payload);
+
+    /// <summary>Reads what <paramref name="source"/> wrote into the eager inbox (it wrote as the reader went to sleep on this connection).</summary>
+    [OneWay]
+    void Nudge(int source);
+
+    /// <summary>The path of the rank's eager inbox, which a sender on its node maps to write small messages; null when it has none (yet).</summary>
+    string? InboxPath();
 }

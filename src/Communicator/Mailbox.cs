@@ -1,5 +1,7 @@
+using System.Buffers;
 using System.Runtime.InteropServices;
 using XCall.Cluster;
+using XCall.Communicator.Eager;
 using XCall.Runtime;
 
 namespace XCall.Communicator;
@@ -15,7 +17,10 @@ internal sealed class Mailbox : IMailbox
     // message it accepts, else it joins the end of _posted. The messages of one source arrive in the order they
     // were sent (one connection per source, dispatched on its receiving thread), and both lists are searched
     // from their start, so messages of one source and tag are received in the order sent (MPI's non-overtaking
-    // rule). Copies into a receive's buffer and completions run outside the lock: a request that left _posted
+    // rule). A source on this node also writes small messages into the eager inbox: a message that comes as a call
+    // drains its source's ring first (everything written there was sent before it), and the sender writes into
+    // the ring only once its one-way calls have all arrived (EagerRing's delivered count), so the two ways merge
+    // in send order. Copies into a receive's buffer and completions run outside the lock: a request that left _posted
     // belongs to the thread that took it.
     private readonly object _lock = new();
     private readonly List<Envelope> _unexpected = [];
@@ -23,6 +28,7 @@ internal sealed class Mailbox : IMailbox
     private readonly List<(int Source, long Context, int Tag, TaskCompletionSource<MessageStatus> Found)> _probes = [];
     private readonly Dictionary<int, RankFailedException> _failed = [];
     private XCallConnection?[] _links = []; // by world rank: the connection its messages came over (written under _lock)
+    private EagerInbox? _inbox;
     private int _self = -1;
     private int _worldSize;
 
@@ -34,6 +40,25 @@ internal sealed class Mailbox : IMailbox
             _self = self;
             _worldSize = worldSize;
             Array.Resize(ref _links, worldSize);
+        }
+    }
+
+    /// <summary>The eager inbox whose records join this mailbox (null: none, or left).</summary>
+    public void AttachInbox(EagerInbox? inbox) => Volatile.Write(ref _inbox, inbox);
+
+    public string? InboxPath() => Volatile.Read(ref _inbox)?.Path;
+
+    public void Nudge(int source) => Volatile.Read(ref _inbox)?.Drain(source);
+
+    /// <summary>Whether an asynchronous receive or a probe waits for a message (the inbox's progress thread polls then).</summary>
+    public bool HasAsyncWaiters
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _probes.Count > 0 || _posted.Exists(r => r.IsAsync);
+            }
         }
     }
 
@@ -90,6 +115,10 @@ internal sealed class Mailbox : IMailbox
         {
             Hand(found, request);
         }
+        else if (request.IsAsync)
+        {
+            Volatile.Read(ref _inbox)?.WantProgress();
+        }
     }
 
     /// <summary>Withdraws a posted receive that no message matched yet; false when one did.</summary>
@@ -104,6 +133,7 @@ internal sealed class Mailbox : IMailbox
     /// <summary>The status of the first waiting message that matches, without taking it; null when none waits.</summary>
     public MessageStatus? TryProbe(int source, long context, int tag)
     {
+        Volatile.Read(ref _inbox)?.Poll();
         lock (_lock)
         {
             Envelope? found = _unexpected.Find(e => Matches(source, context, tag, e));
@@ -111,7 +141,7 @@ internal sealed class Mailbox : IMailbox
             {
                 throw new RankFailedException(failure.Rank, failure.Reason, failure);
             }
-            return found is null ? null : new MessageStatus(found.Source, found.Tag, found.Data.Length);
+            return found is null ? null : new MessageStatus(found.Source, found.Tag, found.Length);
         }
     }
 
@@ -119,12 +149,14 @@ internal sealed class Mailbox : IMailbox
     public Task<MessageStatus> ProbeAsync(int source, long context, int tag, CancellationToken cancellationToken)
     {
         var found = new TaskCompletionSource<MessageStatus>(TaskCreationOptions.RunContinuationsAsynchronously);
+        EagerInbox? inbox = Volatile.Read(ref _inbox);
+        inbox?.Poll();
         lock (_lock)
         {
             Envelope? waiting = _unexpected.Find(e => Matches(source, context, tag, e));
             if (waiting is not null)
             {
-                return Task.FromResult(new MessageStatus(waiting.Source, waiting.Tag, waiting.Data.Length));
+                return Task.FromResult(new MessageStatus(waiting.Source, waiting.Tag, waiting.Length));
             }
             if (FailureFor(source) is { } failure)
             {
@@ -132,6 +164,7 @@ internal sealed class Mailbox : IMailbox
             }
             _probes.Add((source, context, tag, found));
         }
+        inbox?.WantProgress();
         if (cancellationToken.CanBeCanceled)
         {
             cancellationToken.Register(() =>
@@ -174,14 +207,21 @@ internal sealed class Mailbox : IMailbox
     {
         byte[] data = MemoryMarshal.TryGetArray(payload, out ArraySegment<byte> whole) && whole.Offset == 0 && whole.Count == whole.Array!.Length
             ? whole.Array : payload.ToArray();
+        EagerInbox? inbox = Volatile.Read(ref _inbox);
+        inbox?.Drain(source); // what the sender wrote into the inbox before this message comes first
         Arrive(source, context, tag, data, null, null);
+        inbox?.CountDelivered(source);
+        inbox?.SmallArrived(source);
     }
 
     public Task PostSyncAsync(int source, long context, int tag, byte[] payload, CancellationToken cancellationToken)
     {
         var matched = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         var envelope = new Envelope(source, context, tag, payload, matched);
+        EagerInbox? inbox = Volatile.Read(ref _inbox);
+        inbox?.Drain(source);
         Arrive(source, context, tag, payload, matched, envelope);
+        inbox?.CountDelivered(source);
         if (!matched.Task.IsCompleted && cancellationToken.CanBeCanceled)
         {
             // The sender gave up before a receive matched: the message is withdrawn, unless a receive took it first.
@@ -201,20 +241,21 @@ internal sealed class Mailbox : IMailbox
         return matched.Task;
     }
 
-    public void DeliverBytes(int source, long context, int tag, LentSpan<byte> payload) => Deliver(source, context, tag, payload);
+    public void DeliverBytes(int source, long context, int tag, LentSpan<byte> payload) => DeliverCounted(source, context, tag, payload);
 
-    public void DeliverInt32s(int source, long context, int tag, LentSpan<int> payload) => Deliver(source, context, tag, payload);
+    public void DeliverInt32s(int source, long context, int tag, LentSpan<int> payload) => DeliverCounted(source, context, tag, payload);
 
-    public void DeliverInt64s(int source, long context, int tag, LentSpan<long> payload) => Deliver(source, context, tag, payload);
+    public void DeliverInt64s(int source, long context, int tag, LentSpan<long> payload) => DeliverCounted(source, context, tag, payload);
 
-    public void DeliverSingles(int source, long context, int tag, LentSpan<float> payload) => Deliver(source, context, tag, payload);
+    public void DeliverSingles(int source, long context, int tag, LentSpan<float> payload) => DeliverCounted(source, context, tag, payload);
 
-    public void DeliverDoubles(int source, long context, int tag, LentSpan<double> payload) => Deliver(source, context, tag, payload);
+    public void DeliverDoubles(int source, long context, int tag, LentSpan<double> payload) => DeliverCounted(source, context, tag, payload);
 
     /// <summary>A large message: copied once, straight into the matching receive's buffer, or into an envelope when no receive waits.</summary>
     private unsafe void Deliver<T>(int source, long context, int tag, LentSpan<T> payload) where T : unmanaged
     {
         int bytes = payload.Length * sizeof(T);
+        Volatile.Read(ref _inbox)?.Drain(source);
         ReceiveRequest? request;
         lock (_lock)
         {
@@ -222,9 +263,11 @@ internal sealed class Mailbox : IMailbox
             request = TakePostedUnsynchronized(source, context, tag);
             if (request is null)
             {
-                var data = new byte[bytes];
-                payload.CopyTo(MemoryMarshal.Cast<byte, T>(data.AsSpan()));
-                ArriveUnsynchronized(new Envelope(source, context, tag, data, null));
+                // No receive waits yet (it is often about to be posted): a pooled array holds the message, with no
+                // zeroing or fresh pages for it.
+                byte[] data = ArrayPool<byte>.Shared.Rent(bytes);
+                payload.CopyTo(MemoryMarshal.Cast<byte, T>(data.AsSpan(0, bytes)));
+                ArriveUnsynchronized(new Envelope(source, context, tag, data, null, bytes, pooled: true));
                 return;
             }
         }
@@ -239,6 +282,19 @@ internal sealed class Mailbox : IMailbox
             return;
         }
         request.Complete(new MessageStatus(source, tag, bytes));
+    }
+
+    /// <summary>A large message: delivered as <see cref="Deliver{T}(int, long, int, LentSpan{T})"/> says, then counted as arrived for the inbox.</summary>
+    private void DeliverCounted<T>(int source, long context, int tag, LentSpan<T> payload) where T : unmanaged
+    {
+        try
+        {
+            Deliver(source, context, tag, payload);
+        }
+        finally
+        {
+            Volatile.Read(ref _inbox)?.LargeArrived(source);
+        }
     }
 
     /// <summary>A message arrives: the first posted receive that accepts it takes it, else it is held (as <paramref name="held"/>
@@ -256,7 +312,23 @@ internal sealed class Mailbox : IMailbox
                 return;
             }
         }
-        Hand(source, tag, data, matched, request);
+        Hand(source, tag, data, data, matched, request);
+    }
+
+    /// <summary>A small message read from the eager inbox: copied into the receive that matches it, or into a new envelope.</summary>
+    public void ArriveEager(int source, long context, int tag, ReadOnlySpan<byte> payload)
+    {
+        ReceiveRequest? request;
+        lock (_lock)
+        {
+            request = TakePostedUnsynchronized(source, context, tag);
+            if (request is null)
+            {
+                ArriveUnsynchronized(new Envelope(source, context, tag, payload.ToArray(), null));
+                return;
+            }
+        }
+        Hand(source, tag, payload, null, null, request);
     }
 
     private ReceiveRequest? TakePostedUnsynchronized(int source, long context, int tag)
@@ -282,18 +354,26 @@ internal sealed class Mailbox : IMailbox
             if (Matches(source, context, tag, envelope))
             {
                 _probes.RemoveAt(i);
-                found.TrySetResult(new MessageStatus(envelope.Source, envelope.Tag, envelope.Data.Length));
+                found.TrySetResult(new MessageStatus(envelope.Source, envelope.Tag, envelope.Length));
             }
         }
     }
 
     /// <summary>Gives a held message to the receive that matched it.</summary>
-    private static void Hand(Envelope envelope, ReceiveRequest request) => Hand(envelope.Source, envelope.Tag, envelope.Data, envelope.Matched, request);
-
-    /// <summary>Gives a message to the receive that matched it; <paramref name="matched"/> is its sender's wait (a synchronous send), if any.</summary>
-    private static void Hand(int source, int tag, byte[] data, TaskCompletionSource? matched, ReceiveRequest request)
+    private static void Hand(Envelope envelope, ReceiveRequest request)
     {
-        if (!request.TryTake(data))
+        Hand(envelope.Source, envelope.Tag, envelope.Data.AsSpan(0, envelope.Length), envelope.Pooled ? null : envelope.Data, envelope.Matched, request);
+        if (envelope.Pooled)
+        {
+            ArrayPool<byte>.Shared.Return(envelope.Data);
+        }
+    }
+
+    /// <summary>Gives a message to the receive that matched it (<paramref name="whole"/>: its bytes as an array the receive may keep,
+    /// if they are one); <paramref name="matched"/> is its sender's wait (a synchronous send), if any.</summary>
+    private static void Hand(int source, int tag, ReadOnlySpan<byte> data, byte[]? whole, TaskCompletionSource? matched, ReceiveRequest request)
+    {
+        if (whole is null || !request.TryTake(whole))
         {
             try
             {

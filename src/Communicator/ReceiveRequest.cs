@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Runtime.InteropServices;
 using XCall.Runtime;
+using XCall.Communicator.Eager;
 using XCall.Transport;
 
 namespace XCall.Communicator;
@@ -44,6 +45,15 @@ internal abstract class ReceiveRequest : IReplyWait
 
     /// <summary>The tag it accepts, or <see cref="Communicator.AnyTag"/>.</summary>
     public int Tag { get; }
+
+    /// <summary>Whether the receive was started asynchronously (it has a task).</summary>
+    public bool IsAsync => _task is not null;
+
+    /// <summary>Whether the receive completed or failed.</summary>
+    public bool IsDone => _done;
+
+    /// <summary>The eager inbox whose sleeping reader a completion from another thread wakes; null when none.</summary>
+    public EagerInbox? Bell { get; set; }
 
     /// <summary>The receive's task (async receives only).</summary>
     public Task<MessageStatus> Task => _task!.Task;
@@ -89,6 +99,7 @@ internal abstract class ReceiveRequest : IReplyWait
                 Monitor.PulseAll(_gate);
             }
         }
+        Bell?.WakeIfSleeping();
     }
 
     bool IReplyWait.IsCompleted => _done;
@@ -100,15 +111,20 @@ internal abstract class ReceiveRequest : IReplyWait
     bool IReplyWait.Wait(long deadline) => Sleep(deadline);
 
     /// <summary>
-    /// Blocks until the receive completes: reads <paramref name="link"/> (the connection its message comes over,
-    /// when known) on this thread meanwhile, else spins for a while (a reply in a ping-pong comes within
-    /// microseconds), then sleeps.
+    /// Blocks until the receive completes. When its message may come through <paramref name="inbox"/> (a source on
+    /// this node, or any source), polls the inbox on this thread meanwhile; else reads <paramref name="link"/> (the
+    /// connection its message comes over, when known) on this thread, or spins for a while (a reply in a
+    /// ping-pong comes within microseconds), then sleeps.
     /// </summary>
-    public MessageStatus Wait(XCallConnection? link)
+    public MessageStatus Wait(XCallConnection? link, EagerInbox? inbox)
     {
         if (!_done)
         {
-            if (link is not null && !ReferenceEquals(XCallConnection.Current, link))
+            if (inbox is not null && inbox.Covers(Source))
+            {
+                inbox.Wait(this);
+            }
+            else if (link is not null && !ReferenceEquals(XCallConnection.Current, link))
             {
                 link.WaitReceiving(this, Timeout.InfiniteTimeSpan);
             }
@@ -129,6 +145,9 @@ internal abstract class ReceiveRequest : IReplyWait
         }
         return _status;
     }
+
+    /// <summary>Sleeps until the receive completes (a completion wakes it).</summary>
+    public void SleepUntilDone() => Sleep(long.MaxValue);
 
     /// <summary>Sleeps until the receive completes or <paramref name="deadline"/> (an <see cref="Environment.TickCount64"/> value) passes; false then.</summary>
     private bool Sleep(long deadline)

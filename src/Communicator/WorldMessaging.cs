@@ -1,29 +1,54 @@
+using System.Diagnostics;
 using XCall.Cluster;
+using XCall.Communicator.Eager;
 
 namespace XCall.Communicator;
 
-/// <summary>What every communicator of one world shares: the world, this rank's mailbox and the peers' mailboxes.</summary>
-internal sealed class WorldMessaging
+/// <summary>What every communicator of one world shares: the world, this rank's mailbox and eager inbox, and the peers' mailboxes and inboxes.</summary>
+internal sealed class WorldMessaging : IDisposable
 {
+    // Design: _lock guards the opening of _peers and _outboxes (each slot is written once, then read without the
+    // lock). _postsSent[r] counts the messages to world rank r that went as one-way calls (Post, PostSync), from
+    // the world's start, incremented before each is sent; the peer counts them as they arrive, and an eager write
+    // waits until the two agree (see EagerRing). _failed[r] is set once rank r is taken for failed.
+    private static readonly long s_openRetryTicks = Stopwatch.Frequency / 100; // a peer whose inbox is not there yet is asked again after 10 ms
+
     private readonly object _lock = new();
     private readonly IMailbox?[] _peers;
+    private readonly EagerOutbox?[] _outboxes;
+    private readonly long[] _nextOpen;
+    private readonly long[] _postsSent;
+    private readonly long[] _largeSent; // by world rank on this node: large messages sent to it as calls, announced or not
+    private readonly bool[] _local;
+    private readonly bool[] _failed;
 
     public WorldMessaging(ClusterWorld world, Mailbox mailbox)
     {
         World = world;
         Mailbox = mailbox;
         _peers = new IMailbox?[world.Size];
+        _outboxes = new EagerOutbox?[world.Size];
+        _nextOpen = new long[world.Size];
+        _postsSent = new long[world.Size];
+        _largeSent = new long[world.Size];
+        _failed = new bool[world.Size];
+        _local = [.. Enumerable.Range(0, world.Size).Select(r => r != world.Rank && world.GetNode(r) == world.Node)];
         mailbox.Join(world.Rank, world.Size);
-        world.RankFailed += (_, failure) => mailbox.FailRank(failure);
+        Inbox = EagerInbox.TryCreate(mailbox, world.Rank, world.Size, [.. Enumerable.Range(0, world.Size).Where(r => _local[r])]);
+        mailbox.AttachInbox(Inbox);
+        world.RankFailed += (_, failure) => OnRankFailed(failure);
         foreach (RankFailedException failure in world.Failures)
         {
-            mailbox.FailRank(failure);
+            OnRankFailed(failure);
         }
     }
 
     public ClusterWorld World { get; }
 
     public Mailbox Mailbox { get; }
+
+    /// <summary>This rank's inbox for small messages from ranks on its node; null when the node offers no shared files or futexes, or has no other rank.</summary>
+    public EagerInbox? Inbox { get; }
 
     /// <summary>The mailbox of world rank <paramref name="rank"/> (this rank's own for itself), opened on first use.</summary>
     public IMailbox Peer(int rank)
@@ -39,6 +64,92 @@ internal sealed class WorldMessaging
         {
             return _peers[rank] ??= peer;
         }
+    }
+
+    /// <summary>
+    /// Writes a small message into world rank <paramref name="to"/>'s inbox when it is on this node and no message
+    /// of ours that went as a call is still on its way; false when the message must go as a call.
+    /// </summary>
+    /// <exception cref="RankFailedException">The rank was taken for failed.</exception>
+    public bool TrySendEager(int to, long context, int tag, ReadOnlySpan<byte> payload)
+    {
+        if (!_local[to])
+        {
+            return false;
+        }
+        if (Volatile.Read(ref _failed[to]))
+        {
+            World.ThrowIfFailed(to);
+        }
+        EagerOutbox? outbox = Volatile.Read(ref _outboxes[to]) ?? OpenOutbox(to);
+        if (outbox is null || !outbox.TrySend(context, tag, payload, Volatile.Read(ref _postsSent[to]), out bool nudge))
+        {
+            return false;
+        }
+        if (nudge)
+        {
+            Peer(to).Nudge(World.Rank);
+        }
+        return true;
+    }
+
+    /// <summary>Announces a large message about to go to world rank <paramref name="to"/> as a call, when it has an inbox mapped here.</summary>
+    public void AnnounceLarge(int to)
+    {
+        if (_local[to])
+        {
+            long number = Interlocked.Increment(ref _largeSent[to]);
+            (Volatile.Read(ref _outboxes[to]) ?? OpenOutbox(to))?.Announce(number);
+        }
+    }
+
+    /// <summary>Tests: the messages to world rank <paramref name="to"/> written into its inbox, and those sent as one-way calls.</summary>
+    public (long Eager, long Posted) SentTo(int to) => (Volatile.Read(ref _outboxes[to])?.Sent ?? 0, Volatile.Read(ref _postsSent[to]));
+
+    /// <summary>Counts a message about to go to world rank <paramref name="to"/> as a one-way call.</summary>
+    public void CountPost(int to) => Interlocked.Increment(ref _postsSent[to]);
+
+    /// <summary>Maps the inbox of <paramref name="to"/>, asking it for its path; null (and not asked again for a while) when it has none yet.</summary>
+    private EagerOutbox? OpenOutbox(int to)
+    {
+        long now = Stopwatch.GetTimestamp();
+        lock (_lock)
+        {
+            if (_outboxes[to] is { } opened)
+            {
+                return opened;
+            }
+            if (now < _nextOpen[to])
+            {
+                return null;
+            }
+            _nextOpen[to] = now + s_openRetryTicks;
+        }
+        string? path = Peer(to).InboxPath();
+        EagerOutbox? outbox = path is null ? null : EagerOutbox.TryOpen(path, World.Rank, World.Size);
+        if (outbox is null)
+        {
+            return null;
+        }
+        lock (_lock)
+        {
+            if (_outboxes[to] is { } raced)
+            {
+                outbox.Dispose();
+                return raced;
+            }
+            Volatile.Write(ref _outboxes[to], outbox);
+            return outbox;
+        }
+    }
+
+    private void OnRankFailed(RankFailedException failure)
+    {
+        if ((uint)failure.Rank < (uint)_failed.Length)
+        {
+            Volatile.Write(ref _failed[failure.Rank], true);
+        }
+        Mailbox.FailRank(failure);
     }
 
     /// <summary>The exception for a call to <paramref name="rank"/> that failed: the rank's failure when the world knows it, else one naming the rank.</summary>
@@ -57,5 +168,19 @@ internal sealed class WorldMessaging
             return known;
         }
         return new RankFailedException(rank, $"a message to it could not be sent ({error.Message})", error);
+    }
+
+    /// <summary>Unmaps the peers' inboxes and this rank's, once the world is left.</summary>
+    public void Dispose()
+    {
+        lock (_lock)
+        {
+            foreach (EagerOutbox? outbox in _outboxes)
+            {
+                outbox?.Dispose();
+            }
+        }
+        Mailbox.AttachInbox(null);
+        Inbox?.Dispose();
     }
 }

@@ -17,16 +17,20 @@ namespace XCall.Parallel;
 public sealed class ParallelWorld : IAsyncDisposable
 {
     // Design: _lock guards _tunnels, _proxies and _placed. A tunnel is made once per rank and kept for the life of
-    // the world; proxies are cached per reference, so RefOf finds every object this world handed out.
+    // the world; proxies are cached weakly per reference while alive, and _refs maps each to its reference, so
+    // RefOf finds every object this world handed out. With ReleaseWhenCollected each proxy's entry in _refs is a
+    // Lease whose finalizer (run once the proxy was collected) sends the calls held for its rank and drops the
+    // proxy's hold on the object: its rank releases it when the last holder dropped.
     private readonly object _lock = new();
     private readonly ParallelTypes _types;
     private readonly ParallelWorldOptions _options;
     private readonly ParallelHost _host;
     private readonly ParallelMeasurements _measurements = new();
     private readonly Dictionary<int, Task<Tunnel>> _tunnels = [];
-    private readonly Dictionary<ParallelRef, object> _proxies = [];
+    private readonly Dictionary<ParallelRef, WeakReference<object>> _proxies = [];
     private readonly ConditionalWeakTable<object, StrongBox<ParallelRef>> _refs = [];
     private long _placed;
+    private volatile bool _left;
 
     private ParallelWorld(ClusterWorld cluster, ParallelTypes types, ParallelWorldOptions options, ParallelHost host)
     {
@@ -103,37 +107,56 @@ public sealed class ParallelWorld : IAsyncDisposable
             Cluster.ThrowIfFailed(rank);
             throw new RankFailedException(rank, $"it did not answer the creation of a {type.Contract} ({e.Reason})", e);
         }
-        return await AttachAsync<T>(new ParallelRef(rank, id), cancellationToken).ConfigureAwait(false);
+        return await AttachCoreAsync<T>(new ParallelRef(rank, id), created: true, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Creates an object as <see cref="CreateAsync{T}"/> does, blocking: for one-way methods of parallel objects, which create others.</summary>
     public T Create<T>(string? key = null) where T : class => CreateAsync<T>(key).GetAwaiter().GetResult();
 
-    /// <summary>The object <paramref name="reference"/> names, callable from this rank: the object itself when it lives in this process.</summary>
-    /// <exception cref="XCallException">This rank hosts no object of that id.</exception>
-    public async Task<T> AttachAsync<T>(ParallelRef reference, CancellationToken cancellationToken = default) where T : class
+    /// <summary>
+    /// The object <paramref name="reference"/> names, callable from this rank: the object itself when it lives in this
+    /// process. With <see cref="ParallelWorldOptions.ReleaseWhenCollected"/> the proxy holds the object on its rank
+    /// until it is collected.
+    /// </summary>
+    /// <exception cref="XCallException">The rank hosts no object of that id (it was released).</exception>
+    public Task<T> AttachAsync<T>(ParallelRef reference, CancellationToken cancellationToken = default) where T : class =>
+        AttachCoreAsync<T>(reference, created: false, cancellationToken);
+
+    private async Task<T> AttachCoreAsync<T>(ParallelRef reference, bool created, CancellationToken cancellationToken) where T : class
     {
         if (reference.Rank == Rank)
         {
             return (T)(_host.Find(reference.ObjectId)?.Target ?? throw new XCallException($"Rank {Rank} hosts no parallel object with id {reference.ObjectId}."));
         }
-        lock (_lock)
+        if (FindProxy(reference) is { } known)
         {
-            if (_proxies.TryGetValue(reference, out object? known))
-            {
-                return (T)known;
-            }
+            return (T)known;
         }
         Tunnel tunnel = await OpenTunnelAsync(reference.Rank, cancellationToken).ConfigureAwait(false);
+        bool hold = _options.ReleaseWhenCollected;
+        if (hold && !created)
+        {
+            // Counted before the proxy exists: its lease drops what this added.
+            IParallelHost host = await Cluster.OpenAsync<IParallelHost>(reference.Rank, cancellationToken).ConfigureAwait(false);
+            if (!host.Hold(reference.ObjectId))
+            {
+                throw new XCallException($"Rank {reference.Rank} hosts no parallel object with id {reference.ObjectId} (it was released).");
+            }
+        }
+        T proxy = tunnel.Connection.GetProxy<T>(reference.ObjectId);
         lock (_lock)
         {
-            if (!_proxies.TryGetValue(reference, out object? proxy))
-            {
-                proxy = tunnel.Connection.GetProxy<T>(reference.ObjectId);
-                _proxies[reference] = proxy;
-                _refs.AddOrUpdate(proxy, new StrongBox<ParallelRef>(reference));
-            }
-            return (T)proxy;
+            _proxies[reference] = new WeakReference<object>(proxy);
+            _refs.AddOrUpdate(proxy, hold ? new Lease(reference, this) : new StrongBox<ParallelRef>(reference));
+        }
+        return proxy;
+    }
+
+    private object? FindProxy(ParallelRef reference)
+    {
+        lock (_lock)
+        {
+            return _proxies.TryGetValue(reference, out WeakReference<object>? known) && known.TryGetTarget(out object? proxy) ? proxy : null;
         }
     }
 
@@ -198,6 +221,7 @@ public sealed class ParallelWorld : IAsyncDisposable
     /// <summary>Sends every held one-way call, waits until it ran, then leaves the cluster world (which waits for the other ranks).</summary>
     public async ValueTask DisposeAsync()
     {
+        _left = true;
         Task<Tunnel>[] tunnels;
         lock (_lock)
         {
@@ -343,6 +367,47 @@ public sealed class ParallelWorld : IAsyncDisposable
         host.Close();
     }
 
+    /// <summary>Raised (tests) once the hold of a collected proxy was dropped on its object's rank.</summary>
+    internal event Action<ParallelRef>? ProxyDropped;
+
+    private void OnProxyCollected(ParallelRef reference)
+    {
+        if (!_left)
+        {
+            ThreadPool.UnsafeQueueUserWorkItem(static state => _ = state.World.DropAsync(state.Reference), (World: this, Reference: reference), preferLocal: false);
+        }
+    }
+
+    /// <summary>Sends the calls held for the rank of a collected proxy's object, waits until they ran, then drops the proxy's hold there.</summary>
+    private async Task DropAsync(ParallelRef reference)
+    {
+        lock (_lock)
+        {
+            if (_proxies.TryGetValue(reference, out WeakReference<object>? known) && !known.TryGetTarget(out _))
+            {
+                _proxies.Remove(reference);
+            }
+        }
+        try
+        {
+            (await OpenTunnelAsync(reference.Rank, CancellationToken.None).ConfigureAwait(false)).Channel.Flush();
+            IParallelHost host = await Cluster.OpenAsync<IParallelHost>(reference.Rank).ConfigureAwait(false);
+            host.Drop(reference.ObjectId);
+        }
+        catch (Exception e) when (e is XCallException or ObjectDisposedException or InvalidOperationException)
+        {
+            // The rank failed or the world was left: the object went with it.
+            return;
+        }
+        ProxyDropped?.Invoke(reference);
+    }
+
+    /// <summary>A proxy's reference; once the proxy was collected (this box with it), its finalizer drops the proxy's hold on the object.</summary>
+    private sealed class Lease(ParallelRef reference, ParallelWorld world) : StrongBox<ParallelRef>(reference)
+    {
+        ~Lease() => world.OnProxyCollected(Value);
+    }
+
     /// <summary>The host object the cluster serves from the moment it joins; bound to the rank's host once the rank is known.</summary>
     private sealed class DeferredHost : IParallelHost
     {
@@ -359,6 +424,10 @@ public sealed class ParallelWorld : IAsyncDisposable
         public int Load() => _host.Task.GetAwaiter().GetResult().Load();
 
         public bool Release(ulong objectId) => _host.Task.GetAwaiter().GetResult().Release(objectId);
+
+        public bool Hold(ulong objectId) => _host.Task.GetAwaiter().GetResult().Hold(objectId);
+
+        public void Drop(ulong objectId) => _host.Task.GetAwaiter().GetResult().Drop(objectId);
 
         public async Task<BatchResult> ExchangeAsync(int clientRank, long sequence, byte[] frames) =>
             await (await _host.Task.ConfigureAwait(false)).ExchangeAsync(clientRank, sequence, frames).ConfigureAwait(false);

@@ -18,6 +18,17 @@ public sealed record ParallelWorldOptions
     /// </summary>
     public double GrainFactor { get; init; } = 1.0;
 
+    /// <summary>
+    /// Releases an object on another rank once every proxy of it is collected: each proxy (made by
+    /// <see cref="ParallelWorld.CreateAsync{T}"/> or <see cref="ParallelWorld.AttachAsync{T}"/>, on any rank) holds it;
+    /// when the garbage collector took one, the calls its rank held for the object are sent and run, then its hold is
+    /// dropped, and the last drop releases the object as <see cref="ParallelWorld.ReleaseAsync"/> does. Keep a proxy
+    /// while its <see cref="ParallelRef"/> travels to another rank: a reference is not a hold. Objects made in the
+    /// caller's process are not proxies and are released explicitly. Default false (objects live until released or
+    /// the world is left).
+    /// </summary>
+    public bool ReleaseWhenCollected { get; init; }
+
     /// <summary>With <see cref="Agglomeration.Adaptive"/>: the calls of a contract measured before its grain decides. Default 1,000.</summary>
     public long MinMeasuredCalls { get; init; } = 1000;
 }

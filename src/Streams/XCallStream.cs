@@ -16,6 +16,11 @@ namespace XCall.Streams;
 // - _receiveAllowance (what the peer may still send) goes down on the receive thread and up before a credit frame
 //   leaves, both through Interlocked: a data frame beyond it is a protocol error that closes the connection.
 // - _credit, _creditWaiter, _closed change only under _creditLock; the waiter is completed outside the lock.
+// - A reader waiting for data resumes on the receive thread itself when the transport lets that thread keep a frame
+//   (FrameChannel.CanDetachFrame, shared memory): the frame is detached first, so the channel hands its receiving to
+//   another thread if the reader's work takes long; otherwise it resumes on the thread pool. The pipe's reader
+//   scheduler parks the continuation in _deferred while the receive thread publishes under _inputLock (t_delivering
+//   names the stream), and OnFrame runs it after leaving the lock.
 
 /// <summary>
 /// A byte stream over one XCall connection (shared memory or TCP): full duplex, with backpressure (a writer waits
@@ -30,7 +35,10 @@ namespace XCall.Streams;
 public sealed class XCallStream : Stream
 {
     private readonly FrameChannel _channel;
-    private readonly Pipe _input = new(new PipeOptions(pauseWriterThreshold: 0, resumeWriterThreshold: 0, useSynchronizationContext: false));
+    [ThreadStatic]
+    private static XCallStream? t_delivering;
+
+    private readonly Pipe _input;
     private readonly Lock _inputLock = new();
     private readonly Lock _creditLock = new();
     private readonly int _receiveWindow;
@@ -42,10 +50,16 @@ public sealed class XCallStream : Stream
     private Exception? _closed;
     private int _writesCompleted;
     private int _disposed;
+    private (Action<object?> Action, object? State)? _deferred; // the receive thread's, between a publish and leaving _inputLock
 
     internal XCallStream(FrameChannel channel, int receiveWindow)
     {
         _channel = channel;
+        _input = new Pipe(new PipeOptions(
+            readerScheduler: new ReaderScheduler(this),
+            pauseWriterThreshold: 0,
+            resumeWriterThreshold: 0,
+            useSynchronizationContext: false));
         _receiveWindow = receiveWindow;
         channel.Start(new Handler(this));
         Grant(receiveWindow);
@@ -320,10 +334,20 @@ public sealed class XCallStream : Stream
                         Span<byte> span = _input.Writer.GetSpan((int)length);
                         payload.ReadBlock(span[..(int)length]);
                         _input.Writer.Advance((int)length);
-                        // The pipe never pauses its writer: the flush only publishes, synchronously.
-                        _input.Writer.FlushAsync().GetAwaiter().GetResult();
+                        // The pipe never pauses its writer: the flush only publishes, synchronously; a reader it
+                        // resumes is parked in _deferred.
+                        t_delivering = this;
+                        try
+                        {
+                            _input.Writer.FlushAsync().GetAwaiter().GetResult();
+                        }
+                        finally
+                        {
+                            t_delivering = null;
+                        }
                     }
                 }
+                ResumeReader();
                 break;
             case StreamFrame.Credit:
                 long grant = length == sizeof(long) ? payload.Read<long>() : -1;
@@ -353,6 +377,28 @@ public sealed class XCallStream : Stream
                 break;
             default:
                 throw new XCallProtocolException($"Unknown byte-stream frame {header.MethodId}.");
+        }
+    }
+
+    /// <summary>
+    /// Runs the reader that the frame just delivered resumed: on this (the receive) thread when the channel lets it
+    /// keep the frame, which is detached first (the payload was copied), else on the thread pool.
+    /// </summary>
+    private void ResumeReader()
+    {
+        if (_deferred is not { } resume)
+        {
+            return;
+        }
+        _deferred = null;
+        if (_channel.CanDetachFrame)
+        {
+            _channel.DetachFrame();
+            resume.Action(resume.State);
+        }
+        else
+        {
+            ThreadPool.UnsafeQueueUserWorkItem(resume.Action, resume.State, preferLocal: false);
         }
     }
 
@@ -391,6 +437,23 @@ public sealed class XCallStream : Stream
         public void OnFrame(in FrameHeader header, ref MarshalReader payload) => owner.OnFrame(header, ref payload);
 
         public void OnClosed(Exception? error) => owner.OnClosed(error);
+    }
+
+    /// <summary>Where the input pipe resumes its reader: parked for <see cref="ResumeReader"/> when the receive thread
+    /// publishes a data frame, on the thread pool otherwise (the end of the input, a cancelled read).</summary>
+    private sealed class ReaderScheduler(XCallStream owner) : PipeScheduler
+    {
+        public override void Schedule(Action<object?> action, object? state)
+        {
+            if (t_delivering == owner && owner._deferred is null)
+            {
+                owner._deferred = (action, state);
+            }
+            else
+            {
+                System.Threading.ThreadPool.UnsafeQueueUserWorkItem(action, state, preferLocal: false);
+            }
+        }
     }
 
     private sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPipe

@@ -4,7 +4,8 @@ using XCall.Communicator.TestApp;
 
 // The program the communicator tests run as real processes under xcall run, mpirun or srun.
 //   check       every rank runs CommunicatorChecks (matching rules, SendSync, large messages, every collective,
-//               Split) and prints "rank R of N: all checks passed" or the first failure (exit 1).
+//               Split), prints the address it reaches each peer at, then "rank R of N: all checks passed" or
+//               the first failure (exit 1).
 //   fail CODE   the last rank exits with CODE after a barrier; the others wait for a message from it, print the
 //               RankFailedException they get and exit with 7.
 string mode = args.Length > 0 ? args[0] : "check";
@@ -15,6 +16,13 @@ if (mode == "check")
     try
     {
         CommunicatorChecks.Run(world, Console.WriteLine);
+        for (int peer = 0; peer < world.Size; peer++)
+        {
+            if (peer != world.Rank)
+            {
+                Console.WriteLine($"rank {world.Rank} reaches rank {peer} at {world.Cluster.GetAddress(peer)}");
+            }
+        }
         Console.WriteLine($"rank {world.Rank} of {world.Size}: all checks passed");
     }
     catch (Exception e)

@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using XCall.Cluster;
 
 namespace XCall.Parallel.Tests;
@@ -6,6 +7,7 @@ namespace XCall.Parallel.Tests;
 public sealed class ParallelWorldTests
 {
     private static readonly TimeSpan s_hang = TimeSpan.FromSeconds(30);
+    private static readonly object s_madeLock = new();
 
     private static ParallelTypes Types(int rank, Agglomeration recorder = Agglomeration.Never, Agglomeration coarse = Agglomeration.Adaptive) =>
         new ParallelTypes().Add<IRecorder>(() => new Recorder(rank), recorder).Add<ICoarse>(() => new Coarse(), coarse);
@@ -282,15 +284,7 @@ public sealed class ParallelWorldTests
     public async Task A_released_object_is_dropped_by_its_rank_after_its_calls_and_later_calls_fail()
     {
         var made = new List<WeakReference>();
-        ParallelTypes Tracked(int rank) => new ParallelTypes().Add<IRecorder>(() =>
-        {
-            var recorder = new Recorder(rank);
-            lock (made)
-            {
-                made.Add(new WeakReference(recorder));
-            }
-            return recorder;
-        }, Agglomeration.Never);
+        ParallelTypes Tracked(int rank) => TrackedTypes(rank, recorder => made.Add(new WeakReference(recorder)));
         await InWorldsAsync(async worlds =>
         {
             IRecorder recorder = await worlds[0].CreateAsync<IRecorder>();
@@ -320,6 +314,87 @@ public sealed class ParallelWorldTests
             Assert.True(made[1].IsAlive);
             GC.KeepAlive(kept);
         }, 2, new ParallelWorldOptions { Placement = new NextRankPlacement() }, Tracked);
+    }
+
+    [Fact]
+    public async Task With_release_when_collected_an_object_goes_once_every_proxy_of_it_on_any_rank_was_collected()
+    {
+        var made = new List<Recorder>();
+        ParallelTypes Tracked(int rank) => TrackedTypes(rank, made.Add);
+        var options = new ParallelWorldOptions { Placement = new NextRankPlacement(), ReleaseWhenCollected = true };
+        await InWorldsAsync(async worlds =>
+        {
+            var dropped = new TaskCompletionSource<ParallelRef>(TaskCreationOptions.RunContinuationsAsynchronously);
+            var droppedOnRank2 = new TaskCompletionSource<ParallelRef>(TaskCreationOptions.RunContinuationsAsynchronously);
+            worlds[0].ProxyDropped += r => dropped.TrySetResult(r);
+            worlds[2].ProxyDropped += r => droppedOnRank2.TrySetResult(r);
+            IRecorder kept = await worlds[0].CreateAsync<IRecorder>();
+            (WeakReference creatorsProxy, ParallelRef where) = await CreateAndCallAsync(worlds[0], 1000);
+            // Rank 2 attaches the object by its reference: a second holder, kept alive until the test lets it go.
+            object?[] rank2Holds = [null];
+            WeakReference rank2Proxy = await AttachAndCallAsync(worlds[2], where, rank2Holds);
+            Assert.Equal(2, (await worlds[0].GetLoadsAsync(CancellationToken.None))[1]);
+
+            Collect(creatorsProxy);
+            Assert.Equal(where, await dropped.Task.WaitAsync(s_hang));
+            Assert.Equal(2, (await worlds[0].GetLoadsAsync(CancellationToken.None))[1]); // rank 2 still holds it
+
+            rank2Holds[0] = null;
+            Collect(rank2Proxy);
+            Assert.Equal(where, await droppedOnRank2.Task.WaitAsync(s_hang));
+            Assert.Equal(1, (await worlds[0].GetLoadsAsync(CancellationToken.None))[1]); // released; kept stays
+            // The calls made through each proxy before it went ran before the release (each rank's in its order).
+            Recorder released = Assert.Single(made, r => r.Count() == 1001);
+            Assert.Equal(Enumerable.Range(0, 1000), released.Values().Where(v => v >= 0));
+            Assert.Contains(-1, released.Values());
+            await Assert.ThrowsAsync<XCallException>(() => worlds[2].AttachAsync<IRecorder>(where));
+            kept.Append(5);
+            Assert.Equal([5], kept.Values());
+        }, 3, options, Tracked);
+    }
+
+    /// <summary>Recorders that tell <paramref name="made"/> of each one made (under one lock: ranks create at once).</summary>
+    private static ParallelTypes TrackedTypes(int rank, Action<Recorder> made) => new ParallelTypes().Add<IRecorder>(() =>
+    {
+        var recorder = new Recorder(rank);
+        lock (s_madeLock)
+        {
+            made(recorder);
+        }
+        return recorder;
+    }, Agglomeration.Never);
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static async Task<(WeakReference Proxy, ParallelRef Where)> CreateAndCallAsync(ParallelWorld world, int calls)
+    {
+        IRecorder recorder = await world.CreateAsync<IRecorder>();
+        for (int i = 0; i < calls; i++)
+        {
+            recorder.Append(i); // held in the tunnel's batch when the proxy goes
+        }
+        return (new WeakReference(recorder), world.RefOf(recorder));
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static async Task<WeakReference> AttachAndCallAsync(ParallelWorld world, ParallelRef where, object?[] holds)
+    {
+        IRecorder recorder = await world.AttachAsync<IRecorder>(where);
+        recorder.Append(-1);
+        holds[0] = recorder;
+        return new WeakReference(recorder);
+    }
+
+    /// <summary>Collects until <paramref name="proxy"/>'s target is gone (its lease then queues the drop).</summary>
+    private static void Collect(WeakReference proxy)
+    {
+        for (int i = 0; i < 20 && proxy.IsAlive; i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+        Assert.False(proxy.IsAlive, "the proxy is still referenced");
+        GC.Collect();
+        GC.WaitForPendingFinalizers(); // the lease, freed with the proxy, is finalized now
     }
 
     /// <summary>A policy of the test's own (placement is pluggable): always the rank after the creator's.</summary>

@@ -12,12 +12,12 @@ public sealed class CollectTests
     public async Task Collect_reports_each_method_and_side_of_a_running_process_as_json()
     {
         using TestAppProcess app = await TestAppProcess.StartAsync();
-        // The duration is only a ceiling: Ctrl+C (SIGINT) ends the collection once every call is done, so
-        // a slow machine cannot end it in the middle of the calls.
+        // The duration is only a ceiling: SIGTERM (handled as Ctrl+C is) ends the collection once every
+        // call is done, so a slow machine cannot end it in the middle of the calls.
         using var collect = ChildProcess.StartXCallProfile("collect", "--pid", $"{app.Id}", "--duration", "60s", "--format", "json");
         await collect.Error.WaitForAsync(line => line.StartsWith("collecting", StringComparison.Ordinal), s_timeout, "'collecting' line from xcall-profile");
         await app.RunCallsAsync(200);
-        PosixSignals.Interrupt(collect.Id);
+        PosixSignals.Terminate(collect.Id);
 
         int exitCode = await collect.WaitForExitAsync(s_timeout);
 

@@ -45,6 +45,30 @@ public abstract class StreamContractTests
     }
 
     [Fact]
+    public async Task A_stream_returned_by_an_async_method_arrives_whole()
+    {
+        IAsyncEnumerable<int> items = await SmallBatchStreams.RangeLater(3, 100).WaitAsync(s_patience);
+        Assert.Equal(Enumerable.Range(3, 100), await ToList(items).WaitAsync(s_patience));
+    }
+
+    [Fact]
+    public async Task A_stream_inside_a_data_type_arrives_with_the_other_members()
+    {
+        LabelledItems labelled = SmallBatchStreams.Labelled("seven", 70);
+        Assert.Equal("seven", labelled.Label);
+        Assert.NotNull(labelled.Items);
+        Assert.Equal(Enumerable.Range(0, 70), await ToList(labelled.Items).WaitAsync(s_patience));
+    }
+
+    [Fact]
+    public async Task A_one_way_call_s_stream_parameter_is_read_after_the_call_returned()
+    {
+        string key = Key();
+        SmallBatchStreams.Drain(key, Local(500));
+        Assert.Equal(Enumerable.Range(1, 500).Sum(), await SmallBatchStreams.Drained(key).WaitAsync(s_patience));
+    }
+
+    [Fact]
     public async Task A_million_ints_arrive_whole()
     {
         long sum = 0;

@@ -9,6 +9,8 @@ namespace XCall.Streams.Tests;
 
 public sealed class XCallStreamTests
 {
+    private static readonly TimeSpan s_wait = TimeSpan.FromSeconds(30);
+
     public static TheoryData<string> Transports => ["shm", "tcp"];
 
     internal static string NewAddress(string transport) => transport == "shm"
@@ -125,6 +127,56 @@ public sealed class XCallStreamTests
         server.Dispose();
         Assert.Equal(new byte[] { 1, 2, 3 }, await ReadToEndAsync(client));
         await Assert.ThrowsAsync<IOException>(async () => await client.WriteAsync(new byte[10]));
+    }
+
+    [Theory]
+    [MemberData(nameof(Transports))]
+    public async Task A_waiting_reader_resumes_on_the_receiving_thread_not_the_thread_pool(string transport)
+    {
+        using StreamPair pair = await PairAsync(transport);
+        (XCallStream client, XCallStream server) = (pair.Client, pair.Server);
+        var resumedOn = new TaskCompletionSource<(int Count, bool OnPool)>(TaskCreationOptions.RunContinuationsAsynchronously);
+        byte[] buffer = new byte[16];
+        ValueTask<int> read = server.ReadAsync(buffer); // nothing sent yet: the read waits
+        Assert.False(read.IsCompleted, "the read completed before anything was written");
+        Task resumed = ResumeAsync(read, resumedOn);
+        await client.WriteAsync("hello"u8.ToArray());
+        (int count, bool onPool) = await resumedOn.Task.WaitAsync(s_wait);
+        await resumed;
+        Assert.Equal(5, count);
+        Assert.Equal("hello"u8.ToArray(), buffer[..count]);
+        Assert.False(onPool, "the reader resumed on a thread-pool thread: the frame's bytes took a hop through the pool");
+
+        static async Task ResumeAsync(ValueTask<int> read, TaskCompletionSource<(int, bool)> resumedOn)
+        {
+            int n = await read.ConfigureAwait(false);
+            resumedOn.SetResult((n, Thread.CurrentThread.IsThreadPoolThread));
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(Transports))]
+    public async Task A_resumed_reader_that_blocks_on_the_peer_does_not_stall_the_stream(string transport)
+    {
+        // The reader resumes on the thread that receives the connection's frames, then blocks in a synchronous
+        // write that needs credit only those frames bring: the connection hands its receiving to another thread.
+        var options = new XCallStreamOptions { ReceiveWindow = XCallStreamOptions.MinReceiveWindow };
+        using StreamPair pair = await PairAsync(transport, options);
+        (XCallStream client, XCallStream server) = (pair.Client, pair.Server);
+        byte[] reply = RandomNumberGenerator.GetBytes(64 * XCallStreamOptions.MinReceiveWindow);
+        Task echo = AnswerAsync(server, reply);
+        await client.WriteAsync(new byte[] { 7 });
+        byte[] got = new byte[reply.Length];
+        await client.ReadExactlyAsync(got).AsTask().WaitAsync(s_wait);
+        await echo.WaitAsync(s_wait);
+        Assert.Equal(reply, got);
+
+        static async Task AnswerAsync(XCallStream server, byte[] reply)
+        {
+            byte[] one = new byte[1];
+            Assert.Equal(1, await server.ReadAsync(one).ConfigureAwait(false));
+            server.Write(reply); // 64 windows: waits for credit many times over
+        }
     }
 
     [Fact]

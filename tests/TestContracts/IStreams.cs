@@ -40,4 +40,25 @@ public interface IStreams
 
     /// <summary>Sums the first <paramref name="count"/> items of a stream the caller produces, then stops reading it.</summary>
     Task<long> SumFirst(IAsyncEnumerable<int> values, int count);
+
+    /// <summary><see cref="Range"/> from an async method: the stream is the result of a <see cref="Task{TResult}"/>.</summary>
+    Task<IAsyncEnumerable<int>> RangeLater(int start, int count);
+
+    /// <summary>A data type that carries a stream: <paramref name="label"/> and the ints 0 .. <paramref name="count"/> - 1.</summary>
+    LabelledItems Labelled(string label, int count);
+
+    /// <summary>Sums a stream the caller produces, after a one-way call returned; <see cref="Drained"/> gives the sum.</summary>
+    [OneWay]
+    void Drain(string key, IAsyncEnumerable<int> values);
+
+    /// <summary>Completes with what <see cref="Drain"/> summed under <paramref name="key"/> once its stream ended.</summary>
+    Task<long> Drained(string key);
+}
+
+/// <summary>A label and a stream of ints, as one value (a stream inside a data type).</summary>
+public sealed class LabelledItems
+{
+    public string Label { get; set; } = "";
+
+    public IAsyncEnumerable<int>? Items { get; set; }
 }

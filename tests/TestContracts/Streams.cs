@@ -133,4 +133,39 @@ public class Streams : IStreams
         }
         return sum;
     }
+
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<string, TaskCompletionSource<long>> _drained = new();
+
+    private TaskCompletionSource<long> DrainedOf(string key) =>
+        _drained.GetOrAdd(key, _ => new TaskCompletionSource<long>(TaskCreationOptions.RunContinuationsAsynchronously));
+
+    /// <inheritdoc/>
+    public async Task<IAsyncEnumerable<int>> RangeLater(int start, int count)
+    {
+        await Task.Yield();
+        return Range(start, count);
+    }
+
+    /// <inheritdoc/>
+    public LabelledItems Labelled(string label, int count) => new() { Label = label, Items = Range(0, count) };
+
+    /// <inheritdoc/>
+    public void Drain(string key, IAsyncEnumerable<int> values)
+    {
+        TaskCompletionSource<long> drained = DrainedOf(key);
+        _ = Task.Run(async () =>
+        {
+            try
+            {
+                drained.TrySetResult(await Sum(values).ConfigureAwait(false));
+            }
+            catch (Exception e)
+            {
+                drained.TrySetException(e);
+            }
+        });
+    }
+
+    /// <inheritdoc/>
+    public Task<long> Drained(string key) => DrainedOf(key).Task;
 }

@@ -26,7 +26,7 @@ public sealed partial class ArchitectureTests
         ["XCall.Cluster"] = ["XCall", "XCall.FastProxy.Generator"],
         ["XCall.Channels.Distributed"] = ["XCall.Channels", "XCall.Cluster", "XCall", "XCall.FastProxy.Generator"],
         ["XCall.Parallel"] = ["XCall.Cluster", "XCall.FastProxy.Generator"],
-        ["XCall.Communicator"] = ["XCall.Cluster", "XCall", "XCall.FastProxy.Generator"],
+        ["XCall.Communicator"] = ["XCall.Cluster", "XCall", "XCall.Transport.Shm", "XCall.FastProxy.Generator"],
         ["XCall.Streams"] = ["XCall"],
         ["XCall.AspNetCore"] = ["XCall.Streams"],
         ["XCall.Hosting"] = ["XCall"],

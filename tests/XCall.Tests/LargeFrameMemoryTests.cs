@@ -36,7 +36,7 @@ public sealed class LargeFrameMemoryTests(ITestOutputHelper output)
             Assert.Equal((2, 1, size), (reversed[0], reversed[^1], reversed.Length));
         }
 
-        long after = probe.Proxy.LiveHeapBytes();
+        long after = LiveHeapAfter(probe.Proxy, before);
         output.WriteLine($"{transport}, {size >> 20} MiB call: the server's live heap after a full GC went {before:N0} -> {after:N0} bytes");
         Assert.True(after - before < Allowed,
             $"the {transport} server's live heap grew by {(after - before) / (1 << 20)} MiB over a {size >> 20} MiB call ({before:N0} -> {after:N0} bytes)");
@@ -62,9 +62,26 @@ public sealed class LargeFrameMemoryTests(ITestOutputHelper output)
             Assert.Equal(unchecked((3 * (count - 1)) + 5), shapes.Proxy.Sum(values));
         }
 
-        long after = probe.Proxy.LiveHeapBytes();
+        long after = LiveHeapAfter(probe.Proxy, before);
         output.WriteLine($"shm, 128 MiB span argument (lent: {crossMemoryAttach}): the server's live heap after a full GC went {before:N0} -> {after:N0} bytes");
         Assert.True(after - before < Allowed,
             $"the server's live heap grew by {(after - before) / (1 << 20)} MiB over a 128 MiB span argument ({before:N0} -> {after:N0} bytes)");
+    }
+
+    /// <summary>
+    /// The server's live heap once the large call has left it. Its reply reaches us before the server's pool thread
+    /// leaves the dispatch (and gives back the frame's buffer there), so on a busy machine the first full collection
+    /// can still see that thread holding it. Each measurement is a full compacting collection in the server, long
+    /// enough for that thread to finish; a buffer really kept stays through every one of them.
+    /// </summary>
+    private long LiveHeapAfter(IProbe probe, long before)
+    {
+        long after = probe.LiveHeapBytes();
+        for (int attempt = 1; attempt < 5 && after - before >= Allowed; attempt++)
+        {
+            output.WriteLine($"measurement {attempt}: {after:N0} bytes, measured again");
+            after = probe.LiveHeapBytes();
+        }
+        return after;
     }
 }

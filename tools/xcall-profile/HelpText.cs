@@ -46,7 +46,8 @@ internal static class HelpText
         xcall-profile collect --pid N [--duration 10s] [--format table|json|csv]
 
         Enables XCall's call events (EventSource "XCall", keyword 1) in process N for the duration
-        (500ms, 10s, 1m; default 10s; Ctrl+C stops early) and prints one row per contract, method and side,
+        (500ms, 10s, 1m; default 10s; Ctrl+C or SIGTERM stops early; a background job of a script
+        ignores SIGINT, so stop it with kill's default SIGTERM) and prints one row per contract, method and side,
         the highest total cost first:
           calls, failed          calls seen (one per side that was traced) and how many failed
           marshal mean/p50/p99   time writing arguments and reading results (client), or reading

@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Runtime.CompilerServices;
 using XCall.Transport;
 
 namespace XCall.Parallel.Host;
@@ -13,8 +14,9 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
 {
     // Design:
     // - The send side belongs to one thread at a time: _owner holds its managed thread id from BeginFrame to
-    //   CommitFrame / AbortFrame (the timer takes it with -1 to flush). Only the owner touches _buffer, _frameStart,
-    //   _open, _held, _heldObjects and starts batches, so batches start in frame order with increasing sequences.
+    //   CommitFrame / AbortFrame (the timer takes it with -1 to flush). Only the owner touches _bytes, _length,
+    //   _frameStart, _open, _held, _heldObjects and starts batches, so batches start in frame order with increasing
+    //   sequences. A one-way call takes and gives it back once each (one CAS, one store): nothing else is locked.
     //   Nobody waits while owning it: a chain of calls that comes back to this rank may need to send here meanwhile.
     // - A batch carries either one-way calls only, or one frame of another kind alone (a call first sends the held
     //   one-way calls as their own batch).
@@ -34,7 +36,10 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
     private readonly Action<OneWayCallFailedException> _onOneWayFailure;
     private readonly string _endpoint;
     private readonly string _host;
-    private readonly RecordBuffer _buffer;
+    private readonly int _maxCalls;
+    private readonly int _maxBytes;
+    private byte[] _bytes;
+    private int _length;
     private readonly object _resultsLock = new();
     private readonly object _deliverLock = new();
     private readonly List<OneWayBatch> _inFlight = [];
@@ -59,7 +64,9 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
         _aggregation = aggregation;
         _measurements = measurements;
         _onOneWayFailure = onOneWayFailure;
-        _buffer = new RecordBuffer(Math.Min(aggregation.MaxBytes + 1024, 1 << 20));
+        _maxCalls = aggregation.MaxCalls;
+        _maxBytes = aggregation.MaxBytes;
+        _bytes = new byte[Math.Min(aggregation.MaxBytes + 1024, 1 << 20)];
         _timer = new Timer(static state => ((BatchChannel)state!).OnTimer(), this, Timeout.Infinite, Timeout.Infinite);
     }
 
@@ -68,6 +75,24 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
     public override void Start(IFrameHandler handler) => _handler = handler;
 
     public override IBufferWriter<byte> BeginFrame(in FrameHeader header, long deadline)
+    {
+        // The common case: a one-way call, the send side free, the tunnel open, room for the record's prefix.
+        if (header.Kind == FrameKind.OneWay && Interlocked.CompareExchange(ref _owner, Environment.CurrentManagedThreadId, 0) == 0)
+        {
+            if (Volatile.Read(ref _closed) is null && _bytes.Length - _length >= FrameRecords.Prefix)
+            {
+                _open = header;
+                _frameStart = _length;
+                _length += FrameRecords.Prefix;
+                return this;
+            }
+            ReleaseSendSide();
+        }
+        return BeginFrameSlow(header);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private IBufferWriter<byte> BeginFrameSlow(in FrameHeader header)
     {
         if (header.Kind != FrameKind.OneWay)
         {
@@ -92,7 +117,9 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
                 SendHeldUnsynchronized(); // other threads' one-way calls held meanwhile: the call leaves alone
             }
             _open = header;
-            _frameStart = _buffer.Reserve(FrameRecords.Prefix);
+            Ensure(FrameRecords.Prefix);
+            _frameStart = _length;
+            _length += FrameRecords.Prefix;
             return this;
         }
         catch
@@ -104,12 +131,24 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
 
     public override void CommitFrame()
     {
+        FrameRecords.WritePrefix(_bytes.AsSpan(_frameStart), _open, _length - _frameStart - FrameRecords.Prefix);
+        _frameStart = -1;
+        // The common case: one more one-way call to the object of the one before, the batch below its bounds.
+        if (_open.Kind == FrameKind.OneWay && _held != 0 && _open.ObjectId == _lastHeldObject && _held < _maxCalls - 1 && _length < _maxBytes)
+        {
+            _held++;
+            ReleaseSendSide();
+            return;
+        }
+        CommitFrameSlow();
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void CommitFrameSlow()
+    {
         OneWayBatch? full = null;
         try
         {
-            int payload = _buffer.Length - _frameStart - FrameRecords.Prefix;
-            FrameRecords.WritePrefix(_buffer.Written[_frameStart..], _open, payload);
-            _frameStart = -1;
             if (_open.Kind != FrameKind.OneWay)
             {
                 SendHeldUnsynchronized(oneWay: false);
@@ -123,7 +162,7 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
             {
                 _timer.Change(_aggregation.MaxDelay, Timeout.InfiniteTimeSpan);
             }
-            if (_held >= _aggregation.MaxCalls || _buffer.Length >= _aggregation.MaxBytes)
+            if (_held >= _maxCalls || _length >= _maxBytes)
             {
                 full = SendHeldUnsynchronized();
             }
@@ -146,17 +185,38 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
     {
         if (_frameStart >= 0)
         {
-            _buffer.Length = _frameStart;
+            _length = _frameStart;
             _frameStart = -1;
         }
         ReleaseSendSide();
     }
 
-    public void Advance(int count) => _buffer.Advance(count);
+    public void Advance(int count) => _length += count;
 
-    public Memory<byte> GetMemory(int sizeHint = 0) => _buffer.GetMemory(sizeHint);
+    public Memory<byte> GetMemory(int sizeHint = 0)
+    {
+        Ensure(sizeHint);
+        return _bytes.AsMemory(_length);
+    }
 
-    public Span<byte> GetSpan(int sizeHint = 0) => _buffer.GetSpan(sizeHint);
+    public Span<byte> GetSpan(int sizeHint = 0)
+    {
+        if (_bytes.Length - _length < Math.Max(sizeHint, 1))
+        {
+            Ensure(sizeHint);
+        }
+        return _bytes.AsSpan(_length);
+    }
+
+    /// <summary>Grows the buffer to hold <paramref name="sizeHint"/> (at least 1) more bytes.</summary>
+    private void Ensure(int sizeHint)
+    {
+        int need = _length + Math.Max(sizeHint, 1);
+        if (need > _bytes.Length)
+        {
+            Array.Resize(ref _bytes, Math.Max(need, _bytes.Length * 2));
+        }
+    }
 
     /// <summary>
     /// Sends the held one-way calls and waits until the host ran every one-way batch sent so far (calls that expect
@@ -281,12 +341,12 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
     /// <summary>Sends what the buffer holds as one batch; returns it when it carried one-way calls.</summary>
     private OneWayBatch? SendHeldUnsynchronized(bool oneWay = true)
     {
-        if (_buffer.Length == 0)
+        if (_length == 0)
         {
             return null;
         }
-        byte[] frames = _buffer.ToArray();
-        _buffer.Length = 0;
+        byte[] frames = _bytes.AsSpan(0, _length).ToArray();
+        _length = 0;
         _held = 0;
         Task<BatchResult> sent;
         try

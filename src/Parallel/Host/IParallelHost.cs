@@ -13,6 +13,15 @@ internal interface IParallelHost
     /// </summary>
     bool Release(ulong objectId);
 
+    /// <summary>
+    /// Counts one more holder of object <paramref name="objectId"/> (a rank that made a proxy of it); false when
+    /// this rank hosts no such object (it was released).
+    /// </summary>
+    bool Hold(ulong objectId);
+
+    /// <summary>A holder of object <paramref name="objectId"/> let its proxy go: the last one out releases it (see <see cref="Release"/>).</summary>
+    void Drop(ulong objectId);
+
     /// <summary>How many objects this rank hosts.</summary>
     int Load();
 

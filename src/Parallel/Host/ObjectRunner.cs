@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Diagnostics;
 using XCall.Runtime;
+using XCall.Runtime.CompilerServices;
 using XCall.Transport;
 
 namespace XCall.Parallel.Host;
@@ -8,7 +9,9 @@ namespace XCall.Parallel.Host;
 /// <summary>
 /// Runs the calls of one caller rank to one hosted object: the segments of its batches, in the order they were
 /// queued, one at a time on a pool thread, through a host-side <see cref="XCallConnection"/> of its own (inline
-/// dispatch) whose reply frames go to the batch that carried their call.
+/// dispatch) whose reply frames go to the batch that carried their call. A run of consecutive one-way frames goes
+/// to the connection once: its first frame does, and the object's <see cref="RunDispatcher"/> dispatches the rest
+/// in a loop inside that dispatch (<see cref="DispatchRest"/>).
 /// </summary>
 internal sealed class ObjectRunner : FrameChannel, IBufferWriter<byte>, IThreadPoolWorkItem
 {
@@ -20,7 +23,8 @@ internal sealed class ObjectRunner : FrameChannel, IBufferWriter<byte>, IThreadP
     //   written only under it, from BeginFrame to CommitFrame / AbortFrame.
     // - A call's reply goes to the batch recorded for its call id in _owed (under _sendLock), which holds its
     //   answer until then.
-    // - _current and _currentFrame are the running segment's batch and frame, touched only by the running work item.
+    // - _current, _currentFrame, _frames, _next, _end and _ran are the running segment's batch, frame, bytes, next
+    //   frame's offset, end and count of calls run, touched only by the running work item (and the dispatch it makes).
     private readonly ParallelHost _host;
     private readonly int _clientRank;
     private readonly HostedObject _target;
@@ -35,6 +39,10 @@ internal sealed class ObjectRunner : FrameChannel, IBufferWriter<byte>, IThreadP
     private bool _retired;
     private HostBatch? _current;
     private FrameHeader _currentFrame;
+    private byte[] _frames = [];
+    private int _next;
+    private int _end;
+    private int _ran;
 
     public ObjectRunner(ParallelHost host, int clientRank, ulong objectId, HostedObject target)
     {
@@ -44,7 +52,7 @@ internal sealed class ObjectRunner : FrameChannel, IBufferWriter<byte>, IThreadP
         _connection = new XCallConnection(this, new ConnectionOptions { DispatchMode = DispatchMode.Inline });
         _connection.OneWayCallFailed += OnOneWayCallFailed;
         _connection.Start();
-        _connection.Expose(objectId, target.Target, target.Dispatcher);
+        _connection.Expose(objectId, target.Target, new RunDispatcher(this, target.Dispatcher));
     }
 
     public override string RemoteEndpoint => $"parallel://rank{_clientRank}";
@@ -117,15 +125,19 @@ internal sealed class ObjectRunner : FrameChannel, IBufferWriter<byte>, IThreadP
     private void Run(Segment segment)
     {
         HostBatch batch = segment.Batch;
-        ReadOnlySpan<byte> records = batch.Frames.AsSpan(segment.Start, segment.End - segment.Start);
         _current = batch;
+        _frames = batch.Frames;
+        _next = segment.Start;
+        _end = segment.End;
+        _ran = 0;
         long start = Stopwatch.GetTimestamp();
-        int calls = 0;
         try
         {
-            while (!records.IsEmpty)
+            while (_next < _end)
             {
+                ReadOnlySpan<byte> records = _frames.AsSpan(_next, _end - _next);
                 FrameHeader header = FrameRecords.Read(ref records, out ReadOnlySpan<byte> payload);
+                _next = _end - records.Length;
                 if (header.Kind == FrameKind.Call)
                 {
                     lock (_sendLock)
@@ -134,14 +146,14 @@ internal sealed class ObjectRunner : FrameChannel, IBufferWriter<byte>, IThreadP
                     }
                     batch.Hold(1);
                 }
-                calls += header.Kind is FrameKind.Call or FrameKind.OneWay ? 1 : 0;
+                _ran += header.Kind is FrameKind.Call or FrameKind.OneWay ? 1 : 0;
                 _currentFrame = header;
                 var reader = new Marshal.MarshalReader(payload, _handler!.Limits);
                 _handler.OnFrame(header, ref reader);
             }
-            if (calls > 0)
+            if (_ran > 0)
             {
-                batch.AddRun(_target.Contract, calls, (long)Stopwatch.GetElapsedTime(start).TotalNanoseconds);
+                batch.AddRun(_target.Contract, _ran, (long)Stopwatch.GetElapsedTime(start).TotalNanoseconds);
             }
         }
         catch (Exception e)
@@ -152,9 +164,46 @@ internal sealed class ObjectRunner : FrameChannel, IBufferWriter<byte>, IThreadP
         finally
         {
             _current = null;
+            _frames = [];
         }
         batch.Release();
     }
+
+    /// <summary>
+    /// Dispatches the one-way frames that follow the one the connection is dispatching now (the first of a run), in
+    /// a loop, under that frame's <paramref name="call"/>: no lookup, no pooled call, no thread-state change per
+    /// frame. Stops at the first frame of another kind (<see cref="Run"/> hands it to the connection) and at a call
+    /// that does not complete synchronously (returned, for the connection to await). A call that throws ends the
+    /// loop: the connection reports it as the one-way failure of <see cref="_currentFrame"/>, and <see cref="Run"/>
+    /// goes on with the frame after it.
+    /// </summary>
+    internal ValueTask DispatchRest(Dispatcher dispatcher, object target, object? context, ServerCall call)
+    {
+        ulong objectId = _currentFrame.ObjectId;
+        Marshal.MarshalLimits limits = _handler!.Limits;
+        while (_next < _end)
+        {
+            ReadOnlySpan<byte> records = _frames.AsSpan(_next, _end - _next);
+            FrameHeader header = FrameRecords.Read(ref records, out ReadOnlySpan<byte> payload);
+            if (header.Kind != FrameKind.OneWay || header.Flags != 0 || header.Version != FrameHeader.CurrentVersion || header.ObjectId != objectId)
+            {
+                break;
+            }
+            _next = _end - records.Length;
+            _ran++;
+            _currentFrame = header;
+            var reader = new Marshal.MarshalReader(payload, limits) { Context = context };
+            ValueTask pending = dispatcher.Dispatch(target, header.MethodId, ref reader, call);
+            if (!pending.IsCompletedSuccessfully)
+            {
+                return pending;
+            }
+        }
+        return default;
+    }
+
+    /// <summary>Whether the frame the connection dispatches now is a one-way call, which may start a run.</summary>
+    internal bool DispatchingOneWay => _currentFrame.Kind == FrameKind.OneWay;
 
     private void OnOneWayCallFailed(XCallConnection connection, Exception error)
     {

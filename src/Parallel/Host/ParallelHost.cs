@@ -54,6 +54,24 @@ internal sealed class ParallelHost(int rank, ParallelTypes types) : IParallelHos
         return true;
     }
 
+    public bool Hold(ulong objectId)
+    {
+        if (!_objects.TryGetValue(objectId, out HostedObject? hosted))
+        {
+            return false;
+        }
+        hosted.AddHolder();
+        return true;
+    }
+
+    public void Drop(ulong objectId)
+    {
+        if (_objects.TryGetValue(objectId, out HostedObject? hosted) && hosted.RemoveHolder())
+        {
+            Release(objectId);
+        }
+    }
+
     public int Load() => _objects.Count;
 
     public Task<BatchResult> ExchangeAsync(int clientRank, long sequence, byte[] frames) =>

@@ -4,9 +4,10 @@ namespace XCall.Transport.Shm.Interop;
 
 /// <summary>
 /// FUTEX_WAIT / FUTEX_WAKE on a 32-bit word, without FUTEX_PRIVATE_FLAG: the word lives in a shared
-/// segment and the waiter and the waker are in different processes.
+/// segment and the waiter and the waker are in different processes. Public for the layers that keep shared
+/// memory of their own (the communicator's eager inbox), so the system call has one wrapper.
 /// </summary>
-internal static unsafe class Futex
+public static unsafe class Futex
 {
     private const int FutexWait = 0;
     private const int FutexWake = 1;

@@ -1,0 +1,72 @@
+using System.Diagnostics;
+using System.Globalization;
+
+namespace XCall.Bench;
+
+/// <summary>
+/// <c>--loop shm|tcp int|oneway|pipelined SECONDS</c>: one form of call in a loop against a server process with the
+/// default settings (the throughput rows' options), for a profiler to attach to. It prints both pids first (for
+/// <c>perf record -p</c>), then the rate it reached. Forms: <c>int</c> a sync <c>void Test(int)</c>; <c>oneway</c>
+/// 1,000 one-way calls then a sync call; <c>pipelined</c> 1,000 async calls then awaiting them all.
+/// </summary>
+internal static class ProfileLoop
+{
+    private const int Batch = 1000;
+
+    public static async Task<int> Run(string transport, string form, double seconds)
+    {
+        if (form is not ("int" or "oneway" or "pipelined"))
+        {
+            Console.Error.WriteLine($"--loop: unknown form '{form}' (int, oneway or pipelined)");
+            return 2;
+        }
+        RemoteServer server = RemoteServer.Shared(transport);
+        try
+        {
+            using RemoteService<ICallCost> cost = Remote.Open<ICallCost>(server.Address, RemoteServer.Options);
+            using RemoteService<IThroughput> throughput = Remote.Open<IThroughput>(server.Address, RemoteServer.Options);
+            Console.WriteLine($"client pid {Environment.ProcessId}, server pid {server.Process.Id}");
+            Console.Out.Flush();
+            var tasks = new Task<int>[Batch];
+            var clock = Stopwatch.StartNew();
+            long calls = 0;
+            while (clock.Elapsed.TotalSeconds < seconds)
+            {
+                switch (form)
+                {
+                    case "int":
+                        for (int i = 0; i < Batch; i++)
+                        {
+                            cost.Proxy.Test(i);
+                        }
+                        break;
+                    case "oneway":
+                        for (int i = 0; i < Batch; i++)
+                        {
+                            throughput.Proxy.TestOneWay(i);
+                        }
+                        throughput.Proxy.OneWayCount();
+                        break;
+                    default:
+                        for (int i = 0; i < Batch; i++)
+                        {
+                            tasks[i] = throughput.Proxy.TestAsync(i);
+                        }
+                        foreach (Task<int> task in tasks)
+                        {
+                            await task.ConfigureAwait(false);
+                        }
+                        break;
+                }
+                calls += Batch;
+            }
+            double ns = clock.Elapsed.TotalNanoseconds / calls;
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{form} over {transport}: {calls:N0} calls, {ns:0.0} ns per call, {1e3 / ns:0.00} M calls/s"));
+        }
+        finally
+        {
+            RemoteServer.StopShared();
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,542 @@
+using System.Diagnostics;
+using System.IO.MemoryMappedFiles;
+using System.Runtime.CompilerServices;
+using XCall.Transport.Shm.Interop;
+
+namespace XCall.Communicator.Eager;
+
+/// <summary>
+/// This rank's inbox for small messages from ranks on its node: a shared file holding one <see cref="EagerRing"/>
+/// per source rank and a bell (a futex word) the senders ring when a reader sleeps. The thread of a blocking
+/// receive polls the rings itself (<see cref="Poll"/>), so a small message costs no call, no thread hop and,
+/// while the receiver spins, no wake-up; a progress thread polls while asynchronous receives or probes wait.
+/// </summary>
+internal sealed unsafe class EagerInbox : IDisposable
+{
+    // Design:
+    // - File layout: the bell's sequence (int) at 0, the count of sleeping readers (int) at 64, the senders that
+    //   mapped the file and the number expected to (ints) at 128 and 132, then the rings, one per world rank (the
+    //   own rank's unused), EagerRing.Bytes each, from HeaderBytes. The file is named after the receiver's process
+    //   id; the last expected sender deletes it once mapped, the receiver when it leaves, and any rank joining
+    //   later on the node deletes those of processes that no longer run.
+    // - One consumer per ring: _consuming[s] is taken with an interlocked exchange (a full fence) by whoever polls
+    //   ring s (a waiting receive, the progress thread, or a call from s that drains the ring before its own
+    //   message, see Mailbox); records go to the mailbox in ring order while the flag is held.
+    // - A receive from one source whose connection is known sleeps reading that connection instead, with the
+    //   source's ring flagged ReaderInCalls (see EagerRing): one wake-up for a large message, which is a call.
+    //   While a source's last message was large, receives from it read its connection from the start.
+    // - Sleeping (a lost-wake-up-safe Dekker pair): a reader increments the sleepers (a full fence), reads the
+    //   bell, polls once more, and only then waits on the bell's value; a sender publishes its record, fences,
+    //   and rings (increments the bell and wakes) when it sees a sleeper. A receive completed by another thread
+    //   (a large message, a failure) rings the same way (WakeIfSleeping).
+    // - Unmapping waits for _users to drop to 0: every use of the mapping enters (Enter) and leaves, and none
+    //   enters once _disposed is set.
+    public const int HeaderBytes = 256;
+
+    private const string FilePrefix = "xcall-comm-";
+    private const int OpenersOffset = 128; // senders that mapped the inbox
+    private const int ExpectedOpenersOffset = 132; // the receiver's node-local peers
+
+    private const int YieldMicroseconds = 200; // how long a waiter yields before it sleeps
+    private const int BusyYieldMicroseconds = 20; // a yield that took longer than this ran another thread: sleep instead
+    private const int SleepSliceMs = 50; // a bound on any sleep, as a safety net: a wake-up is never expected to be lost
+
+    private static readonly TimeSpan s_pumpTimeout = TimeSpan.FromMilliseconds(20); // the announced call is on its way: this only bounds a wait for a call that never comes
+    private static readonly TimeSpan s_callSleep = TimeSpan.FromMilliseconds(SleepSliceMs);
+    private static readonly long s_yieldTicks = Stopwatch.Frequency * YieldMicroseconds / 1_000_000;
+    private static readonly long s_busyYieldTicks = Stopwatch.Frequency * BusyYieldMicroseconds / 1_000_000;
+    private static readonly long s_noYieldTicks = Stopwatch.Frequency / 20; // after a yield found the cores busy, waits sleep without yielding for 50 ms
+
+    private readonly Mailbox _mailbox;
+    private readonly int _self;
+    private readonly int[] _sources; // world ranks on this node other than this one
+    private readonly int[] _consuming;
+    private readonly long[] _largeAnnounced; // by source: the number (counted from 1) of the last large message its marker records announced
+    private readonly long[] _largeArrived; // by source: large messages that arrived as calls
+    private readonly bool[] _largeLast; // by source: its last message was a large one (a call): a receive from it reads its connection
+    private readonly long[] _largePumped; // by source: the last announced message a waiting receive read the connection for (by the waiting threads)
+    private readonly MemoryMappedFile _file;
+    private readonly MemoryMappedViewAccessor _view;
+    private readonly byte* _base;
+    private readonly int _spinTurns;
+    private readonly ManualResetEventSlim _progressWanted = new(false);
+    private readonly Thread _progress;
+    private int _users;
+    private long _noYieldUntil; // a Stopwatch timestamp: until then waiters sleep after spinning, without yielding
+    private volatile bool _disposed;
+
+    private EagerInbox(Mailbox mailbox, int self, int worldSize, int[] sources, string path, MemoryMappedFile file, MemoryMappedViewAccessor view)
+    {
+        _mailbox = mailbox;
+        _self = self;
+        _sources = sources;
+        _consuming = new int[worldSize];
+        _largeAnnounced = new long[worldSize];
+        _largeArrived = new long[worldSize];
+        _largePumped = new long[worldSize];
+        _largeLast = new bool[worldSize];
+        Path = path;
+        _file = file;
+        _view = view;
+        byte* pointer = null;
+        view.SafeMemoryMappedViewHandle.AcquirePointer(ref pointer);
+        _base = pointer + view.PointerOffset;
+        // Ranks that fit on the node's cores spin some tens of microseconds before they yield (many round trips of
+        // a small message, and the wait for a peer that was briefly descheduled); more ranks than cores yield at
+        // once, so a waiter hands its core to a rank that has work.
+        _spinTurns = sources.Length + 1 <= Environment.ProcessorCount ? 2048 : 16;
+        _progress = new Thread(ProgressLoop) { IsBackground = true, Name = "xcall comm progress" };
+        _progress.Start();
+    }
+
+    /// <summary>Tests: how many times a waiting receive slept reading its source's calls' connection (counted by the waiting threads).</summary>
+    public long CallSleeps { get; private set; }
+
+    /// <summary>The inbox file's path, which senders on this node map.</summary>
+    public string Path { get; }
+
+    /// <summary>Whether messages of <paramref name="source"/> (a world rank, or <see cref="Communicator.AnySource"/>) may come through this inbox.</summary>
+    public bool Covers(int source) => source == Communicator.AnySource || Array.IndexOf(_sources, source) >= 0;
+
+    /// <summary>Makes the inbox of world rank <paramref name="self"/> for the given node-local sources; null where shared files or futexes are missing.</summary>
+    public static EagerInbox? TryCreate(Mailbox mailbox, int self, int worldSize, int[] sources)
+    {
+        if (!OperatingSystem.IsLinux() || sources.Length == 0 || !Futex.IsSupported || !Directory.Exists("/dev/shm"))
+        {
+            return null;
+        }
+        SweepStale();
+        string path = System.IO.Path.Combine("/dev/shm", $"{FilePrefix}{Environment.ProcessId}-{Guid.NewGuid():N}");
+        long bytes = HeaderBytes + ((long)worldSize * EagerRing.Bytes);
+        var options = new FileStreamOptions
+        {
+            Mode = FileMode.CreateNew,
+            Access = FileAccess.ReadWrite,
+            Share = FileShare.ReadWrite | FileShare.Delete,
+            UnixCreateMode = UnixFileMode.UserRead | UnixFileMode.UserWrite,
+        };
+        try
+        {
+            using var stream = new FileStream(path, options);
+            stream.SetLength(bytes);
+            MemoryMappedFile file = MemoryMappedFile.CreateFromFile(stream, null, bytes, MemoryMappedFileAccess.ReadWrite, HandleInheritability.None, leaveOpen: false);
+            var inbox = new EagerInbox(mailbox, self, worldSize, sources, path, file, file.CreateViewAccessor(0, bytes, MemoryMappedFileAccess.ReadWrite));
+            *(int*)(inbox._base + ExpectedOpenersOffset) = sources.Length;
+            return inbox;
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            File.Delete(path);
+            return null;
+        }
+    }
+
+    /// <summary>
+    /// A sender mapped the inbox at <paramref name="inboxBase"/> (file <paramref name="path"/>): the last of the
+    /// receiver's node-local peers to do so deletes the file, which nobody needs to open any more (the mappings stay).
+    /// </summary>
+    public static void CountOpener(byte* inboxBase, string path)
+    {
+        if (Interlocked.Increment(ref *(int*)(inboxBase + OpenersOffset)) == Volatile.Read(ref *(int*)(inboxBase + ExpectedOpenersOffset)))
+        {
+            File.Delete(path);
+        }
+    }
+
+    /// <summary>Deletes the inbox files of processes that no longer run (a rank that died before its peers mapped its inbox).</summary>
+    private static void SweepStale()
+    {
+        try
+        {
+            foreach (string stale in Directory.EnumerateFiles("/dev/shm", FilePrefix + "*"))
+            {
+                string name = System.IO.Path.GetFileName(stale);
+                int dash = name.IndexOf('-', FilePrefix.Length);
+                if (dash > 0 && int.TryParse(name.AsSpan(FilePrefix.Length, dash - FilePrefix.Length), System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out int pid)
+                    && !Directory.Exists($"/proc/{pid}"))
+                {
+                    File.Delete(stale);
+                }
+            }
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            // Another process swept the same file, or it belongs to another user: leave it.
+        }
+    }
+
+    /// <summary>The ring of <paramref name="source"/> in a mapped inbox at <paramref name="inboxBase"/>.</summary>
+    public static EagerRing RingAt(byte* inboxBase, int source) => new(inboxBase + HeaderBytes + ((long)source * EagerRing.Bytes));
+
+    /// <summary>Rings the bell of a mapped inbox at <paramref name="inboxBase"/> when a reader sleeps on it (after a full fence).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static void Ring(byte* inboxBase)
+    {
+        Interlocked.MemoryBarrier();
+        if (Volatile.Read(ref *(int*)(inboxBase + 64)) != 0)
+        {
+            WakeSleepers(inboxBase);
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void WakeSleepers(byte* inboxBase)
+    {
+        Interlocked.Increment(ref *(int*)inboxBase);
+        Futex.Wake((int*)inboxBase, int.MaxValue);
+    }
+
+    /// <summary>Wakes a reader of this inbox that sleeps (a receive was completed by another thread).</summary>
+    public void WakeIfSleeping()
+    {
+        if (Enter())
+        {
+            try
+            {
+                Ring(_base);
+            }
+            finally
+            {
+                Leave();
+            }
+        }
+    }
+
+    /// <summary>Asks the progress thread to poll (an asynchronous receive or probe waits in the mailbox).</summary>
+    public void WantProgress() => _progressWanted.Set();
+
+    /// <summary>
+    /// Blocks until <paramref name="request"/> completes, polling the rings meanwhile on this thread: spins, then
+    /// yields, then sleeps on the bell.
+    /// </summary>
+    public void Wait(ReceiveRequest request)
+    {
+        if (!Enter())
+        {
+            request.SleepUntilDone();
+            return;
+        }
+        try
+        {
+            long start = Stopwatch.GetTimestamp();
+            int turns = 0;
+            while (!request.IsDone)
+            {
+                if (request.Source != Communicator.AnySource && Volatile.Read(ref _largeLast[request.Source]) && SleepOnCalls(request))
+                {
+                    continue; // its source sends large messages: read its connection, as a sleeping receive does
+                }
+                if (PollEntered() || PumpAnnounced(request))
+                {
+                    turns = 0;
+                    continue;
+                }
+                if (++turns < _spinTurns)
+                {
+                    Pause();
+                    continue;
+                }
+                if (turns == _spinTurns)
+                {
+                    start = Stopwatch.GetTimestamp();
+                }
+                long beforeYield = Stopwatch.GetTimestamp();
+                if (beforeYield - start < s_yieldTicks && beforeYield >= Volatile.Read(ref _noYieldUntil))
+                {
+                    Thread.Yield();
+                    long afterYield = Stopwatch.GetTimestamp();
+                    if (afterYield - beforeYield < s_busyYieldTicks)
+                    {
+                        continue;
+                    }
+                    // The yield ran other threads for a while: the cores are busy, and the sender may be one of the
+                    // threads waiting for one. Sleep, so that its message wakes this thread (no core held meanwhile),
+                    // and skip yielding for a while.
+                    Volatile.Write(ref _noYieldUntil, afterYield + s_noYieldTicks);
+                }
+                if (!SleepOnCalls(request))
+                {
+                    SleepEntered(() => request.IsDone);
+                }
+                turns = 0;
+            }
+        }
+        finally
+        {
+            Leave();
+        }
+    }
+
+    /// <summary>Delivers every record waiting in the rings to the mailbox (rings another thread polls are left to it); true when one was.</summary>
+    public bool Poll()
+    {
+        if (!Enter())
+        {
+            return false;
+        }
+        try
+        {
+            return PollEntered();
+        }
+        finally
+        {
+            Leave();
+        }
+    }
+
+    /// <summary>Delivers every record waiting in <paramref name="source"/>'s ring, waiting for a thread that polls it to finish first.</summary>
+    public void Drain(int source)
+    {
+        if (source == _self || (uint)source >= (uint)_consuming.Length || !Enter())
+        {
+            return;
+        }
+        try
+        {
+            var spin = new SpinWait();
+            while (Interlocked.Exchange(ref _consuming[source], 1) != 0)
+            {
+                spin.SpinOnce(sleep1Threshold: -1);
+            }
+            try
+            {
+                DrainUnsynchronized(source);
+            }
+            finally
+            {
+                Volatile.Write(ref _consuming[source], 0);
+            }
+        }
+        finally
+        {
+            Leave();
+        }
+    }
+
+    /// <summary>Counts a large message of <paramref name="source"/> that arrived as a call (announced or not).</summary>
+    public void LargeArrived(int source)
+    {
+        if ((uint)source < (uint)_largeArrived.Length)
+        {
+            Interlocked.Increment(ref _largeArrived[source]);
+            Volatile.Write(ref _largeLast[source], true);
+        }
+    }
+
+    /// <summary>
+    /// A large message was announced and has not arrived: reads the connection it comes over on this thread until it
+    /// has (or the request completed), so its call runs here with no wake-up. False when none waits or its
+    /// connection is not known yet or another thread reads it (that thread then runs the call).
+    /// </summary>
+    private bool PumpAnnounced(ReceiveRequest request)
+    {
+        foreach (int source in _sources)
+        {
+            long announced = Volatile.Read(ref _largeAnnounced[source]);
+            if (announced > Volatile.Read(ref _largeArrived[source]) && announced > _largePumped[source]
+                && _mailbox.LinkFor(source) is { } link && !ReferenceEquals(Runtime.XCallConnection.Current, link))
+            {
+                _largePumped[source] = announced; // one try per announced message: when another thread reads the connection, it runs the call
+                int from = source;
+                return link.WaitReceiving(new LargeArrival(request, () => Volatile.Read(ref _largeArrived[from]) >= announced), s_pumpTimeout);
+            }
+        }
+        return false;
+    }
+
+    /// <summary>A small message of <paramref name="source"/> came as a call: receives from it poll the inbox again.</summary>
+    public void SmallArrived(int source)
+    {
+        if ((uint)source < (uint)_largeLast.Length)
+        {
+            Volatile.Write(ref _largeLast[source], false);
+        }
+    }
+
+    /// <summary>Counts a message of <paramref name="source"/> that came as a call, once the mailbox holds it (see <see cref="EagerRing"/>).</summary>
+    public void CountDelivered(int source)
+    {
+        if (source != _self && (uint)source < (uint)_consuming.Length && Enter())
+        {
+            try
+            {
+                RingAt(_base, source).CountDelivered();
+            }
+            finally
+            {
+                Leave();
+            }
+        }
+    }
+
+    private bool PollEntered()
+    {
+        bool delivered = false;
+        foreach (int source in _sources)
+        {
+            EagerRing ring = RingAt(_base, source);
+            if (ring.HasData && Interlocked.Exchange(ref _consuming[source], 1) == 0)
+            {
+                try
+                {
+                    delivered |= DrainUnsynchronized(source);
+                }
+                finally
+                {
+                    Volatile.Write(ref _consuming[source], 0);
+                }
+            }
+        }
+        return delivered;
+    }
+
+    /// <summary>Delivers the records of <paramref name="source"/>'s ring (its consumer flag held).</summary>
+    private bool DrainUnsynchronized(int source)
+    {
+        EagerRing ring = RingAt(_base, source);
+        bool delivered = false;
+        while (ring.TryPeek(out long context, out int tag, out ReadOnlySpan<byte> payload, out long next))
+        {
+            if (tag == EagerRing.LargeMarkerTag)
+            {
+                Volatile.Write(ref _largeAnnounced[source], context); // the marker's context is the large message's number
+            }
+            else
+            {
+                _largeLast[source] = false;
+                _mailbox.ArriveEager(source, context, tag, payload);
+                delivered = true;
+            }
+            ring.Release(next);
+        }
+        return delivered;
+    }
+
+    /// <summary>
+    /// A receive from one node-local source whose calls' connection is known sleeps reading that connection
+    /// (<see cref="Runtime.XCallConnection.WaitReceiving"/>): the source's messages go as calls meanwhile (its ring
+    /// says so), so a large message, which is a call anyway, wakes it once and runs on this thread. False when the
+    /// receive is not such a one.
+    /// </summary>
+    private bool SleepOnCalls(ReceiveRequest request)
+    {
+        int source = request.Source;
+        if (source == Communicator.AnySource || _mailbox.LinkFor(source) is not { } link || ReferenceEquals(Runtime.XCallConnection.Current, link))
+        {
+            return false;
+        }
+        EagerRing ring = RingAt(_base, source);
+        CallSleeps++;
+        ring.SetReaderInCalls(true);
+        try
+        {
+            if (!PollEntered() && !request.IsDone)
+            {
+                link.WaitReceiving(request, s_callSleep);
+            }
+        }
+        finally
+        {
+            ring.SetReaderInCalls(false);
+        }
+        return true;
+    }
+
+    /// <summary>Sleeps on the bell until a sender rings it (or a slice passes), unless a record or <paramref name="done"/> comes first.</summary>
+    private void SleepEntered(Func<bool> done)
+    {
+        int* sleepers = (int*)(_base + 64);
+        Interlocked.Increment(ref *sleepers);
+        try
+        {
+            int seq = Volatile.Read(ref *(int*)_base);
+            if (done() || PollEntered())
+            {
+                return;
+            }
+            Futex.Wait((int*)_base, seq, SleepSliceMs);
+        }
+        finally
+        {
+            Interlocked.Decrement(ref *sleepers);
+        }
+    }
+
+    private void ProgressLoop()
+    {
+        while (!_disposed)
+        {
+            _progressWanted.Reset();
+            if (!_mailbox.HasAsyncWaiters)
+            {
+                _progressWanted.Wait();
+                continue;
+            }
+            if (!Enter())
+            {
+                return;
+            }
+            try
+            {
+                if (!PollEntered())
+                {
+                    SleepEntered(() => _disposed || !_mailbox.HasAsyncWaiters);
+                }
+            }
+            finally
+            {
+                Leave();
+            }
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void Pause()
+    {
+        if (System.Runtime.Intrinsics.X86.X86Base.IsSupported)
+        {
+            System.Runtime.Intrinsics.X86.X86Base.Pause();
+        }
+        else
+        {
+            Thread.SpinWait(1);
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool Enter()
+    {
+        Interlocked.Increment(ref _users);
+        if (_disposed)
+        {
+            Interlocked.Decrement(ref _users);
+            return false;
+        }
+        return true;
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void Leave() => Interlocked.Decrement(ref _users);
+
+    /// <summary>Stops the progress thread, waits for every user of the mapping to leave, unmaps and deletes the file.</summary>
+    public void Dispose()
+    {
+        if (_disposed)
+        {
+            return;
+        }
+        _disposed = true;
+        _progressWanted.Set();
+        WakeSleepers(_base);
+        var spin = new SpinWait();
+        while (Volatile.Read(ref _users) != 0)
+        {
+            spin.SpinOnce();
+        }
+        _progress.Join();
+        _view.SafeMemoryMappedViewHandle.ReleasePointer();
+        _view.Dispose();
+        _file.Dispose();
+        File.Delete(Path);
+    }
+}

@@ -1,0 +1,241 @@
+using System.Diagnostics;
+using System.Runtime.InteropServices;
+using XCall.Communicator.Eager;
+
+namespace XCall.Communicator.Tests;
+
+/// <summary>The eager path: small messages between ranks of one node written straight into the receiver's inbox.</summary>
+public sealed class EagerTests
+{
+    private static readonly TimeSpan s_hang = TimeSpan.FromSeconds(60);
+
+    [Fact]
+    public unsafe void A_ring_gives_back_its_records_in_order_across_the_wrap_and_refuses_what_does_not_fit()
+    {
+        byte* memory = (byte*)NativeMemory.AllocZeroed((nuint)EagerRing.Bytes);
+        try
+        {
+            var ring = new EagerRing(memory);
+            int written = 0;
+            int read = 0;
+            // 3000-byte records do not divide the capacity: the ring pads at its end and wraps several times.
+            for (int round = 0; round < 200; round++)
+            {
+                while (ring.TryWrite(round, written, Payload(written, 3000)))
+                {
+                    written++;
+                }
+                Assert.True(written - read > 10, "a ring of 64 KiB holds more than ten 3000-byte records");
+                for (int take = 0; take < 7 && read < written; take++, read++)
+                {
+                    Assert.True(ring.TryPeek(out long context, out int tag, out ReadOnlySpan<byte> payload, out long next));
+                    Assert.Equal(read, tag);
+                    Assert.True(context <= round);
+                    Assert.True(payload.SequenceEqual(Payload(read, 3000)));
+                    ring.Release(next);
+                }
+            }
+            while (ring.TryPeek(out _, out int tag, out _, out long next))
+            {
+                Assert.Equal(read++, tag);
+                ring.Release(next);
+            }
+            Assert.Equal(written, read);
+            Assert.False(ring.HasData);
+            Assert.False(ring.TryWrite(0, 0, new byte[EagerRing.MaxPayload + 1]));
+        }
+        finally
+        {
+            NativeMemory.Free(memory);
+        }
+    }
+
+    [Fact]
+    public unsafe void A_corrupt_record_length_is_a_clear_error()
+    {
+        byte* memory = (byte*)NativeMemory.AllocZeroed((nuint)EagerRing.Bytes);
+        try
+        {
+            var ring = new EagerRing(memory);
+            Assert.True(ring.TryWrite(1, 2, [1, 2, 3]));
+            *(int*)(memory + EagerRing.HeaderBytes) = EagerRing.Capacity; // the record's length, as a broken writer would leave it
+            Assert.Throws<InvalidDataException>(() => ring.TryPeek(out _, out _, out _, out _));
+        }
+        finally
+        {
+            NativeMemory.Free(memory);
+        }
+    }
+
+    [SkippableFact]
+    public async Task Messages_of_one_source_and_tag_keep_their_order_when_a_full_inbox_sends_some_as_calls_and_large_ones_go_between()
+    {
+        SkipWithoutEagerPath();
+        Communicator[] ranks = await InProcessTests.JoinAsync(2);
+        try
+        {
+            const int Count = 3000;
+            using var allSent = new ManualResetEventSlim();
+            await InProcessTests.RunRanksAsync(ranks, c =>
+            {
+                if (c.Rank == 0)
+                {
+                    // Nothing is received until everything is sent: the inbox fills, and the rest goes as calls.
+                    for (int i = 0; i < Count; i++)
+                    {
+                        c.Send(Payload(i, i % 100 == 99 ? 20_000 : 900), 1, 7);
+                        c.Send(i, 1, 8);
+                    }
+                    allSent.Set();
+                }
+                else
+                {
+                    Assert.True(allSent.Wait(s_hang));
+                    for (int i = 0; i < Count; i++)
+                    {
+                        Assert.Equal(i, c.Receive<int>(0, 8));
+                        byte[] block = c.ReceiveArray<byte>(0, 7, out MessageStatus status);
+                        Assert.True(block.AsSpan().SequenceEqual(Payload(i, i % 100 == 99 ? 20_000 : 900)), $"message {i} of tag 7");
+                        Assert.Equal(0, status.Source);
+                    }
+                }
+            });
+            (long eager, long posted) = ranks[0].Messaging.SentTo(1);
+            Assert.True(eager > 0, "some messages went through the inbox");
+            Assert.True(posted > 0, "some messages went as calls while the inbox was full");
+        }
+        finally
+        {
+            await InProcessTests.LeaveAsync(ranks);
+        }
+    }
+
+    [SkippableFact]
+    public async Task A_receive_that_sleeps_on_its_sources_connection_still_gets_small_and_large_messages_in_order()
+    {
+        SkipWithoutEagerPath();
+        Communicator[] ranks = await InProcessTests.JoinAsync(2);
+        try
+        {
+            await InProcessTests.RunRanksAsync(ranks, c =>
+            {
+                for (int i = 0; i < 60; i++)
+                {
+                    int length = i % 3 == 0 ? 40_000 : 40; // the large ones go as calls, which tells the receiver their connection
+                    if (c.Rank == 0)
+                    {
+                        // A gap longer than the receiver's spinning and yielding: it goes to sleep each time.
+                        Thread.Sleep(2);
+                        c.Send(Payload(i, length), 1, 4);
+                        Assert.Equal(i, c.Receive<int>(1, 5));
+                    }
+                    else
+                    {
+                        byte[] block = c.ReceiveArray<byte>(0, 4, out _);
+                        Assert.True(block.AsSpan().SequenceEqual(Payload(i, length)), $"message {i}");
+                        c.Send(i, 0, 5);
+                    }
+                }
+            });
+            Assert.True(ranks[1].Messaging.Inbox!.CallSleeps > 0, "the receiver slept on its source's connection");
+        }
+        finally
+        {
+            await InProcessTests.LeaveAsync(ranks);
+        }
+    }
+
+    [SkippableFact]
+    public async Task Asynchronous_receives_and_probes_complete_from_the_inbox_with_no_blocking_receive_polling()
+    {
+        SkipWithoutEagerPath();
+        Communicator[] ranks = await InProcessTests.JoinAsync(3);
+        try
+        {
+            var buffer = new int[4];
+            Task<MessageStatus> pending = ranks[1].ReceiveAsync<int>(buffer, Communicator.AnySource, 5);
+            Task<MessageStatus> probed = ranks[2].ProbeAsync(0, 6);
+            ranks[0].Send(new[] { 1, 2, 3 }, 1, 5);
+            ranks[0].Send(new[] { 4, 5 }, 2, 6);
+            MessageStatus status = await pending.WaitAsync(s_hang);
+            Assert.Equal((0, 5, 12), (status.Source, status.Tag, status.ByteCount));
+            Assert.Equal([1, 2, 3, 0], buffer);
+            MessageStatus probe = await probed.WaitAsync(s_hang);
+            Assert.Equal((0, 6, 8), (probe.Source, probe.Tag, probe.ByteCount));
+            Assert.Equal([4, 5], ranks[2].ReceiveArray<int>(0, 6, out _));
+            Assert.True(ranks[0].Messaging.SentTo(1).Eager + ranks[0].Messaging.SentTo(2).Eager > 0, "the messages went through the inboxes");
+
+            ranks[0].Send(77, 2, 3);
+            var watch = Stopwatch.StartNew();
+            MessageStatus found;
+            while (!ranks[2].TryProbe(0, 3, out found))
+            {
+                Assert.True(watch.Elapsed < s_hang, "TryProbe never saw the message");
+                Thread.Yield();
+            }
+            Assert.Equal(4, found.ByteCount);
+            Assert.Equal(77, ranks[2].Receive<int>(0, 3));
+        }
+        finally
+        {
+            await InProcessTests.LeaveAsync(ranks);
+        }
+    }
+
+    [SkippableFact]
+    public async Task An_inbox_file_is_deleted_once_every_peer_mapped_it_and_stale_ones_are_swept()
+    {
+        SkipWithoutEagerPath();
+        string stale = Path.Combine("/dev/shm", $"xcall-comm-{DeadProcessId()}-stale");
+        await File.WriteAllBytesAsync(stale, new byte[16]);
+        Communicator[] ranks = await InProcessTests.JoinAsync(3);
+        try
+        {
+            EagerInbox[] inboxes = [.. ranks.Select(c => c.Messaging.Inbox!)];
+            Assert.All(inboxes, Assert.NotNull);
+            Assert.False(File.Exists(stale), "a joining rank deletes the inbox of a process that no longer runs");
+            Assert.All(inboxes, inbox => Assert.True(File.Exists(inbox.Path)));
+            await InProcessTests.RunRanksAsync(ranks, c =>
+            {
+                for (int to = 0; to < c.Size; to++)
+                {
+                    if (to != c.Rank)
+                    {
+                        c.Send(c.Rank, to, 1);
+                    }
+                }
+                for (int from = 0; from < c.Size; from++)
+                {
+                    if (from != c.Rank)
+                    {
+                        Assert.Equal(from, c.Receive<int>(from, 1));
+                    }
+                }
+            });
+            Assert.All(inboxes, inbox => Assert.False(File.Exists(inbox.Path), "every peer mapped it, so its file is gone"));
+            await InProcessTests.RunRanksAsync(ranks, c => Assert.Equal(3, c.Allreduce(1, ReduceOperation.Sum<int>()))); // the mappings still carry messages
+        }
+        finally
+        {
+            await InProcessTests.LeaveAsync(ranks);
+            File.Delete(stale);
+        }
+    }
+
+    private static void SkipWithoutEagerPath() =>
+        Skip.IfNot(OperatingSystem.IsLinux() && Directory.Exists("/dev/shm"), "no /dev/shm here: the eager path is off, and the communicator sends every message as a call");
+
+    private static int DeadProcessId()
+    {
+        using var process = Process.Start(new ProcessStartInfo("true") { UseShellExecute = false })!;
+        process.WaitForExit();
+        return process.Id;
+    }
+
+    private static byte[] Payload(int seed, int length)
+    {
+        var bytes = new byte[length];
+        new Random(seed).NextBytes(bytes);
+        return bytes;
+    }
+}
