@@ -52,10 +52,6 @@ internal sealed class ConstructHost : IConstructHost
 
     public Task AppliedAsync(int id, int writer, long batches) => Get<HostedChannel>(id).AppliedAsync(writer, batches);
 
-    public void Applied(int id, int writer, long batches) => Get<HostedChannel>(id).AppliedAsync(writer, batches).GetAwaiter().GetResult();
-
-    public WriterGrant Credits(int id, int writer) => Get<HostedChannel>(id).CreditsAsync(writer, urgent: true).GetAwaiter().GetResult();
-
     public void EndAfter(int id, int writer, long batches, int strength) => Get<HostedChannel>(id).EndAfter(writer, batches, strength);
 
     public Task SyncAsync(int id) => Get<Barrier>(id).SyncAsync();

@@ -38,9 +38,11 @@ internal sealed class CreditWriter<T> : IConfirmable
     private long _writes;
     private long _writesSeen = -1;
     private bool _flushQueued;
-    private Task? _urgent;
+    private bool _urgentOut;
+    private TaskCompletionSource? _waiter;
     private int _status;
     private XCallDisconnectedException? _lost;
+    private Exception? _fault;
     private long _confirmed;
     private bool _listed;
 
@@ -115,60 +117,41 @@ internal sealed class CreditWriter<T> : IConfirmable
         }
     }
 
-    /// <summary>Sends the batch and waits until the host granted credits (or the channel ended, which the next write throws).</summary>
-    public async ValueTask WaitForCreditsAsync(CancellationToken cancellationToken)
+    /// <summary>
+    /// Sends the batch and waits until the writer holds credits, whichever request brought them (or the channel
+    /// ended, or the host is gone: the next write throws that).
+    /// </summary>
+    public ValueTask WaitForCreditsAsync(CancellationToken cancellationToken)
     {
         Task pending;
+        bool ask;
         lock (_gate)
         {
-            if (!NeedsCreditsUnsynchronized())
+            if (_lost is not null || _fault is not null || _status != 0 || _credits > 0)
             {
-                return;
+                return default;
             }
-            pending = _urgent ??= UrgentAsync();
+            try
+            {
+                FlushUnsynchronized(returned: 0);
+            }
+            catch (Cluster.RankFailedException)
+            {
+                return default; // Kept in _lost: the next write throws it.
+            }
+            ask = !_urgentOut;
+            _urgentOut = true;
+            pending = (_waiter ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).Task;
         }
-        await pending.WaitAsync(cancellationToken).ConfigureAwait(false);
+        if (ask)
+        {
+            _ = UrgentAsync();
+        }
+        return new ValueTask(pending.WaitAsync(cancellationToken));
     }
 
     /// <summary>The blocking form of <see cref="WaitForCreditsAsync"/>, for a write without a cancellation token.</summary>
-    public void WaitForCredits()
-    {
-        lock (_gate)
-        {
-            if (!NeedsCreditsUnsynchronized())
-            {
-                return;
-            }
-        }
-        WriterGrant grant;
-        try
-        {
-            grant = _link.Host.Credits(_link.Id, _writer);
-        }
-        catch (XCallDisconnectedException e)
-        {
-            lock (_gate)
-            {
-                _lost ??= e;
-            }
-            throw _link.Lost(e);
-        }
-        lock (_gate)
-        {
-            AddUnsynchronized(grant);
-        }
-    }
-
-    private bool NeedsCreditsUnsynchronized()
-    {
-        ThrowIfEndedUnsynchronized();
-        if (_credits > 0)
-        {
-            return false;
-        }
-        FlushUnsynchronized(returned: 0);
-        return true;
-    }
+    public void WaitForCredits() => Blocking.Wait(WaitForCreditsAsync(CancellationToken.None));
 
     /// <summary>Poisons (<paramref name="strength"/> above 0) or completes (0) the channel after the values written so far.</summary>
     public void End(int strength)
@@ -186,7 +169,7 @@ internal sealed class CreditWriter<T> : IConfirmable
             }
             catch (XCallDisconnectedException e)
             {
-                _lost ??= e;
+                LostUnsynchronized(e);
                 throw _link.Lost(e);
             }
             if (strength == 0)
@@ -197,23 +180,7 @@ internal sealed class CreditWriter<T> : IConfirmable
     }
 
     /// <inheritdoc/>
-    public void Confirm()
-    {
-        if (BeginConfirm() is not long batches)
-        {
-            return;
-        }
-        try
-        {
-            _link.Host.Applied(_link.Id, _writer, batches);
-        }
-        catch (XCallDisconnectedException e)
-        {
-            Confirmed(batches, e);
-            return;
-        }
-        Confirmed(batches, null);
-    }
+    public void Confirm() => ConfirmAsync().GetAwaiter().GetResult();
 
     /// <inheritdoc/>
     public async Task ConfirmAsync()
@@ -287,6 +254,10 @@ internal sealed class CreditWriter<T> : IConfirmable
         {
             throw _link.Lost(_lost);
         }
+        if (_fault is not null)
+        {
+            throw new InvalidOperationException($"A credit request of the buffered channel '{_link.Name}' failed; the channel takes no more writes from this process.", _fault);
+        }
         RemoteStatus.ThrowIfEnded(_status);
     }
 
@@ -305,7 +276,7 @@ internal sealed class CreditWriter<T> : IConfirmable
         }
         catch (XCallDisconnectedException e)
         {
-            _lost ??= e;
+            LostUnsynchronized(e);
             throw _link.Lost(e);
         }
         finally
@@ -351,6 +322,23 @@ internal sealed class CreditWriter<T> : IConfirmable
         {
             _status = grant.Poison;
         }
+        if (_credits > 0 || _status != 0)
+        {
+            WakeUnsynchronized();
+        }
+    }
+
+    /// <summary>Releases a write waiting for credits; it looks again (its continuation runs on the pool, not under _gate).</summary>
+    private void WakeUnsynchronized()
+    {
+        _waiter?.TrySetResult();
+        _waiter = null;
+    }
+
+    private void LostUnsynchronized(XCallDisconnectedException e)
+    {
+        _lost ??= e;
+        WakeUnsynchronized();
     }
 
     /// <summary>The request a lone writer keeps out: credits as the reader frees room, and the channel's end.</summary>
@@ -371,15 +359,13 @@ internal sealed class CreditWriter<T> : IConfirmable
                 }
             }
         }
-        catch (XCallDisconnectedException e)
+        catch (Exception e)
         {
-            lock (_gate)
-            {
-                _lost ??= e;
-            }
+            Failed(e);
         }
     }
 
+    /// <summary>The request of a writer that ran out; its answer wakes the write, as a poll answer does.</summary>
     private async Task UrgentAsync()
     {
         try
@@ -387,17 +373,31 @@ internal sealed class CreditWriter<T> : IConfirmable
             WriterGrant grant = await _link.Host.CreditsAsync(_link.Id, _writer, urgent: true).ConfigureAwait(false);
             lock (_gate)
             {
+                _urgentOut = false;
                 AddUnsynchronized(grant);
-                _urgent = null;
             }
         }
-        catch (XCallDisconnectedException e)
+        catch (Exception e)
         {
-            lock (_gate)
+            Failed(e);
+        }
+    }
+
+    /// <summary>A credit request failed: the writes waiting wake, and this and every later write throw it.</summary>
+    private void Failed(Exception e)
+    {
+        lock (_gate)
+        {
+            _urgentOut = false;
+            if (e is XCallDisconnectedException lost)
             {
-                _lost ??= e;
-                _urgent = null;
+                _lost ??= lost;
             }
+            else
+            {
+                _fault ??= e;
+            }
+            WakeUnsynchronized();
         }
     }
 }

@@ -56,14 +56,8 @@ internal interface IConstructHost
     /// </summary>
     Task<WriterGrant> CreditsAsync(int id, int writer, bool urgent);
 
-    /// <summary>The blocking form of an urgent <see cref="CreditsAsync"/>, for a writer that waits on its thread.</summary>
-    WriterGrant Credits(int id, int writer);
-
     /// <summary>Completes once the first <paramref name="batches"/> batches of a remote writer are in the channel (or the channel ended).</summary>
     Task AppliedAsync(int id, int writer, long batches);
-
-    /// <summary>The blocking form of <see cref="AppliedAsync"/>.</summary>
-    void Applied(int id, int writer, long batches);
 
     /// <summary>Poisons (<paramref name="strength"/> above 0) or completes (0) a buffered channel after the first <paramref name="batches"/> batches of the writer.</summary>
     void EndAfter(int id, int writer, long batches, int strength);
