@@ -180,9 +180,6 @@ internal sealed class CreditWriter<T> : IConfirmable
     }
 
     /// <inheritdoc/>
-    public void Confirm() => ConfirmAsync().GetAwaiter().GetResult();
-
-    /// <inheritdoc/>
     public async Task ConfirmAsync()
     {
         if (BeginConfirm() is not long batches)
@@ -291,6 +288,13 @@ internal sealed class CreditWriter<T> : IConfirmable
     {
         lock (_gate)
         {
+            if (_count == 0 && (!_shared || _credits == 0))
+            {
+                // A full batch went out and nothing waits in the next one, nor are credits to give back: the
+                // next write queues a flush again. So a writer that keeps writing costs one pool item per batch.
+                _flushQueued = false;
+                return;
+            }
             if (_writes != _writesSeen)
             {
                 _writesSeen = _writes;

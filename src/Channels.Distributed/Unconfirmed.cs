@@ -38,6 +38,15 @@ internal static class Unconfirmed
     /// <summary>Waits until the hosts confirmed the values of every writer but <paramref name="except"/>.</summary>
     public static void ConfirmAll(IConfirmable? except = null)
     {
+        if (s_count != 0)
+        {
+            ConfirmAllAsync(except).GetAwaiter().GetResult();
+        }
+    }
+
+    /// <summary>Completes when the hosts confirmed the values of every writer but <paramref name="except"/>.</summary>
+    public static async Task ConfirmAllAsync(IConfirmable? except = null)
+    {
         if (s_count == 0)
         {
             return;
@@ -51,26 +60,8 @@ internal static class Unconfirmed
         {
             if (!ReferenceEquals(writer, except))
             {
-                writer.Confirm();
+                await writer.ConfirmAsync().ConfigureAwait(false);
             }
-        }
-    }
-
-    /// <summary>Completes when the hosts confirmed the values of every writer.</summary>
-    public static async Task ConfirmAllAsync()
-    {
-        if (s_count == 0)
-        {
-            return;
-        }
-        IConfirmable[] writers;
-        lock (s_lock)
-        {
-            writers = [.. s_writers];
-        }
-        foreach (IConfirmable writer in writers)
-        {
-            await writer.ConfirmAsync().ConfigureAwait(false);
         }
     }
 }
@@ -78,9 +69,6 @@ internal static class Unconfirmed
 /// <summary>A writer whose values its host confirms on request.</summary>
 internal interface IConfirmable
 {
-    /// <summary>Sends what is batched and waits until the host put every value sent so far into the channel (or the channel ended, or the host is gone: the next write says so).</summary>
-    void Confirm();
-
-    /// <summary>The async form of <see cref="Confirm"/>.</summary>
+    /// <summary>Sends what is batched; completes once the host put every value sent so far into the channel (or the channel ended, or the host is gone: the next write says so).</summary>
     Task ConfirmAsync();
 }
