@@ -17,6 +17,12 @@ namespace XCall.Bench;
 internal static partial class ChannelSuite
 {
     private const int NetOps = 5_000;
+
+    /// <summary>Ints per buffered burst: fifty times the buffer, so the burst measures the reader's pace, not the buffer filling.</summary>
+    private const int NetBufferedOps = 200_000;
+
+    /// <summary>The value that ends a buffered burst: the peer answers it on the pong channel once it read it, so every value was taken.</summary>
+    private const int BufferedMark = -2;
     private const int NetRounds = 5;
 
     private enum NetForm
@@ -24,13 +30,19 @@ internal static partial class ChannelSuite
         /// <summary>XCall <c>void Test(int)</c> on the peer.</summary>
         Call,
 
+        /// <summary>The same call on a connection opened with <c>Remote.Open</c> and default options instead of the world's.</summary>
+        CallPlain,
+
+        /// <summary>The world's call, made from a thread of its own instead of the pool thread the suite runs on.</summary>
+        CallThread,
+
         /// <summary>A sync write on a named unbuffered One2One the peer reads.</summary>
         Write,
 
         /// <summary>A write to the peer's One2One and the read of the value it writes back to ours.</summary>
         RoundTrip,
 
-        /// <summary>Sync writes on a named One2One with a 4096-slot buffer the peer drains.</summary>
+        /// <summary>Sync writes on a named One2One with a 4096-slot buffer the peer drains; the burst ends when the peer read them all.</summary>
         Buffered,
     }
 
@@ -107,9 +119,18 @@ internal static partial class ChannelSuite
         IChannelOut<int> write = await csp.OpenOutAsync<int>("bench-write");
         IChannelOut<int> ping = await csp.OpenOutAsync<int>("bench-ping");
         IChannelOut<int> buffered = await csp.OpenOutAsync<int>("bench-buffered");
-        NetForm[] forms = [NetForm.Call, NetForm.Write, NetForm.RoundTrip, NetForm.Buffered];
+        using RemoteService<ICallCost> plain = await Remote.OpenAsync<ICallCost>(world.GetAddress(1));
+        NetForm[] forms = [NetForm.Call, NetForm.CallPlain, NetForm.CallThread, NetForm.Write, NetForm.RoundTrip, NetForm.Buffered];
         double Burst(NetForm form, int ops)
         {
+            if (form == NetForm.CallThread)
+            {
+                double threadNs = 0;
+                var thread = new Thread(() => threadNs = Burst(NetForm.Call, ops));
+                thread.Start();
+                thread.Join();
+                return threadNs;
+            }
             long begin = Stopwatch.GetTimestamp();
             for (int i = 0; i < ops; i++)
             {
@@ -117,6 +138,9 @@ internal static partial class ChannelSuite
                 {
                     case NetForm.Call:
                         call.Test(i);
+                        break;
+                    case NetForm.CallPlain:
+                        plain.Proxy.Test(i);
                         break;
                     case NetForm.Write:
                         write.Write(i);
@@ -130,18 +154,24 @@ internal static partial class ChannelSuite
                         break;
                 }
             }
+            if (form == NetForm.Buffered)
+            {
+                buffered.Write(BufferedMark);
+                pong.In.Read();
+            }
             return Stopwatch.GetElapsedTime(begin).TotalNanoseconds / ops;
         }
+        static int Ops(NetForm form) => form == NetForm.Buffered ? NetBufferedOps : NetOps;
         foreach (NetForm form in forms)
         {
-            Burst(form, NetOps / 10);
+            Burst(form, Ops(form) / 10);
         }
         var ns = forms.ToDictionary(f => f, _ => new List<double>());
         for (int round = 0; round < NetRounds; round++)
         {
             foreach (NetForm form in forms)
             {
-                ns[form].Add(Burst(form, NetOps));
+                ns[form].Add(Burst(form, Ops(form)));
             }
         }
         write.Write(-1); // the peer's readers end on -1
@@ -150,12 +180,14 @@ internal static partial class ChannelSuite
 
         double baseline = Median(ns[NetForm.Call]);
         log.Line();
-        log.Line($"Named channels between two processes over {transport}, against an XCall void Test(int) call to the same peer; {NetOps:N0} operations, median of {NetRounds} alternating rounds (defaults: sync writes, concurrent dispatch)");
+        log.Line($"Named channels between two processes over {transport}, against an XCall void Test(int) call to the same peer; {NetOps:N0} operations ({NetBufferedOps:N0} ints for the buffered row, ended by a value the reader answers), median of {NetRounds} alternating rounds (defaults: sync writes, concurrent dispatch)");
         log.Line("| operation | ns per operation | x XCall int call | per second |");
         log.Line("|---|---:|---:|---:|");
         foreach ((NetForm form, string name, string signature) in new[]
         {
             (NetForm.Call, $"XCall void Test(int) over {transport}", $"net-int-call-{transport}"),
+            (NetForm.CallPlain, $"XCall void Test(int) over {transport}, a Remote.Open connection with default options (diagnostic)", $"net-int-call-plain-{transport}"),
+            (NetForm.CallThread, $"XCall void Test(int) over {transport}, called from a thread of its own (diagnostic)", $"net-int-call-thread-{transport}"),
             (NetForm.Write, "named One2One<int>: rendezvous write, reader in the other process", $"net-write-{transport}"),
             (NetForm.RoundTrip, "named One2One<int>: a value there and back", $"net-roundtrip-{transport}"),
             (NetForm.Buffered, "named One2One<int>, buffer of 4096: sync writes, reader draining", $"net-buffered-{transport}"),
@@ -195,11 +227,18 @@ internal static partial class ChannelSuite
                     answer?.Invoke(value);
                 }
             }
+            void Answer(int value)
+            {
+                if (value == BufferedMark)
+                {
+                    pong.Write(value);
+                }
+            }
             Thread[] readers =
             [
                 new(() => Drain(write.In, null)),
                 new(() => Drain(ping.In, value => pong.Write(value))),
-                new(() => Drain(buffered.In, null)),
+                new(() => Drain(buffered.In, Answer)),
             ];
             foreach (Thread reader in readers)
             {
