@@ -42,6 +42,12 @@ internal static partial class ChannelSuite
         /// <summary>A write to the peer's One2One and the read of the value it writes back to ours.</summary>
         RoundTrip,
 
+        /// <summary>As <see cref="Write"/>, the peer's reader an async loop instead of a thread (diagnostic).</summary>
+        WriteAsyncReader,
+
+        /// <summary>As <see cref="RoundTrip"/>, the peer's reader an async loop instead of a thread (diagnostic).</summary>
+        RoundTripAsyncReader,
+
         /// <summary>Sync writes on a named One2One with a 4096-slot buffer the peer drains; the burst ends when the peer read them all.</summary>
         Buffered,
     }
@@ -119,8 +125,10 @@ internal static partial class ChannelSuite
         IChannelOut<int> write = await csp.OpenOutAsync<int>("bench-write");
         IChannelOut<int> ping = await csp.OpenOutAsync<int>("bench-ping");
         IChannelOut<int> buffered = await csp.OpenOutAsync<int>("bench-buffered");
+        IChannelOut<int> writeAsync = await csp.OpenOutAsync<int>("bench-write-a");
+        IChannelOut<int> pingAsync = await csp.OpenOutAsync<int>("bench-ping-a");
         using RemoteService<ICallCost> plain = await Remote.OpenAsync<ICallCost>(world.GetAddress(1));
-        NetForm[] forms = [NetForm.Call, NetForm.CallPlain, NetForm.CallThread, NetForm.Write, NetForm.RoundTrip, NetForm.Buffered];
+        NetForm[] forms = [NetForm.Call, NetForm.CallPlain, NetForm.CallThread, NetForm.Write, NetForm.RoundTrip, NetForm.WriteAsyncReader, NetForm.RoundTripAsyncReader, NetForm.Buffered];
         double Burst(NetForm form, int ops)
         {
             if (form == NetForm.CallThread)
@@ -142,11 +150,11 @@ internal static partial class ChannelSuite
                     case NetForm.CallPlain:
                         plain.Proxy.Test(i);
                         break;
-                    case NetForm.Write:
-                        write.Write(i);
+                    case NetForm.Write or NetForm.WriteAsyncReader:
+                        (form == NetForm.Write ? write : writeAsync).Write(i);
                         break;
-                    case NetForm.RoundTrip:
-                        ping.Write(i);
+                    case NetForm.RoundTrip or NetForm.RoundTripAsyncReader:
+                        (form == NetForm.RoundTrip ? ping : pingAsync).Write(i);
                         pong.In.Read();
                         break;
                     default:
@@ -176,6 +184,8 @@ internal static partial class ChannelSuite
         }
         write.Write(-1); // the peer's readers end on -1
         ping.Write(-1);
+        writeAsync.Write(-1);
+        pingAsync.Write(-1);
         buffered.Write(-1);
 
         double baseline = Median(ns[NetForm.Call]);
@@ -190,6 +200,8 @@ internal static partial class ChannelSuite
             (NetForm.CallThread, $"XCall void Test(int) over {transport}, called from a thread of its own (diagnostic)", $"net-int-call-thread-{transport}"),
             (NetForm.Write, "named One2One<int>: rendezvous write, reader in the other process", $"net-write-{transport}"),
             (NetForm.RoundTrip, "named One2One<int>: a value there and back", $"net-roundtrip-{transport}"),
+            (NetForm.WriteAsyncReader, "named One2One<int>: rendezvous write, the reader an async loop (diagnostic)", $"net-write-async-reader-{transport}"),
+            (NetForm.RoundTripAsyncReader, "named One2One<int>: there and back, the peer's reader an async loop (diagnostic)", $"net-roundtrip-async-reader-{transport}"),
             (NetForm.Buffered, "named One2One<int>, buffer of 4096: sync writes, reader draining", $"net-buffered-{transport}"),
         })
         {
@@ -218,7 +230,26 @@ internal static partial class ChannelSuite
             One2One<int> write = await csp.CreateOne2OneAsync<int>("bench-write");
             One2One<int> ping = await csp.CreateOne2OneAsync<int>("bench-ping");
             One2One<int> buffered = await csp.CreateOne2OneAsync("bench-buffered", new FifoBuffer<int>(4096));
+            One2One<int> writeAsync = await csp.CreateOne2OneAsync<int>("bench-write-a");
+            One2One<int> pingAsync = await csp.CreateOne2OneAsync<int>("bench-ping-a");
             IChannelOut<int> pong = await csp.OpenOutAsync<int>("bench-pong");
+            // Async readers: a value written by a remote call resumes them on the thread that ran the write.
+            Task[] asyncReaders =
+            [
+                DrainAsync(writeAsync.In, null),
+                DrainAsync(pingAsync.In, pong),
+            ];
+            static async Task DrainAsync(ChannelIn<int> input, IChannelOut<int>? answer)
+            {
+                int value;
+                while ((value = await input.ReadAsync()) != -1)
+                {
+                    if (answer is not null)
+                    {
+                        await answer.WriteAsync(value);
+                    }
+                }
+            }
             static void Drain(ChannelIn<int> input, Action<int>? answer)
             {
                 int value;
@@ -248,6 +279,7 @@ internal static partial class ChannelSuite
             {
                 reader.Join();
             }
+            await Task.WhenAll(asyncReaders);
             return 0;
         }
     }
