@@ -17,6 +17,12 @@ namespace XCall.Bench;
 internal static partial class ChannelSuite
 {
     private const int NetOps = 5_000;
+
+    /// <summary>Ints per buffered burst: fifty times the buffer, so the burst measures the reader's pace, not the buffer filling.</summary>
+    private const int NetBufferedOps = 200_000;
+
+    /// <summary>The value that ends a buffered burst: the peer answers it on the pong channel once it read it, so every value was taken.</summary>
+    private const int BufferedMark = -2;
     private const int NetRounds = 5;
 
     private enum NetForm
@@ -24,13 +30,25 @@ internal static partial class ChannelSuite
         /// <summary>XCall <c>void Test(int)</c> on the peer.</summary>
         Call,
 
+        /// <summary>The same call on a connection opened with <c>Remote.Open</c> and default options instead of the world's.</summary>
+        CallPlain,
+
+        /// <summary>The world's call, made from a thread of its own instead of the pool thread the suite runs on.</summary>
+        CallThread,
+
         /// <summary>A sync write on a named unbuffered One2One the peer reads.</summary>
         Write,
 
         /// <summary>A write to the peer's One2One and the read of the value it writes back to ours.</summary>
         RoundTrip,
 
-        /// <summary>Sync writes on a named One2One with a 4096-slot buffer the peer drains.</summary>
+        /// <summary>As <see cref="Write"/>, the peer's reader an async loop instead of a thread (diagnostic).</summary>
+        WriteAsyncReader,
+
+        /// <summary>As <see cref="RoundTrip"/>, the peer's reader an async loop instead of a thread (diagnostic).</summary>
+        RoundTripAsyncReader,
+
+        /// <summary>Sync writes on a named One2One with a 4096-slot buffer the peer drains; the burst ends when the peer read them all.</summary>
         Buffered,
     }
 
@@ -107,9 +125,20 @@ internal static partial class ChannelSuite
         IChannelOut<int> write = await csp.OpenOutAsync<int>("bench-write");
         IChannelOut<int> ping = await csp.OpenOutAsync<int>("bench-ping");
         IChannelOut<int> buffered = await csp.OpenOutAsync<int>("bench-buffered");
-        NetForm[] forms = [NetForm.Call, NetForm.Write, NetForm.RoundTrip, NetForm.Buffered];
+        IChannelOut<int> writeAsync = await csp.OpenOutAsync<int>("bench-write-a");
+        IChannelOut<int> pingAsync = await csp.OpenOutAsync<int>("bench-ping-a");
+        using RemoteService<ICallCost> plain = await Remote.OpenAsync<ICallCost>(world.GetAddress(1));
+        NetForm[] forms = [NetForm.Call, NetForm.CallPlain, NetForm.CallThread, NetForm.Write, NetForm.RoundTrip, NetForm.WriteAsyncReader, NetForm.RoundTripAsyncReader, NetForm.Buffered];
         double Burst(NetForm form, int ops)
         {
+            if (form == NetForm.CallThread)
+            {
+                double threadNs = 0;
+                var thread = new Thread(() => threadNs = Burst(NetForm.Call, ops));
+                thread.Start();
+                thread.Join();
+                return threadNs;
+            }
             long begin = Stopwatch.GetTimestamp();
             for (int i = 0; i < ops; i++)
             {
@@ -118,11 +147,14 @@ internal static partial class ChannelSuite
                     case NetForm.Call:
                         call.Test(i);
                         break;
-                    case NetForm.Write:
-                        write.Write(i);
+                    case NetForm.CallPlain:
+                        plain.Proxy.Test(i);
                         break;
-                    case NetForm.RoundTrip:
-                        ping.Write(i);
+                    case NetForm.Write or NetForm.WriteAsyncReader:
+                        (form == NetForm.Write ? write : writeAsync).Write(i);
+                        break;
+                    case NetForm.RoundTrip or NetForm.RoundTripAsyncReader:
+                        (form == NetForm.RoundTrip ? ping : pingAsync).Write(i);
                         pong.In.Read();
                         break;
                     default:
@@ -130,34 +162,46 @@ internal static partial class ChannelSuite
                         break;
                 }
             }
+            if (form == NetForm.Buffered)
+            {
+                buffered.Write(BufferedMark);
+                pong.In.Read();
+            }
             return Stopwatch.GetElapsedTime(begin).TotalNanoseconds / ops;
         }
+        static int Ops(NetForm form) => form == NetForm.Buffered ? NetBufferedOps : NetOps;
         foreach (NetForm form in forms)
         {
-            Burst(form, NetOps / 10);
+            Burst(form, Ops(form) / 10);
         }
         var ns = forms.ToDictionary(f => f, _ => new List<double>());
         for (int round = 0; round < NetRounds; round++)
         {
             foreach (NetForm form in forms)
             {
-                ns[form].Add(Burst(form, NetOps));
+                ns[form].Add(Burst(form, Ops(form)));
             }
         }
         write.Write(-1); // the peer's readers end on -1
         ping.Write(-1);
+        writeAsync.Write(-1);
+        pingAsync.Write(-1);
         buffered.Write(-1);
 
         double baseline = Median(ns[NetForm.Call]);
         log.Line();
-        log.Line($"Named channels between two processes over {transport}, against an XCall void Test(int) call to the same peer; {NetOps:N0} operations, median of {NetRounds} alternating rounds (defaults: sync writes, concurrent dispatch)");
+        log.Line($"Named channels between two processes over {transport}, against an XCall void Test(int) call to the same peer; {NetOps:N0} operations ({NetBufferedOps:N0} ints for the buffered row, ended by a value the reader answers), median of {NetRounds} alternating rounds (defaults: sync writes, concurrent dispatch)");
         log.Line("| operation | ns per operation | x XCall int call | per second |");
         log.Line("|---|---:|---:|---:|");
         foreach ((NetForm form, string name, string signature) in new[]
         {
             (NetForm.Call, $"XCall void Test(int) over {transport}", $"net-int-call-{transport}"),
+            (NetForm.CallPlain, $"XCall void Test(int) over {transport}, a Remote.Open connection with default options (diagnostic)", $"net-int-call-plain-{transport}"),
+            (NetForm.CallThread, $"XCall void Test(int) over {transport}, called from a thread of its own (diagnostic)", $"net-int-call-thread-{transport}"),
             (NetForm.Write, "named One2One<int>: rendezvous write, reader in the other process", $"net-write-{transport}"),
             (NetForm.RoundTrip, "named One2One<int>: a value there and back", $"net-roundtrip-{transport}"),
+            (NetForm.WriteAsyncReader, "named One2One<int>: rendezvous write, the reader an async loop (diagnostic)", $"net-write-async-reader-{transport}"),
+            (NetForm.RoundTripAsyncReader, "named One2One<int>: there and back, the peer's reader an async loop (diagnostic)", $"net-roundtrip-async-reader-{transport}"),
             (NetForm.Buffered, "named One2One<int>, buffer of 4096: sync writes, reader draining", $"net-buffered-{transport}"),
         })
         {
@@ -186,7 +230,26 @@ internal static partial class ChannelSuite
             One2One<int> write = await csp.CreateOne2OneAsync<int>("bench-write");
             One2One<int> ping = await csp.CreateOne2OneAsync<int>("bench-ping");
             One2One<int> buffered = await csp.CreateOne2OneAsync("bench-buffered", new FifoBuffer<int>(4096));
+            One2One<int> writeAsync = await csp.CreateOne2OneAsync<int>("bench-write-a");
+            One2One<int> pingAsync = await csp.CreateOne2OneAsync<int>("bench-ping-a");
             IChannelOut<int> pong = await csp.OpenOutAsync<int>("bench-pong");
+            // Async readers: a value written by a remote call resumes them on the thread that ran the write.
+            Task[] asyncReaders =
+            [
+                DrainAsync(writeAsync.In, null),
+                DrainAsync(pingAsync.In, pong),
+            ];
+            static async Task DrainAsync(ChannelIn<int> input, IChannelOut<int>? answer)
+            {
+                int value;
+                while ((value = await input.ReadAsync()) != -1)
+                {
+                    if (answer is not null)
+                    {
+                        await answer.WriteAsync(value);
+                    }
+                }
+            }
             static void Drain(ChannelIn<int> input, Action<int>? answer)
             {
                 int value;
@@ -195,11 +258,18 @@ internal static partial class ChannelSuite
                     answer?.Invoke(value);
                 }
             }
+            void Answer(int value)
+            {
+                if (value == BufferedMark)
+                {
+                    pong.Write(value);
+                }
+            }
             Thread[] readers =
             [
                 new(() => Drain(write.In, null)),
                 new(() => Drain(ping.In, value => pong.Write(value))),
-                new(() => Drain(buffered.In, null)),
+                new(() => Drain(buffered.In, Answer)),
             ];
             foreach (Thread reader in readers)
             {
@@ -209,6 +279,7 @@ internal static partial class ChannelSuite
             {
                 reader.Join();
             }
+            await Task.WhenAll(asyncReaders);
             return 0;
         }
     }

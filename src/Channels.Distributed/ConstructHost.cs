@@ -43,6 +43,17 @@ internal sealed class ConstructHost : IConstructHost
 
     public void Complete(int id) => Get<HostedChannel>(id).Complete();
 
+    public ValueTask<WriterGrant> OpenWriterAsync(int id) => new(Get<HostedChannel>(id).OpenWriter());
+
+    public void WriteBatch(int id, int writer, long sequence, int returned, ReadOnlyMemory<long> words, ReadOnlyMemory<byte> bytes, ReadOnlyMemory<int> lengths) =>
+        Get<HostedChannel>(id).WriteBatch(writer, sequence, returned, words.Span, bytes.Span, lengths.Span);
+
+    public Task<WriterGrant> CreditsAsync(int id, int writer, bool urgent) => Get<HostedChannel>(id).CreditsAsync(writer, urgent);
+
+    public Task AppliedAsync(int id, int writer, long batches) => Get<HostedChannel>(id).AppliedAsync(writer, batches);
+
+    public void EndAfter(int id, int writer, long batches, int strength) => Get<HostedChannel>(id).EndAfter(writer, batches, strength);
+
     public Task SyncAsync(int id) => Get<Barrier>(id).SyncAsync();
 
     public void Enroll(int id) => Get<Barrier>(id).Enroll();

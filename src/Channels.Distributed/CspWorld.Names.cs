@@ -10,25 +10,25 @@ public sealed partial class CspWorld
     /// <exception cref="InvalidOperationException">The name is taken.</exception>
     /// <exception cref="NotSupportedException">Values of <typeparamref name="T"/> need a <paramref name="codec"/>.</exception>
     public Task<One2One<T>> CreateOne2OneAsync<T>(string name, IBuffer<T>? buffer = null, int immunity = 0, ChannelCodec<T>? codec = null, CancellationToken cancellationToken = default) =>
-        HostAsync(name, new One2One<T>(buffer, immunity), ConstructKind.One2One, codec, cancellationToken);
+        HostAsync(name, buffer, immunity, static (b, i) => new One2One<T>(b, i), ConstructKind.One2One, codec, cancellationToken);
 
     /// <summary>Creates and hosts the named Any2One channel; this process is its reader, writers may be anywhere.</summary>
     /// <exception cref="InvalidOperationException">The name is taken.</exception>
     /// <exception cref="NotSupportedException">Values of <typeparamref name="T"/> need a <paramref name="codec"/>.</exception>
     public Task<Any2One<T>> CreateAny2OneAsync<T>(string name, IBuffer<T>? buffer = null, int immunity = 0, ChannelCodec<T>? codec = null, CancellationToken cancellationToken = default) =>
-        HostAsync(name, new Any2One<T>(buffer, immunity), ConstructKind.Any2One, codec, cancellationToken);
+        HostAsync(name, buffer, immunity, static (b, i) => new Any2One<T>(b, i), ConstructKind.Any2One, codec, cancellationToken);
 
     /// <summary>Creates and hosts the named One2Any channel; this process is its writer (its <see cref="CspChannel{T}.Out"/> can guard), readers may be anywhere.</summary>
     /// <exception cref="InvalidOperationException">The name is taken.</exception>
     /// <exception cref="NotSupportedException">Values of <typeparamref name="T"/> need a <paramref name="codec"/>.</exception>
     public Task<One2Any<T>> CreateOne2AnyAsync<T>(string name, IBuffer<T>? buffer = null, int immunity = 0, ChannelCodec<T>? codec = null, CancellationToken cancellationToken = default) =>
-        HostAsync(name, new One2Any<T>(buffer, immunity), ConstructKind.One2Any, codec, cancellationToken);
+        HostAsync(name, buffer, immunity, static (b, i) => new One2Any<T>(b, i), ConstructKind.One2Any, codec, cancellationToken);
 
     /// <summary>Creates and hosts the named Any2Any channel; readers and writers may be anywhere, and it lives as long as this process.</summary>
     /// <exception cref="InvalidOperationException">The name is taken.</exception>
     /// <exception cref="NotSupportedException">Values of <typeparamref name="T"/> need a <paramref name="codec"/>.</exception>
     public Task<Any2Any<T>> CreateAny2AnyAsync<T>(string name, IBuffer<T>? buffer = null, int immunity = 0, ChannelCodec<T>? codec = null, CancellationToken cancellationToken = default) =>
-        HostAsync(name, new Any2Any<T>(buffer, immunity), ConstructKind.Any2Any, codec, cancellationToken);
+        HostAsync(name, buffer, immunity, static (b, i) => new Any2Any<T>(b, i), ConstructKind.Any2Any, codec, cancellationToken);
 
     /// <summary>
     /// The writing end of the named channel, once some process created it: the in-process end when this process
@@ -46,7 +46,17 @@ public sealed partial class CspWorld
         {
             throw new InvalidOperationException($"'{name}' is a {address.Kind}: only the process that created it writes to it.");
         }
-        return new NetChannelOut<T>(await HostOfAsync(address, cancellationToken).ConfigureAwait(false), address, name, codec ?? ChannelCodec<T>.Default);
+        IConstructHost host = await HostOfAsync(address, cancellationToken).ConfigureAwait(false);
+        WriterGrant grant;
+        try
+        {
+            grant = await host.OpenWriterAsync(address.Id).ConfigureAwait(false);
+        }
+        catch (XCallDisconnectedException e)
+        {
+            throw RemoteStatus.Lost(address, name, e);
+        }
+        return new NetChannelOut<T>(host, address, name, codec ?? ChannelCodec<T>.Default, grant);
     }
 
     /// <summary>
@@ -87,25 +97,33 @@ public sealed partial class CspWorld
     private static CspChannel<T> Local<T>(string name, object local) => local as CspChannel<T>
         ?? throw new InvalidOperationException($"'{name}' is a {local.GetType().Name}, not a channel of {typeof(T).Name}.");
 
-    private async Task<TChannel> HostAsync<T, TChannel>(string name, TChannel channel, ConstructKind kind, ChannelCodec<T>? codec, CancellationToken cancellationToken)
+    private async Task<TChannel> HostAsync<T, TChannel>(string name, IBuffer<T>? buffer, int immunity, Func<IBuffer<T>?, int, TChannel> create, ConstructKind kind,
+        ChannelCodec<T>? codec, CancellationToken cancellationToken)
         where TChannel : CspChannel<T>
     {
         ArgumentException.ThrowIfNullOrEmpty(name);
-        // In stand-alone mode values are never copied, so any type goes; across processes the codec is checked now.
-        ChannelCodec<T>? copies = World is null ? null : codec ?? ChannelCodec<T>.Default;
-        Publish(name, channel);
-        if (World is not null)
+        if (World is null)
         {
-            int id = _host.Add(new HostedChannel<T>(channel.In, channel.Out, copies!));
-            try
-            {
-                await World.Names.RegisterAsync(name, Address(id, kind).ToString(), cancellationToken).ConfigureAwait(false);
-            }
-            catch
-            {
-                Unpublish(name);
-                throw;
-            }
+            // In stand-alone mode values are never copied, so any type goes, and the buffer is the channel's own.
+            TChannel alone = create(buffer, immunity);
+            Publish(name, alone);
+            return alone;
+        }
+        // Across processes the codec is checked now, and a buffer is counted so remote writers get credits for its free slots.
+        ChannelCodec<T> copies = codec ?? ChannelCodec<T>.Default;
+        CountedBuffer<T>? counted = buffer is null ? null : CountedBuffer<T>.Wrap(buffer);
+        TChannel channel = create(counted, immunity);
+        Intake<T>? intake = counted is null ? null : new Intake<T>(channel.Out, counted, immunity);
+        Publish(name, channel);
+        int id = _host.Add(new HostedChannel<T>(channel.In, channel.Out, copies, intake));
+        try
+        {
+            await World.Names.RegisterAsync(name, Address(id, kind).ToString(), cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            Unpublish(name);
+            throw;
         }
         return channel;
     }

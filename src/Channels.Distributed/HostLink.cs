@@ -3,7 +3,8 @@ namespace XCall.Channels.Distributed;
 /// <summary>
 /// A remote end's way to the process that hosts its construct: every call of a remote channel end, barrier or
 /// bucket goes through it, so a host that is gone surfaces the same way everywhere, as a
-/// <see cref="Cluster.RankFailedException"/> naming the rank and the construct.
+/// <see cref="Cluster.RankFailedException"/> naming the rank and the construct; and every call first has the
+/// host of each buffered channel this process wrote to confirm the values are in it (<see cref="Unconfirmed"/>).
 /// </summary>
 internal sealed class HostLink(IConstructHost host, ConstructAddress address, string name)
 {
@@ -22,6 +23,7 @@ internal sealed class HostLink(IConstructHost host, ConstructAddress address, st
     /// <summary>Calls <paramref name="call"/> with the host, the construct's id and <paramref name="state"/>.</summary>
     public void Call<TState>(TState state, Action<IConstructHost, int, TState> call)
     {
+        Unconfirmed.ConfirmAll();
         try
         {
             call(host, address.Id, state);
@@ -35,6 +37,7 @@ internal sealed class HostLink(IConstructHost host, ConstructAddress address, st
     /// <summary>Calls <paramref name="call"/> with the host, the construct's id and <paramref name="state"/>; returns its result.</summary>
     public TResult Call<TState, TResult>(TState state, Func<IConstructHost, int, TState, TResult> call)
     {
+        Unconfirmed.ConfirmAll();
         try
         {
             return call(host, address.Id, state);
@@ -48,6 +51,7 @@ internal sealed class HostLink(IConstructHost host, ConstructAddress address, st
     /// <summary>Awaits <paramref name="call"/>, made with the host and the construct's id.</summary>
     public async Task CallAsync(Func<IConstructHost, int, Task> call)
     {
+        await Unconfirmed.ConfirmAllAsync().ConfigureAwait(false);
         try
         {
             await call(host, address.Id).ConfigureAwait(false);
@@ -61,6 +65,7 @@ internal sealed class HostLink(IConstructHost host, ConstructAddress address, st
     /// <summary>Awaits <paramref name="call"/>, made with the host, the construct's id and <paramref name="state"/>; returns its result.</summary>
     public async ValueTask<TResult> CallAsync<TState, TResult>(TState state, Func<IConstructHost, int, TState, ValueTask<TResult>> call)
     {
+        await Unconfirmed.ConfirmAllAsync().ConfigureAwait(false);
         try
         {
             return await call(host, address.Id, state).ConfigureAwait(false);

@@ -27,10 +27,20 @@ internal abstract class HostedChannel
     public abstract void Poison(int strength);
 
     public abstract void Complete();
+
+    public abstract WriterGrant OpenWriter();
+
+    public abstract void WriteBatch(int writer, long sequence, int returned, ReadOnlySpan<long> words, ReadOnlySpan<byte> bytes, ReadOnlySpan<int> lengths);
+
+    public abstract Task<WriterGrant> CreditsAsync(int writer, bool urgent);
+
+    public abstract Task AppliedAsync(int writer, long batches);
+
+    public abstract void EndAfter(int writer, long batches, int strength);
 }
 
 /// <inheritdoc/>
-internal sealed class HostedChannel<T>(ChannelIn<T> input, ChannelOut<T> output, ChannelCodec<T> codec) : HostedChannel
+internal sealed class HostedChannel<T>(ChannelIn<T> input, ChannelOut<T> output, ChannelCodec<T> codec, Intake<T>? intake) : HostedChannel
 {
     private static readonly byte[] s_none = [];
 
@@ -56,9 +66,55 @@ internal sealed class HostedChannel<T>(ChannelIn<T> input, ChannelOut<T> output,
 
     public override void EndRead() => input.EndRead();
 
-    public override void Poison(int strength) => output.Poison(strength);
+    public override void Poison(int strength)
+    {
+        output.Poison(strength);
+        intake?.Ended(strength);
+    }
 
-    public override void Complete() => output.Complete();
+    public override void Complete()
+    {
+        output.Complete();
+        intake?.Ended(Completed);
+    }
+
+    public override WriterGrant OpenWriter() => intake?.Open() ?? new WriterGrant(-1, 0, 0);
+
+    public override void WriteBatch(int writer, long sequence, int returned, ReadOnlySpan<long> words, ReadOnlySpan<byte> bytes, ReadOnlySpan<int> lengths)
+    {
+        T[] values;
+        if (codec.IsWord)
+        {
+            values = new T[words.Length];
+            for (int i = 0; i < values.Length; i++)
+            {
+                values[i] = codec.FromWord(words[i]);
+            }
+        }
+        else
+        {
+            values = new T[lengths.Length];
+            for (int i = 0; i < values.Length; i++)
+            {
+                int length = lengths[i];
+                if ((uint)length > (uint)bytes.Length)
+                {
+                    throw new XCallProtocolException($"A batch of values claims {length} bytes where {bytes.Length} are left.");
+                }
+                values[i] = codec.FromBytes(bytes[..length].ToArray());
+                bytes = bytes[length..];
+            }
+        }
+        Intake().Arrive(writer, sequence, values, returned);
+    }
+
+    public override Task<WriterGrant> CreditsAsync(int writer, bool urgent) => Intake().RequestAsync(writer, urgent);
+
+    public override Task AppliedAsync(int writer, long batches) => Intake().AppliedAsync(writer, batches);
+
+    public override void EndAfter(int writer, long batches, int strength) => Intake().EndAfter(writer, batches, strength);
+
+    private Intake<T> Intake() => intake ?? throw new InvalidOperationException("This channel has no buffer: its writers write one value at a time.");
 
     private int Write(T value)
     {

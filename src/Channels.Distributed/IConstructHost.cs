@@ -36,6 +36,32 @@ internal interface IConstructHost
     /// <summary>Completes the channel's writing side (readers end once a buffer is drained).</summary>
     void Complete(int id);
 
+    /// <summary>
+    /// Registers a remote writer of a channel: for a buffered channel its id (0 up) and the credits (free slots) it
+    /// holds from now on, for an unbuffered one a writer id of -1 (its writes are rendezvous calls).
+    /// </summary>
+    ValueTask<WriterGrant> OpenWriterAsync(int id);
+
+    /// <summary>
+    /// Values a remote writer wrote with its credits, batch <paramref name="sequence"/> (0 up) of that writer: as words
+    /// when they fit in eight bytes, else as the blocks of <paramref name="bytes"/> whose <paramref name="lengths"/> are
+    /// given. <paramref name="returned"/> credits come back unused (the writer pauses).
+    /// </summary>
+    [OneWay]
+    void WriteBatch(int id, int writer, long sequence, int returned, ReadOnlyMemory<long> words, ReadOnlyMemory<byte> bytes, ReadOnlyMemory<int> lengths);
+
+    /// <summary>
+    /// More credits for a remote writer, when the buffer has room (any room for an <paramref name="urgent"/> request,
+    /// whose writer waits; a quarter of the buffer for the request a lone writer keeps out), or the channel's end status.
+    /// </summary>
+    Task<WriterGrant> CreditsAsync(int id, int writer, bool urgent);
+
+    /// <summary>Completes once the first <paramref name="batches"/> batches of a remote writer are in the channel (or the channel ended).</summary>
+    Task AppliedAsync(int id, int writer, long batches);
+
+    /// <summary>Poisons (<paramref name="strength"/> above 0) or completes (0) a buffered channel after the first <paramref name="batches"/> batches of the writer.</summary>
+    void EndAfter(int id, int writer, long batches, int strength);
+
     /// <summary>Syncs on a barrier: completes when every enrolled process has synced.</summary>
     Task SyncAsync(int id);
 
@@ -59,6 +85,12 @@ internal interface IConstructHost
 /// <param name="Word">The value's bytes, little-endian, zero-filled past its size.</param>
 /// <param name="Poison">0 when a value was read, the poison strength when the channel is poisoned, -1 when it is completed.</param>
 internal record struct WordRead(long Word, int Poison);
+
+/// <summary>A remote writer's id and the credits granted to it, or the channel's end status.</summary>
+/// <param name="Writer">The writer's id; -1 for a channel without a buffer.</param>
+/// <param name="Credits">Values the writer may now write without waiting.</param>
+/// <param name="Poison">0 while the channel is open, else as for <see cref="WordRead.Poison"/>.</param>
+internal record struct WriterGrant(int Writer, int Credits, int Poison);
 
 /// <summary>A value read from a channel as its codec wrote it, or the strength of its poison.</summary>
 /// <param name="Value">The marshalled value (empty when poisoned).</param>

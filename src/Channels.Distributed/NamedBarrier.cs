@@ -34,6 +34,7 @@ public sealed class NamedBarrier
     {
         if (_local is not null)
         {
+            Unconfirmed.ConfirmAll();
             _local.Sync();
             return;
         }
@@ -45,6 +46,8 @@ public sealed class NamedBarrier
     {
         if (_local is not null)
         {
+            // What this process wrote to remote buffered channels is in their buffers before it syncs, as in-process.
+            await Unconfirmed.ConfirmAllAsync().ConfigureAwait(false);
             await _local.SyncAsync().ConfigureAwait(false);
             return;
         }

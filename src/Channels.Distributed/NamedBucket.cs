@@ -40,6 +40,7 @@ public sealed class NamedBucket
     {
         if (_local is not null)
         {
+            await Unconfirmed.ConfirmAllAsync().ConfigureAwait(false);
             await _local.FallIntoAsync().ConfigureAwait(false);
             return;
         }
@@ -51,6 +52,7 @@ public sealed class NamedBucket
     {
         if (_local is not null)
         {
+            Unconfirmed.ConfirmAll();
             return _local.Flush();
         }
         return _link!.Call(0, static (host, id, _) => host.Flush(id));

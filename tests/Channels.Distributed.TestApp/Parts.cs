@@ -262,5 +262,132 @@ internal static class Parts
         }
     }
 
+    public static async Task BufferedAsync(CspWorld csp, int rank, int size)
+    {
+        const int Many = 20_000;
+        const int PerWriter = 5_000;
+        if (rank == 0)
+        {
+            One2One<int> ordered = await csp.CreateOne2OneAsync("b-ordered", new FifoBuffer<int>(64));
+            Any2One<long> shared = await csp.CreateAny2OneAsync("b-shared", new FifoBuffer<long>(16));
+            One2One<int> poisoned = await csp.CreateOne2OneAsync("b-poisoned", new FifoBuffer<int>(8));
+            One2One<int> completed = await csp.CreateOne2OneAsync("b-completed", new FifoBuffer<int>(4096));
+            One2One<int> lone = await csp.CreateOne2OneAsync("b-lone", new FifoBuffer<int>(4));
+            bool inOrder = true;
+            for (int i = 1; i <= Many; i++)
+            {
+                inOrder &= await ordered.In.ReadAsync() == i;
+            }
+            Say(rank, $"buffered read {Many} values in order: {inOrder}");
+            int read = 0;
+            bool poisonedInOrder = true;
+            try
+            {
+                while (true)
+                {
+                    poisonedInOrder &= await poisoned.In.ReadAsync() == read + 1;
+                    read++;
+                }
+            }
+            catch (PoisonException e)
+            {
+                // The writer's last write returned once 92 values were read; up to 8 more may go with the poison.
+                Say(rank, $"poisoned channel gave values in order: {poisonedInOrder}, at least 92: {read >= 92}, then poison {e.Strength}");
+            }
+            var all = new List<int>();
+            try
+            {
+                while (true)
+                {
+                    all.Add(await completed.In.ReadAsync());
+                }
+            }
+            catch (System.Threading.Channels.ChannelClosedException)
+            {
+                Say(rank, $"completed channel gave {all.Count} values in order: {all.SequenceEqual(Enumerable.Range(1, 100))}, then closed");
+            }
+            int alone = await lone.In.ReadAsync();
+            IChannelOut<int> ack = await csp.OpenOutAsync<int>("b-lone-ack");
+            await ack.WriteAsync(alone);
+            var next = new Dictionary<long, long>();
+            int got = 0;
+            bool eachInOrder = true;
+            for (; got < (size - 1) * PerWriter; got++)
+            {
+                long value = await shared.In.ReadAsync();
+                long writer = value / 1_000_000;
+                eachInOrder &= value % 1_000_000 == next.GetValueOrDefault(writer, 1);
+                next[writer] = (value % 1_000_000) + 1;
+            }
+            Say(rank, $"shared buffer got {got} values from {next.Count} writers, each writer's in order: {eachInOrder}");
+            return;
+        }
+        if (rank == 1)
+        {
+            One2One<int> ack = await csp.CreateOne2OneAsync<int>("b-lone-ack");
+            IChannelOut<int> ordered = await csp.OpenOutAsync<int>("b-ordered");
+            for (int i = 1; i <= Many; i++)
+            {
+                ordered.Write(i);
+            }
+            IChannelOut<int> poisoned = await csp.OpenOutAsync<int>("b-poisoned");
+            for (int i = 1; i <= 100; i++)
+            {
+                await poisoned.WriteAsync(i);
+            }
+            ((IPoisonable)poisoned).Poison(4);
+            IChannelOut<int> lone = await csp.OpenOutAsync<int>("b-lone");
+            await lone.WriteAsync(7);
+            // Nothing else goes to rank 0 until it answers: the lone value must get there by itself.
+            Say(rank, $"lone buffered write was read: {await ack.In.ReadAsync()}");
+        }
+        if (rank == 2)
+        {
+            IChannelOut<int> completed = await csp.OpenOutAsync<int>("b-completed");
+            for (int i = 1; i <= 100; i++)
+            {
+                completed.Write(i);
+            }
+            completed.Complete();
+        }
+        IChannelOut<long> sharedOut = await csp.OpenOutAsync<long>("b-shared");
+        for (int i = 1; i <= PerWriter; i++)
+        {
+            await sharedOut.WriteAsync((rank * 1_000_000L) + i);
+        }
+    }
+
+    public static async Task KillBufferedAsync(CspWorld csp, int rank)
+    {
+        if (rank == 1)
+        {
+            One2One<int> victim = await csp.CreateOne2OneAsync("b-victim", new FifoBuffer<int>(16));
+            for (int i = 0; i < 100; i++)
+            {
+                await victim.In.ReadAsync();
+            }
+            Say(rank, "read 100 values and kills itself with SIGKILL");
+            Console.Out.Flush();
+            using var kill = Process.Start("kill", ["-9", Environment.ProcessId.ToString(CultureInfo.InvariantCulture)]);
+            await kill.WaitForExitAsync();
+            await Task.Delay(Timeout.Infinite);
+        }
+        IChannelOut<int> writer = await csp.OpenOutAsync<int>("b-victim");
+        int written = 0;
+        try
+        {
+            while (true)
+            {
+                writer.Write(written);
+                written++;
+            }
+        }
+        catch (RankFailedException e)
+        {
+            Say(rank, $"buffered write failed after at least 100 values: {written >= 100}: {e.GetType().Name} rank {e.Rank}: {e.Message}");
+        }
+        Environment.Exit(0);
+    }
+
     private static long Entry(int round, bool passed, int rank) => (((round * 2) + (passed ? 1 : 0)) * 1000L) + rank;
 }

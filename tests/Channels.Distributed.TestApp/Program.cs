@@ -14,6 +14,8 @@ using XCall.Cluster;
 //   barrier     a named barrier holds every rank for three rounds; a named bucket releases the other ranks
 //   kill        started one by one: rank 1 hosts a channel rank 0 writes to and dies by kill -9 while the write
 //               waits; rank 0 sees the failure, then ranks 0 and 2 go on talking
+//   buffered    buffered channels: values in order, many writers, poison and completion after values, a lone write
+//   killbuffered started one by one: rank 0 writes on to a buffered channel rank 1 hosts, reads from and kills -9
 string mode = args.Length > 0 ? args[0] : "kinds";
 int standAloneRanks = args.Length > 1 ? int.Parse(args[1], CultureInfo.InvariantCulture) : 3;
 await using CspWorld csp = await CspWorld.JoinAsync();
@@ -32,6 +34,8 @@ Func<int, Task> part = mode switch
     "poison" => rank => Parts.PoisonAsync(csp, rank, size),
     "barrier" => rank => Parts.BarrierAsync(csp, rank, size),
     "kill" => rank => Parts.KillAsync(csp, rank),
+    "buffered" => rank => Parts.BufferedAsync(csp, rank, size),
+    "killbuffered" => rank => Parts.KillBufferedAsync(csp, rank),
     _ => throw new ArgumentException($"unknown mode {mode}"),
 };
 IEnumerable<int> mine = csp.IsStandAlone ? Enumerable.Range(0, size) : [csp.Rank];

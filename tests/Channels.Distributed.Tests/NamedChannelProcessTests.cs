@@ -89,6 +89,39 @@ public sealed class NamedChannelProcessTests(ITestOutputHelper output)
         Assert.Contains("rank 2 left the bucket", text, StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task Buffered_writes_keep_order_and_poison_completion_and_a_lone_write_follow_them(bool standAlone)
+    {
+        string text = await RunAsync(standAlone, "buffered");
+        Assert.Contains("rank 0 buffered read 20000 values in order: True", text, StringComparison.Ordinal);
+        Assert.Contains("rank 0 shared buffer got 10000 values from 2 writers, each writer's in order: True", text, StringComparison.Ordinal);
+        Assert.Contains("rank 0 poisoned channel gave values in order: True, at least 92: True, then poison 4", text, StringComparison.Ordinal);
+        Assert.Contains("rank 0 completed channel gave 100 values in order: True, then closed", text, StringComparison.Ordinal);
+        Assert.Contains("rank 1 lone buffered write was read: 7", text, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task A_buffered_channel_reader_killed_with_sigkill_fails_the_writer()
+    {
+        string job = $"kb{Environment.ProcessId}-{Guid.NewGuid():N}"[..20];
+        ProcessRun[] runs = await Task.WhenAll(Enumerable.Range(0, 2).Select(rank => ProcessRun.RunAsync("dotnet", [TestPaths.TestApp, "killbuffered"], s_hang, new Dictionary<string, string>
+        {
+            ["XCALL_RANK"] = rank.ToString(CultureInfo.InvariantCulture),
+            ["XCALL_SIZE"] = "2",
+            ["XCALL_JOB_ID"] = job,
+        })));
+        foreach (ProcessRun run in runs)
+        {
+            output.WriteLine(run.Output);
+        }
+        Assert.Equal(137, runs[1].ExitCode); // 128 + SIGKILL
+        Assert.Contains("rank 1 read 100 values and kills itself with SIGKILL", runs[1].Output, StringComparison.Ordinal);
+        Assert.Equal(0, runs[0].ExitCode);
+        Assert.Matches(@"rank 0 buffered write failed after at least 100 values: True: RankFailedException rank 1: .*'b-victim'", runs[0].Output);
+    }
+
     [Fact]
     public async Task A_reader_killed_with_sigkill_fails_the_pending_write_and_the_others_go_on()
     {
