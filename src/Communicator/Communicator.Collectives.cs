@@ -1,3 +1,5 @@
+using System.Buffers;
+using System.Numerics;
 using System.Runtime.CompilerServices;
 
 namespace XCall.Communicator;
@@ -16,8 +18,12 @@ public sealed partial class Communicator
     private const int ScatterTag = 7;
     private const int AlltoallTag = 8;
 
-    /// <summary>Allreduce messages from this size on use the ring (reduce-scatter then allgather); smaller ones recursive doubling.</summary>
-    private const int RingAllreduceBytes = 64 << 10;
+    /// <summary>
+    /// Allreduce messages from this size on reduce-scatter then allgather (recursive halving and doubling, or a ring
+    /// when the size is not a power of two); smaller ones use recursive doubling, whose fewer steps cost less where
+    /// each step waits for a peer that may have no core.
+    /// </summary>
+    private const int LargeAllreduceBytes = 128 << 10;
 
     /// <summary>Returns once every rank of the communicator has called it (dissemination: log2(size) rounds of messages).</summary>
     public void Barrier()
@@ -108,7 +114,8 @@ public sealed partial class Communicator
     /// <summary>
     /// Combines <paramref name="send"/> of every rank with <paramref name="operation"/>, index by index, into
     /// <paramref name="receive"/> of every rank (which may be <paramref name="send"/> itself): recursive doubling
-    /// for small messages, a ring (reduce-scatter, then allgather) for large ones.
+    /// for small messages; for large ones a reduce-scatter then an allgather, by recursive halving and doubling
+    /// (Rabenseifner's algorithm) or, when the size is not a power of two, a ring.
     /// </summary>
     /// <exception cref="ArgumentException"><paramref name="receive"/> is not as long as <paramref name="send"/>.</exception>
     public void Allreduce<T>(T[] send, T[] receive, ReduceOperation<T> operation) where T : unmanaged
@@ -116,21 +123,37 @@ public sealed partial class Communicator
         ArgumentNullException.ThrowIfNull(send);
         ArgumentNullException.ThrowIfNull(operation);
         CheckLength(receive, send.Length, nameof(receive));
-        if (!ReferenceEquals(send, receive))
+        bool large = send.Length * Unsafe.SizeOf<T>() >= LargeAllreduceBytes && send.Length >= Size;
+        if (Size == 1 || !large || !BitOperations.IsPow2(Size))
         {
-            send.AsSpan().CopyTo(receive);
+            if (!ReferenceEquals(send, receive))
+            {
+                send.AsSpan().CopyTo(receive);
+            }
         }
         if (Size == 1)
         {
             return;
         }
-        if (send.Length * Unsafe.SizeOf<T>() >= RingAllreduceBytes && send.Length >= Size)
+        T[] incoming = ArrayPool<T>.Shared.Rent(send.Length);
+        try
         {
-            RingAllreduce(receive, operation);
+            if (!large)
+            {
+                RecursiveDoublingAllreduce(receive, incoming, operation);
+            }
+            else if (BitOperations.IsPow2(Size))
+            {
+                HalvingDoublingAllreduce(send, receive, incoming, operation);
+            }
+            else
+            {
+                RingAllreduce(receive, incoming, operation);
+            }
         }
-        else
+        finally
         {
-            RecursiveDoublingAllreduce(receive, operation);
+            ArrayPool<T>.Shared.Return(incoming);
         }
     }
 
@@ -142,7 +165,8 @@ public sealed partial class Communicator
         return one[0];
     }
 
-    private void RecursiveDoublingAllreduce<T>(T[] sum, ReduceOperation<T> operation) where T : unmanaged
+    /// <summary>Recursive doubling into <paramref name="sum"/> (which holds this rank's values); <paramref name="incoming"/> holds at least as many.</summary>
+    private void RecursiveDoublingAllreduce<T>(T[] sum, T[] incoming, ReduceOperation<T> operation) where T : unmanaged
     {
         // Ranks past the largest power of two fold into a partner first and get the result from it last.
         int powerOfTwo = 1;
@@ -151,7 +175,6 @@ public sealed partial class Communicator
             powerOfTwo *= 2;
         }
         int extra = Size - powerOfTwo;
-        var incoming = new T[sum.Length];
         int virtualRank;
         if (Rank < 2 * extra)
         {
@@ -162,8 +185,8 @@ public sealed partial class Communicator
             }
             else
             {
-                ReceiveBlock(incoming, 0, incoming.Length, Rank - 1, AllreduceTag);
-                operation.Combine(incoming, sum);
+                ReceiveBlock(incoming, 0, sum.Length, Rank - 1, AllreduceTag);
+                operation.Combine(incoming.AsSpan(0, sum.Length), sum);
                 virtualRank = Rank / 2;
             }
         }
@@ -177,8 +200,8 @@ public sealed partial class Communicator
             {
                 int partnerVirtual = virtualRank ^ mask;
                 int partner = partnerVirtual < extra ? partnerVirtual * 2 + 1 : partnerVirtual + extra;
-                Exchange(sum, 0, sum.Length, partner, incoming, 0, incoming.Length, partner, AllreduceTag);
-                operation.Combine(incoming, sum);
+                Exchange(sum, 0, sum.Length, partner, incoming, 0, sum.Length, partner, AllreduceTag);
+                operation.Combine(incoming.AsSpan(0, sum.Length), sum);
             }
         }
         if (Rank < 2 * extra)
@@ -194,7 +217,47 @@ public sealed partial class Communicator
         }
     }
 
-    private void RingAllreduce<T>(T[] sum, ReduceOperation<T> operation) where T : unmanaged
+    /// <summary>
+    /// Rabenseifner's Allreduce on a power-of-two size: a reduce-scatter by recursive halving (each step swaps half
+    /// of the range this rank still reduces with the partner across that bit and keeps the other half), then an
+    /// allgather by recursive doubling (the steps in reverse, each giving the partner this rank's finished range).
+    /// 2 log2(Size) steps moving 2 (Size - 1) / Size of the values, against the ring's 2 (Size - 1) steps.
+    /// </summary>
+    private void HalvingDoublingAllreduce<T>(T[] send, T[] sum, T[] incoming, ReduceOperation<T> operation) where T : unmanaged
+    {
+        Span<(int Start, int End)> ranges = stackalloc (int, int)[32]; // the range before each halving step
+        int steps = 0;
+        int start = 0;
+        int end = sum.Length;
+        for (int mask = Size >> 1; mask > 0; mask >>= 1)
+        {
+            int partner = Rank ^ mask;
+            int middle = start + ((end - start) / 2);
+            bool keepLow = (Rank & mask) == 0;
+            (int keepStart, int keepEnd) = keepLow ? (start, middle) : (middle, end);
+            (int giveStart, int giveEnd) = keepLow ? (middle, end) : (start, middle);
+            T[] from = steps == 0 ? send : sum; // the first step reads the caller's values, so only the kept half is copied
+            if (steps == 0 && !ReferenceEquals(send, sum))
+            {
+                send.AsSpan(keepStart, keepEnd - keepStart).CopyTo(sum.AsSpan(keepStart));
+            }
+            Exchange(from, giveStart, giveEnd - giveStart, partner, incoming, 0, keepEnd - keepStart, partner, AllreduceTag);
+            operation.Combine(incoming.AsSpan(0, keepEnd - keepStart), sum.AsSpan(keepStart, keepEnd - keepStart));
+            ranges[steps++] = (start, end);
+            (start, end) = (keepStart, keepEnd);
+        }
+        for (int mask = 1; mask < Size; mask <<= 1)
+        {
+            (int outerStart, int outerEnd) = ranges[--steps];
+            // The partner holds the other part of the range both reduced at this step.
+            (int otherStart, int otherEnd) = start == outerStart ? (end, outerEnd) : (outerStart, start);
+            Exchange(sum, start, end - start, Rank ^ mask, sum, otherStart, otherEnd - otherStart, Rank ^ mask, AllreduceTag);
+            (start, end) = (outerStart, outerEnd);
+        }
+    }
+
+    /// <summary>The ring Allreduce into <paramref name="sum"/> (which holds this rank's values); <paramref name="incoming"/> holds at least a chunk.</summary>
+    private void RingAllreduce<T>(T[] sum, T[] incoming, ReduceOperation<T> operation) where T : unmanaged
     {
         int right = (Rank + 1) % Size;
         int left = (Rank - 1 + Size) % Size;
@@ -205,7 +268,6 @@ public sealed partial class Communicator
             int rest = sum.Length % Size;
             return (index * size + Math.Min(index, rest), size + (index < rest ? 1 : 0));
         }
-        var incoming = new T[Chunk(0).Count];
         // Reduce-scatter: after step s, this rank holds the sum of s + 2 ranks' chunk Rank - s - 1.
         for (int step = 0; step < Size - 1; step++)
         {

@@ -19,7 +19,10 @@ namespace XCall.Communicator;
 /// sender's array over shared memory with cross-memory attach, for arrays of at least the transport's lending
 /// threshold); the send returns once the receiving rank has taken the block (into the matching receive's buffer,
 /// or kept for a later one). Smaller ones go one way, as a one-way call. To a rank on this node, messages of up to
-/// 16 KiB are written straight into its eager inbox instead (shared memory the receiving thread polls) while it has room.
+/// 16 KiB are written straight into its eager inbox instead (shared memory the receiving thread polls) while it has room,
+/// and larger ones are lent: the inbox gets where the bytes are, and the receive that takes the message copies them
+/// once, straight from the sender's memory into its buffer (cross-memory attach); the send returns once it has, or
+/// once the receiving rank held a copy for a later receive.
 /// </remarks>
 public sealed partial class Communicator : IAsyncDisposable
 {
@@ -136,6 +139,10 @@ public sealed partial class Communicator : IAsyncDisposable
             else if (bytes <= EagerRing.MaxPayload && _messaging.TrySendEager(to, context, tag, MemoryMarshal.AsBytes(data)))
             {
                 // Written into the receiver's inbox (a rank on this node): up to 16 KiB, two copies cost less than a call.
+            }
+            else if (bytes > EagerRing.MaxPayload && _messaging.TryLend(to, context, tag, MemoryMarshal.AsBytes(data)))
+            {
+                // Lent to a rank on this node: it copied the bytes straight from this process's memory.
             }
             else if (bytes < LargeMessageBytes)
             {

@@ -21,7 +21,9 @@ internal sealed class Mailbox : IMailbox
     // drains its source's ring first (everything written there was sent before it), and the sender writes into
     // the ring only once its one-way calls have all arrived (EagerRing's delivered count), so the two ways merge
     // in send order. Copies into a receive's buffer and completions run outside the lock: a request that left _posted
-    // belongs to the thread that took it.
+    // belongs to the thread that took it. A lent message (see EagerInbox) waits in _unexpected as an envelope with
+    // no bytes; whoever takes it out of the list copies its bytes from the sender and answers the sender, so it is
+    // answered once: by the receive that takes it, or by Nudge (the sender waited too long), which holds a copy.
     private readonly object _lock = new();
     private readonly List<Envelope> _unexpected = [];
     private readonly List<ReceiveRequest> _posted = [];
@@ -48,7 +50,95 @@ internal sealed class Mailbox : IMailbox
 
     public string? InboxPath() => Volatile.Read(ref _inbox)?.Path;
 
-    public void Nudge(int source) => Volatile.Read(ref _inbox)?.Drain(source);
+    /// <summary>Reads what <paramref name="source"/> wrote into the eager inbox, and takes a copy of every message it lent that no receive took yet (it waits for their answers).</summary>
+    public void Nudge(int source)
+    {
+        EagerInbox? inbox = Volatile.Read(ref _inbox);
+        inbox?.Drain(source);
+        List<(long Number, LentAnswer Answer)>? answers = null;
+        lock (_lock)
+        {
+            for (int i = 0; i < _unexpected.Count; i++)
+            {
+                if (_unexpected[i] is { Lent: { } message } envelope && envelope.Source == source)
+                {
+                    // Copied under the lock: no receive may take the message meanwhile, and its place in the list is kept.
+                    byte[] data = ArrayPool<byte>.Shared.Rent(message.Length);
+                    LentAnswer answer = Read(source, message, data.AsSpan(0, message.Length), out _);
+                    if (answer == LentAnswer.Taken)
+                    {
+                        _unexpected[i] = new Envelope(source, envelope.Context, envelope.Tag, data, null, message.Length, pooled: true);
+                    }
+                    else
+                    {
+                        ArrayPool<byte>.Shared.Return(data);
+                        _unexpected.RemoveAt(i--);
+                    }
+                    (answers ??= []).Add((message.Number, answer));
+                }
+            }
+        }
+        foreach ((long number, LentAnswer answer) in answers ?? [])
+        {
+            inbox?.Answer(source, number, answer); // outside the lock: it may open the sender's inbox, a call
+        }
+    }
+
+    /// <summary>A message lent by <paramref name="source"/>, a rank on this node: the first posted receive that accepts it copies it, else it waits without its bytes.</summary>
+    public void ArriveLent(int source, long context, LentMessage lent)
+    {
+        ReceiveRequest? request;
+        lock (_lock)
+        {
+            request = TakePostedUnsynchronized(source, context, lent.Tag);
+            if (request is null)
+            {
+                ArriveUnsynchronized(new Envelope(source, context, lent));
+                return;
+            }
+        }
+        HandLent(source, lent, request);
+    }
+
+    /// <summary>Copies a lent message into the receive that took it and answers its sender.</summary>
+    private void HandLent(int source, LentMessage lent, ReceiveRequest request)
+    {
+        Span<byte> destination;
+        try
+        {
+            destination = request.Destination(source, lent.Tag, lent.Length);
+        }
+        catch (MessageTruncatedException e)
+        {
+            Volatile.Read(ref _inbox)?.Answer(source, lent.Number, LentAnswer.Taken); // the send is over; its receive fails
+            request.Fail(e);
+            return;
+        }
+        LentAnswer answer = Read(source, lent, destination, out Exception? error);
+        Volatile.Read(ref _inbox)?.Answer(source, lent.Number, answer);
+        if (error is not null)
+        {
+            request.Fail(error);
+        }
+        else
+        {
+            request.Complete(new MessageStatus(source, lent.Tag, lent.Length));
+        }
+    }
+
+    /// <summary>Copies a lent message's bytes from its sender's memory; the answer for the sender, and the receive's error when it failed.</summary>
+    private static LentAnswer Read(int source, LentMessage lent, Span<byte> destination, out Exception? error)
+    {
+        if (Transport.Shm.Interop.ProcessMemory.TryRead(lent.Pid, lent.Address, destination, out int errno))
+        {
+            error = null;
+            return LentAnswer.Taken;
+        }
+        error = errno == Transport.Shm.Interop.ProcessMemory.NoSuchProcess
+            ? new RankFailedException(source, "its process ended before its message was read")
+            : new IOException($"Cannot read the {lent.Length}-byte message rank {source} lent (errno {errno}).");
+        return LentAnswer.Failed;
+    }
 
     /// <summary>Whether an asynchronous receive or a probe waits for a message (the inbox's progress thread polls then).</summary>
     public bool HasAsyncWaiters
@@ -187,6 +277,7 @@ internal sealed class Mailbox : IMailbox
         lock (_lock)
         {
             _failed.TryAdd(failure.Rank, failure);
+            _unexpected.RemoveAll(e => e.Source == failure.Rank && e.Lent is not null); // their bytes are gone with the rank
             failedReceives = _posted.FindAll(r => r.Source == failure.Rank || r.Source == Communicator.AnySource);
             _posted.RemoveAll(failedReceives.Contains);
             failedProbes = [.. _probes.Where(p => p.Source == failure.Rank || p.Source == Communicator.AnySource).Select(p => p.Found)];
@@ -360,8 +451,13 @@ internal sealed class Mailbox : IMailbox
     }
 
     /// <summary>Gives a held message to the receive that matched it.</summary>
-    private static void Hand(Envelope envelope, ReceiveRequest request)
+    private void Hand(Envelope envelope, ReceiveRequest request)
     {
+        if (envelope.Lent is { } lent)
+        {
+            HandLent(envelope.Source, lent, request);
+            return;
+        }
         Hand(envelope.Source, envelope.Tag, envelope.Data.AsSpan(0, envelope.Length), envelope.Pooled ? null : envelope.Data, envelope.Matched, request);
         if (envelope.Pooled)
         {

@@ -34,7 +34,7 @@ internal sealed class WorldMessaging : IDisposable
         _failed = new bool[world.Size];
         _local = [.. Enumerable.Range(0, world.Size).Select(r => r != world.Rank && world.GetNode(r) == world.Node)];
         mailbox.Join(world.Rank, world.Size);
-        Inbox = EagerInbox.TryCreate(mailbox, world.Rank, world.Size, [.. Enumerable.Range(0, world.Size).Where(r => _local[r])]);
+        Inbox = EagerInbox.TryCreate(mailbox, world.Rank, world.Size, [.. Enumerable.Range(0, world.Size).Where(r => _local[r])], WakeLender);
         mailbox.AttachInbox(Inbox);
         world.RankFailed += (_, failure) => OnRankFailed(failure);
         foreach (RankFailedException failure in world.Failures)
@@ -93,6 +93,79 @@ internal sealed class WorldMessaging : IDisposable
         return true;
     }
 
+    /// <summary>Tests: whether large messages to ranks on this node are lent (the default) or go as calls.</summary>
+    internal bool LendsMessages { get; set; } = true;
+
+    /// <summary>
+    /// Lends a large message to world rank <paramref name="to"/> when it is on this node: its inbox gets a record
+    /// naming <paramref name="payload"/>'s memory, which it copies straight into the matching receive's buffer; returns
+    /// once it has (or held a copy for a later receive). This thread polls its own inbox meanwhile, so two ranks
+    /// that lend to each other both go on. False when the message must go as a call (nothing was lent).
+    /// </summary>
+    /// <exception cref="RankFailedException">The rank failed before it took the message.</exception>
+    /// <exception cref="IOException">The rank could not read the message from this process's memory.</exception>
+    public unsafe bool TryLend(int to, long context, int tag, ReadOnlySpan<byte> payload)
+    {
+        if (!_local[to] || Inbox is not { } inbox || !LendsMessages)
+        {
+            return false;
+        }
+        if (Volatile.Read(ref _failed[to]))
+        {
+            World.ThrowIfFailed(to);
+        }
+        EagerOutbox? outbox = Volatile.Read(ref _outboxes[to]) ?? OpenOutbox(to);
+        if (outbox is null)
+        {
+            return false;
+        }
+        fixed (byte* bytes = payload)
+        {
+            if (!outbox.TryLend(context, tag, (ulong)bytes, payload.Length, Volatile.Read(ref _postsSent[to]), out long number, out bool nudge))
+            {
+                return false;
+            }
+            LentAnswer answer = LentAnswer.None;
+            try
+            {
+                if (nudge)
+                {
+                    Peer(to).Nudge(World.Rank);
+                }
+                inbox.WaitLent(() => (answer = outbox.AnswerTo(number)) != LentAnswer.None || Volatile.Read(ref _failed[to]), () => Peer(to).Nudge(World.Rank));
+            }
+            finally
+            {
+                outbox.EndLend(answer);
+            }
+            switch (answer)
+            {
+                case LentAnswer.Taken:
+                    return true;
+                case LentAnswer.Refused:
+                    return false;
+                case LentAnswer.Failed:
+                    throw new IOException($"Rank {to} could not read a {payload.Length}-byte message from this process's memory.");
+                default:
+                    World.ThrowIfFailed(to);
+                    throw new RankFailedException(to, "it failed before it took a message lent to it");
+            }
+        }
+    }
+
+    /// <summary>Rings the bell of world rank <paramref name="rank"/>, whose lent message this rank answered.</summary>
+    private void WakeLender(int rank)
+    {
+        try
+        {
+            (Volatile.Read(ref _outboxes[rank]) ?? OpenOutbox(rank))?.RingBell();
+        }
+        catch (XCallException)
+        {
+            // The lender is gone: nobody waits for the bell.
+        }
+    }
+
     /// <summary>Announces a large message about to go to world rank <paramref name="to"/> as a call, when it has an inbox mapped here.</summary>
     public void AnnounceLarge(int to)
     {
@@ -105,6 +178,9 @@ internal sealed class WorldMessaging : IDisposable
 
     /// <summary>Tests: the messages to world rank <paramref name="to"/> written into its inbox, and those sent as one-way calls.</summary>
     public (long Eager, long Posted) SentTo(int to) => (Volatile.Read(ref _outboxes[to])?.Sent ?? 0, Volatile.Read(ref _postsSent[to]));
+
+    /// <summary>Tests: the messages lent to world rank <paramref name="to"/>.</summary>
+    public long LentTo(int to) => Volatile.Read(ref _outboxes[to])?.Lent ?? 0;
 
     /// <summary>Counts a message about to go to world rank <paramref name="to"/> as a one-way call.</summary>
     public void CountPost(int to) => Interlocked.Increment(ref _postsSent[to]);
@@ -150,6 +226,7 @@ internal sealed class WorldMessaging : IDisposable
             Volatile.Write(ref _failed[failure.Rank], true);
         }
         Mailbox.FailRank(failure);
+        Inbox?.WakeIfSleeping(); // a lender waiting for the failed rank's answer
     }
 
     /// <summary>The exception for a call to <paramref name="rank"/> that failed: the rank's failure when the world knows it, else one naming the rank.</summary>

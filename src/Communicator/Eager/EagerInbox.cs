@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.IO.MemoryMappedFiles;
 using System.Runtime.CompilerServices;
+using XCall.Transport.Shm;
 using XCall.Transport.Shm.Interop;
 
 namespace XCall.Communicator.Eager;
@@ -22,9 +23,13 @@ internal sealed unsafe class EagerInbox : IDisposable
     // - One consumer per ring: _consuming[s] is taken with an interlocked exchange (a full fence) by whoever polls
     //   ring s (a waiting receive, the progress thread, or a call from s that drains the ring before its own
     //   message, see Mailbox); records go to the mailbox in ring order while the flag is held.
-    // - A receive from one source whose connection is known sleeps reading that connection instead, with the
-    //   source's ring flagged ReaderInCalls (see EagerRing): one wake-up for a large message, which is a call.
-    //   While a source's last message was large, receives from it read its connection from the start.
+    // - While a source's last message came as a large call (not lent: see below), receives from it read its
+    //   connection instead, with the source's ring flagged ReaderInCalls (see EagerRing): one wake-up for such a
+    //   message, which runs on the receiving thread.
+    // - Lent messages (LendTag records): the first from a source is tried with a read of its first bytes
+    //   (_readable[s]: 0 unknown, 1 readable, 2 not); a source whose memory cannot be read is answered Refused at
+    //   once and sends as calls. Otherwise the mailbox copies the bytes when a receive takes the message and
+    //   answers it then (Answer, which rings the sender's bell through _wakeSender).
     // - Sleeping (a lost-wake-up-safe Dekker pair): a reader increments the sleepers (a full fence), reads the
     //   bell, polls once more, and only then waits on the bell's value; a sender publishes its record, fences,
     //   and rings (increments the bell and wakes) when it sees a sleeper. A receive completed by another thread
@@ -40,6 +45,7 @@ internal sealed unsafe class EagerInbox : IDisposable
     private const int YieldMicroseconds = 200; // how long a waiter yields before it sleeps
     private const int BusyYieldMicroseconds = 20; // a yield that took longer than this ran another thread: sleep instead
     private const int SleepSliceMs = 50; // a bound on any sleep, as a safety net: a wake-up is never expected to be lost
+    private const int LendSliceMs = 1; // a lender's first sleep: past it, the receiver is nudged to take the message from its connection's thread
 
     private static readonly TimeSpan s_pumpTimeout = TimeSpan.FromMilliseconds(20); // the announced call is on its way: this only bounds a wait for a call that never comes
     private static readonly TimeSpan s_callSleep = TimeSpan.FromMilliseconds(SleepSliceMs);
@@ -55,6 +61,8 @@ internal sealed unsafe class EagerInbox : IDisposable
     private readonly long[] _largeArrived; // by source: large messages that arrived as calls
     private readonly bool[] _largeLast; // by source: its last message was a large one (a call): a receive from it reads its connection
     private readonly long[] _largePumped; // by source: the last announced message a waiting receive read the connection for (by the waiting threads)
+    private readonly int[] _readable; // by source: whether its lent messages can be read (see the design note)
+    private readonly Action<int> _wakeSender;
     private readonly MemoryMappedFile _file;
     private readonly MemoryMappedViewAccessor _view;
     private readonly byte* _base;
@@ -65,9 +73,11 @@ internal sealed unsafe class EagerInbox : IDisposable
     private long _noYieldUntil; // a Stopwatch timestamp: until then waiters sleep after spinning, without yielding
     private volatile bool _disposed;
 
-    private EagerInbox(Mailbox mailbox, int self, int worldSize, int[] sources, string path, MemoryMappedFile file, MemoryMappedViewAccessor view)
+    private EagerInbox(Mailbox mailbox, int self, int worldSize, int[] sources, Action<int> wakeSender, string path, MemoryMappedFile file, MemoryMappedViewAccessor view)
     {
         _mailbox = mailbox;
+        _wakeSender = wakeSender;
+        _readable = new int[worldSize];
         _self = self;
         _sources = sources;
         _consuming = new int[worldSize];
@@ -98,8 +108,11 @@ internal sealed unsafe class EagerInbox : IDisposable
     /// <summary>Whether messages of <paramref name="source"/> (a world rank, or <see cref="Communicator.AnySource"/>) may come through this inbox.</summary>
     public bool Covers(int source) => source == Communicator.AnySource || Array.IndexOf(_sources, source) >= 0;
 
-    /// <summary>Makes the inbox of world rank <paramref name="self"/> for the given node-local sources; null where shared files or futexes are missing.</summary>
-    public static EagerInbox? TryCreate(Mailbox mailbox, int self, int worldSize, int[] sources)
+    /// <summary>
+    /// Makes the inbox of world rank <paramref name="self"/> for the given node-local sources; null where shared files
+    /// or futexes are missing. <paramref name="wakeSender"/> rings the bell of a world rank whose lent message was answered.
+    /// </summary>
+    public static EagerInbox? TryCreate(Mailbox mailbox, int self, int worldSize, int[] sources, Action<int> wakeSender)
     {
         if (!OperatingSystem.IsLinux() || sources.Length == 0 || !Futex.IsSupported || !Directory.Exists("/dev/shm"))
         {
@@ -120,7 +133,7 @@ internal sealed unsafe class EagerInbox : IDisposable
             using var stream = new FileStream(path, options);
             stream.SetLength(bytes);
             MemoryMappedFile file = MemoryMappedFile.CreateFromFile(stream, null, bytes, MemoryMappedFileAccess.ReadWrite, HandleInheritability.None, leaveOpen: false);
-            var inbox = new EagerInbox(mailbox, self, worldSize, sources, path, file, file.CreateViewAccessor(0, bytes, MemoryMappedFileAccess.ReadWrite));
+            var inbox = new EagerInbox(mailbox, self, worldSize, sources, wakeSender, path, file, file.CreateViewAccessor(0, bytes, MemoryMappedFileAccess.ReadWrite));
             *(int*)(inbox._base + ExpectedOpenersOffset) = sources.Length;
             return inbox;
         }
@@ -218,54 +231,101 @@ internal sealed unsafe class EagerInbox : IDisposable
         }
         try
         {
-            long start = Stopwatch.GetTimestamp();
-            int turns = 0;
-            while (!request.IsDone)
-            {
-                if (request.Source != Communicator.AnySource && Volatile.Read(ref _largeLast[request.Source]) && SleepOnCalls(request))
-                {
-                    continue; // its source sends large messages: read its connection, as a sleeping receive does
-                }
-                if (PollEntered() || PumpAnnounced(request))
-                {
-                    turns = 0;
-                    continue;
-                }
-                if (++turns < _spinTurns)
-                {
-                    Pause();
-                    continue;
-                }
-                if (turns == _spinTurns)
-                {
-                    start = Stopwatch.GetTimestamp();
-                }
-                long beforeYield = Stopwatch.GetTimestamp();
-                if (beforeYield - start < s_yieldTicks && beforeYield >= Volatile.Read(ref _noYieldUntil))
-                {
-                    Thread.Yield();
-                    long afterYield = Stopwatch.GetTimestamp();
-                    if (afterYield - beforeYield < s_busyYieldTicks)
-                    {
-                        continue;
-                    }
-                    // The yield ran other threads for a while: the cores are busy, and the sender may be one of the
-                    // threads waiting for one. Sleep, so that its message wakes this thread (no core held meanwhile),
-                    // and skip yielding for a while.
-                    Volatile.Write(ref _noYieldUntil, afterYield + s_noYieldTicks);
-                }
-                if (!SleepOnCalls(request))
-                {
-                    SleepEntered(() => request.IsDone);
-                }
-                turns = 0;
-            }
+            WaitEntered(request, static r => r!.IsDone, null);
         }
         finally
         {
             Leave();
         }
     }
+
+    /// <summary>
+    /// Blocks a lender until <paramref name="done"/> (its message answered, or its receiver failed), polling the rings
+    /// meanwhile as a receive does, so lent messages that cross each other are taken. When the first short sleep
+    /// ends without an answer, calls <paramref name="stuck"/> once (the receiver may not be polling: nudge it).
+    /// </summary>
+    public void WaitLent(Func<bool> done, Action stuck)
+    {
+        if (!Enter())
+        {
+            while (!done())
+            {
+                Thread.Sleep(1); // the world is being left: the lender's receiver answers or fails soon
+            }
+            return;
+        }
+        try
+        {
+            WaitEntered(null, _ => done(), stuck);
+        }
+        finally
+        {
+            Leave();
+        }
+    }
+
+    /// <summary>The wait of <see cref="Wait"/> and <see cref="WaitLent"/>: spins, then yields, then sleeps on the bell (or on a source's connection).</summary>
+    private void WaitEntered(ReceiveRequest? request, Func<ReceiveRequest?, bool> done, Action? stuck)
+    {
+        long start = Stopwatch.GetTimestamp();
+        int turns = 0;
+        while (!done(request))
+        {
+            if (request is not null && SourceSendsCalls(request) && SleepOnCalls(request))
+            {
+                continue; // its source sends large messages as calls: read its connection, as a sleeping receive does
+            }
+            if (PollEntered() || (request is not null && PumpAnnounced(request)))
+            {
+                turns = 0;
+                continue;
+            }
+            // With more threads runnable than cores, the peer may be waiting for the core this thread spins on:
+            // sleep at once (its message rings the bell), as the transport's waits do.
+            bool cut = ++turns == CoreLoad.ProbeTurn && turns < _spinTurns && CoreLoad.Oversubscribed;
+            if (turns < _spinTurns && !cut)
+            {
+                Pause();
+                continue;
+            }
+            if (turns == _spinTurns)
+            {
+                start = Stopwatch.GetTimestamp();
+            }
+            long beforeYield = Stopwatch.GetTimestamp();
+            if (!cut && beforeYield - start < s_yieldTicks && beforeYield >= Volatile.Read(ref _noYieldUntil))
+            {
+                Thread.Yield();
+                long afterYield = Stopwatch.GetTimestamp();
+                if (afterYield - beforeYield < s_busyYieldTicks)
+                {
+                    continue;
+                }
+                // The yield ran other threads for a while: the cores are busy, and the sender may be one of the
+                // threads waiting for one. Sleep, so that its message wakes this thread (no core held meanwhile),
+                // and skip yielding for a while.
+                Volatile.Write(ref _noYieldUntil, afterYield + s_noYieldTicks);
+            }
+            if (request is null)
+            {
+                SleepEntered(() => done(null), stuck is null ? SleepSliceMs : LendSliceMs);
+                if (stuck is not null && !done(null))
+                {
+                    stuck();
+                    stuck = null;
+                }
+            }
+            else if (!(SourceSendsCalls(request) && SleepOnCalls(request)))
+            {
+                SleepEntered(() => request.IsDone, SleepSliceMs);
+            }
+            turns = 0;
+        }
+    }
+
+    /// <summary>Whether the one source <paramref name="request"/> accepts last sent a large message as a call.</summary>
+    private bool SourceSendsCalls(ReceiveRequest request) =>
+        request.Source != Communicator.AnySource && Volatile.Read(ref _largeLast[request.Source]);
 
     /// <summary>Delivers every record waiting in the rings to the mailbox (rings another thread polls are left to it); true when one was.</summary>
     public bool Poll()
@@ -401,6 +461,20 @@ internal sealed unsafe class EagerInbox : IDisposable
             {
                 Volatile.Write(ref _largeAnnounced[source], context); // the marker's context is the large message's number
             }
+            else if (tag == EagerRing.LendTag)
+            {
+                LentMessage lent = LentMessage.Read(payload);
+                _largeLast[source] = false;
+                if (CanRead(source, lent))
+                {
+                    _mailbox.ArriveLent(source, context, lent);
+                    delivered = true;
+                }
+                else
+                {
+                    AnswerEntered(source, lent.Number, LentAnswer.Refused);
+                }
+            }
             else
             {
                 _largeLast[source] = false;
@@ -410,6 +484,46 @@ internal sealed unsafe class EagerInbox : IDisposable
             ring.Release(next);
         }
         return delivered;
+    }
+
+    /// <summary>Whether this process can read <paramref name="source"/>'s lent messages: tried once per source, with the first bytes of one.</summary>
+    private bool CanRead(int source, LentMessage lent)
+    {
+        int known = Volatile.Read(ref _readable[source]);
+        if (known != 0)
+        {
+            return known == 1;
+        }
+        Span<byte> first = stackalloc byte[8];
+        first = first[..Math.Min(first.Length, lent.Length)];
+        bool readable = ProcessMemory.TryRead(lent.Pid, lent.Address, first, out int error);
+        if (readable || error != ProcessMemory.NoSuchProcess)
+        {
+            Volatile.Write(ref _readable[source], readable ? 1 : 2); // a sender that is gone decides nothing
+        }
+        return readable;
+    }
+
+    /// <summary>Answers <paramref name="source"/>'s lent message <paramref name="number"/> and rings its bell.</summary>
+    public void Answer(int source, long number, LentAnswer answer)
+    {
+        if (source != _self && (uint)source < (uint)_consuming.Length && Enter())
+        {
+            try
+            {
+                AnswerEntered(source, number, answer);
+            }
+            finally
+            {
+                Leave();
+            }
+        }
+    }
+
+    private void AnswerEntered(int source, long number, LentAnswer answer)
+    {
+        RingAt(_base, source).Answer(number, answer);
+        _wakeSender(source);
     }
 
     /// <summary>
@@ -442,8 +556,8 @@ internal sealed unsafe class EagerInbox : IDisposable
         return true;
     }
 
-    /// <summary>Sleeps on the bell until a sender rings it (or a slice passes), unless a record or <paramref name="done"/> comes first.</summary>
-    private void SleepEntered(Func<bool> done)
+    /// <summary>Sleeps on the bell until a sender rings it (or <paramref name="sliceMs"/> pass), unless a record or <paramref name="done"/> comes first.</summary>
+    private void SleepEntered(Func<bool> done, int sliceMs)
     {
         int* sleepers = (int*)(_base + 64);
         Interlocked.Increment(ref *sleepers);
@@ -454,7 +568,7 @@ internal sealed unsafe class EagerInbox : IDisposable
             {
                 return;
             }
-            Futex.Wait((int*)_base, seq, SleepSliceMs);
+            Futex.Wait((int*)_base, seq, sliceMs);
         }
         finally
         {
@@ -480,7 +594,7 @@ internal sealed unsafe class EagerInbox : IDisposable
             {
                 if (!PollEntered())
                 {
-                    SleepEntered(() => _disposed || !_mailbox.HasAsyncWaiters);
+                    SleepEntered(() => _disposed || !_mailbox.HasAsyncWaiters, SleepSliceMs);
                 }
             }
             finally

@@ -11,12 +11,17 @@ internal sealed unsafe class EagerOutbox : IDisposable
 {
     // Design: _lock makes this rank's threads one producer of the ring and guards _disposed. The caller passes
     // the count of messages to the peer that went as one-way calls (incremented before each is sent, from the
-    // world's start): a ring write waits until the peer's delivered count has caught up with it.
+    // world's start): a ring write waits until the peer's delivered count has caught up with it. _lending is set
+    // while a lent message waits for its answer (one at a time per ring, see EagerRing); _lendRefused once the peer
+    // refused one (it cannot read this process's memory), after which nothing is lent to it.
     private readonly object _lock = new();
     private readonly MemoryMappedFile _file;
     private readonly MemoryMappedViewAccessor _view;
     private readonly byte* _base;
     private readonly EagerRing _ring;
+    private long _lent;
+    private bool _lending;
+    private bool _lendRefused;
     private bool _disposed;
 
     private EagerOutbox(MemoryMappedFile file, MemoryMappedViewAccessor view, int self)
@@ -73,6 +78,76 @@ internal sealed unsafe class EagerOutbox : IDisposable
             nudge = _ring.ReaderInCalls;
             Sent++;
             return true;
+        }
+    }
+
+    /// <summary>Tests: the messages lent to the peer (and answered Taken or not yet answered).</summary>
+    public long Lent => Volatile.Read(ref _lent);
+
+    /// <summary>
+    /// Lends the message of <paramref name="length"/> bytes at <paramref name="address"/> (pinned by the caller until
+    /// <see cref="EndLend"/>) to the peer: writes its record and rings the bell; false when it must go another way (one
+    /// already waits for its answer, the peer refused one, the ring is full, or its one-way calls are not all in).
+    /// </summary>
+    /// <param name="context">The message's context.</param>
+    /// <param name="tag">The message's tag.</param>
+    /// <param name="address">Where the message's bytes are in this process.</param>
+    /// <param name="length">The message's length in bytes.</param>
+    /// <param name="postsSent">The messages to the peer that went as one-way calls so far.</param>
+    /// <param name="number">The lent message's number, which its answer carries.</param>
+    /// <param name="nudge">Set when the record was written just as the reader went to sleep on the calls' connection: send it a nudge.</param>
+    public bool TryLend(long context, int tag, ulong address, int length, long postsSent, out long number, out bool nudge)
+    {
+        Span<byte> record = stackalloc byte[LentMessage.Bytes];
+        lock (_lock)
+        {
+            nudge = false;
+            number = _lent + 1;
+            if (_disposed || _lending || _lendRefused || _ring.ReaderInCalls || _ring.Delivered != postsSent)
+            {
+                return false;
+            }
+            new LentMessage(tag, Environment.ProcessId, address, length, number).Write(record);
+            if (!_ring.TryWrite(context, EagerRing.LendTag, record))
+            {
+                return false;
+            }
+            _lent = number;
+            _lending = true;
+            EagerInbox.Ring(_base);
+            nudge = _ring.ReaderInCalls;
+            return true;
+        }
+    }
+
+    /// <summary>The peer's answer to lent message <paramref name="number"/> (<see cref="LentAnswer.None"/> until it comes).</summary>
+    public LentAnswer AnswerTo(long number)
+    {
+        lock (_lock)
+        {
+            return _disposed ? LentAnswer.None : _ring.AnswerTo(number);
+        }
+    }
+
+    /// <summary>The lent message's wait is over (answered with <paramref name="answer"/>, or given up): another may be lent.</summary>
+    public void EndLend(LentAnswer answer)
+    {
+        lock (_lock)
+        {
+            _lending = false;
+            _lendRefused |= answer == LentAnswer.Refused;
+        }
+    }
+
+    /// <summary>Wakes the peer's reader if it sleeps on its bell (its lent message was answered).</summary>
+    public void RingBell()
+    {
+        lock (_lock)
+        {
+            if (!_disposed)
+            {
+                EagerInbox.Ring(_base);
+            }
         }
     }
 

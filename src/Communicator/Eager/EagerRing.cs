@@ -7,8 +7,9 @@ namespace XCall.Communicator.Eager;
 /// inbox file, written by the sender's process and read by the receiver's, with no call in between.
 /// </summary>
 /// <remarks>
-/// Layout from <see cref="_base"/>: the tail (producer's) at 0, the head and the delivered count (consumer's) at
-/// 128, two cache lines apart; the data area of <see cref="Capacity"/> bytes at <see cref="HeaderBytes"/>.
+/// Layout from <see cref="_base"/>: the tail (producer's) at 0, the head, the delivered count, the reader-in-calls
+/// flag and the lent-message answer (consumer's) from 128, two cache lines apart; the data area of
+/// <see cref="Capacity"/> bytes at <see cref="HeaderBytes"/>.
 /// </remarks>
 internal readonly unsafe struct EagerRing
 {
@@ -23,7 +24,10 @@ internal readonly unsafe struct EagerRing
     // producer writes into the ring only when it equals the posts it sent, so a ring message never overtakes a
     // posted one. ReaderInCalls (consumer's) says the reader sleeps on the calls' connection from this sender:
     // the producer then sends as a call; one that wrote a record just as the flag went up (it reads the flag
-    // again after publishing, both sides fence) nudges the reader with a call.
+    // again after publishing, both sides fence) nudges the reader with a call. A lent message (a record of
+    // LendTag, see LentMessage) names bytes in the sender's memory; the consumer side answers it in Answer
+    // ({number << 2 | LentAnswer}) once it copied them out (or refused to), and the sender's thread waits for that
+    // answer before it lets the bytes change: one lent message per ring at a time.
     public const int Capacity = 64 << 10;
     public const int HeaderBytes = 256;
     public const int Bytes = HeaderBytes + Capacity;
@@ -31,6 +35,9 @@ internal readonly unsafe struct EagerRing
 
     /// <summary>The tag of an empty record that announces a large message coming as a call (real tags are at least 0); its context is the message's number.</summary>
     public const int LargeMarkerTag = -1;
+
+    /// <summary>The tag of a record that lends a large message (its payload a <see cref="LentMessage"/>); its context is the message's.</summary>
+    public const int LendTag = -2;
 
     /// <summary>The largest payload a record holds.</summary>
     public const int MaxPayload = Capacity / 4;
@@ -49,6 +56,8 @@ internal readonly unsafe struct EagerRing
 
     private int* ReaderInCallsWord => (int*)(_base + 144);
 
+    private long* AnswerWord => (long*)(_base + 152);
+
     /// <summary>The reader sleeps reading its calls' connection from this sender, not the ring: a message must go as a call (or nudge it).</summary>
     public bool ReaderInCalls => Volatile.Read(ref *ReaderInCallsWord) != 0;
 
@@ -62,6 +71,16 @@ internal readonly unsafe struct EagerRing
 
     /// <summary>True when a record waits (any thread may ask).</summary>
     public bool HasData => Volatile.Read(ref *Tail) != Volatile.Read(ref *Head);
+
+    /// <summary>The consumer side's answer to lent message <paramref name="number"/>, or <see cref="LentAnswer.None"/> while it has none.</summary>
+    public LentAnswer AnswerTo(long number)
+    {
+        long answer = Volatile.Read(ref *AnswerWord);
+        return answer >> 2 == number ? (LentAnswer)(answer & 3) : LentAnswer.None;
+    }
+
+    /// <summary>Consumer side: answers lent message <paramref name="number"/> (a full fence follows, before the sender's bell).</summary>
+    public void Answer(long number, LentAnswer answer) => Interlocked.Exchange(ref *AnswerWord, (number << 2) | (long)answer);
 
     /// <summary>The consumer side counts one message that came as a call.</summary>
     public void CountDelivered() => Interlocked.Increment(ref *DeliveredWord);
