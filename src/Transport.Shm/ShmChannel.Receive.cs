@@ -255,7 +255,7 @@ internal sealed partial class ShmChannel
                 RequestStop(StopKind.Fault, ex);
                 return PumpOutcome.GaveUp;
             }
-            if (result != PollResult.Empty)
+            if (result is not (PollResult.Empty or PollResult.Held))
             {
                 if (result == PollResult.Goodbye)
                 {
@@ -355,7 +355,7 @@ internal sealed partial class ShmChannel
                 try
                 {
                     PollResult result;
-                    while (handled++ < DrainLimit && (result = _reader.Poll(handler)) != PollResult.Empty)
+                    while (handled++ < DrainLimit && (result = _reader.Poll(handler)) is not (PollResult.Empty or PollResult.Held))
                     {
                         if (result == PollResult.Goodbye)
                         {
@@ -426,7 +426,7 @@ internal sealed partial class ShmChannel
                         }
                         break;
                     }
-                    if (result != PollResult.Empty)
+                    if (result is not (PollResult.Empty or PollResult.Held))
                     {
                         if (result == PollResult.Goodbye)
                         {
