@@ -269,6 +269,13 @@ internal sealed partial class ShmChannel
             {
                 return PumpOutcome.TimedOut;
             }
+            if (result == PollResult.Held)
+            {
+                // Published by its writer or taken by this reader within HeldClaimDelay: no reason to sleep, nor to arm
+                // the ring (the writer would see it armed and issue a wake-up for nobody).
+                IdleSpinner.Pause();
+                continue;
+            }
             if (spinner.SpinOnce(strategy))
             {
                 continue;
@@ -355,8 +362,14 @@ internal sealed partial class ShmChannel
                 try
                 {
                     PollResult result;
-                    while (handled++ < DrainLimit && (result = _reader.Poll(handler)) is not (PollResult.Empty or PollResult.Held))
+                    while (handled < DrainLimit && (result = _reader.Poll(handler)) != PollResult.Empty)
                     {
+                        if (result == PollResult.Held)
+                        {
+                            IdleSpinner.Pause(); // published or taken within HeldClaimDelay
+                            continue;
+                        }
+                        handled++;
                         if (result == PollResult.Goodbye)
                         {
                             RequestStop(StopKind.Goodbye, null);
@@ -440,7 +453,17 @@ internal sealed partial class ShmChannel
                         spinner.Reset();
                         continue;
                     }
-                    if (Volatile.Read(ref _roleWanted) != 0 || !spinner.SpinOnce(strategy))
+                    if (Volatile.Read(ref _roleWanted) != 0)
+                    {
+                        sleep = true;
+                        break;
+                    }
+                    if (result == PollResult.Held)
+                    {
+                        IdleSpinner.Pause(); // published or taken within HeldClaimDelay: neither sleep nor arm for it
+                        continue;
+                    }
+                    if (!spinner.SpinOnce(strategy))
                     {
                         sleep = true;
                         break;

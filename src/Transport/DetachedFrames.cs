@@ -90,8 +90,7 @@ public sealed class DetachedFrames
     public void Resume()
     {
         Volatile.Write(ref _runSeq, _runSeq + 1);
-        // A release store is enough: nothing is read after it, and a watch that does not see the mark yet steals nothing.
-        Volatile.Write(ref _stealable, Environment.CurrentManagedThreadId);
+        Interlocked.Exchange(ref _stealable, Environment.CurrentManagedThreadId);
     }
 
     internal bool Watched
