@@ -35,6 +35,27 @@ internal sealed partial class ShmChannel
         Detached.Begin();
     }
 
+    /// <inheritdoc/>
+    public override bool TryDetachNextOneWay(Span<byte> payload, out FrameHeader header, out int length)
+    {
+        header = default;
+        length = 0;
+        // Pause proves this thread runs the channel's detached work and still holds its receiving, and keeps the watch
+        // from handing it over while the next frame is taken; Resume counts the next call as a new run for the watch.
+        if (_detached is not { } detached || !_reader.HasData || Volatile.Read(ref _stopping) != 0 || !detached.Pause())
+        {
+            return false;
+        }
+        try
+        {
+            return _reader.TryTakeOneWay(payload, out header, out length);
+        }
+        finally
+        {
+            detached.Resume();
+        }
+    }
+
     /// <summary>True when this thread runs a detached frame's work of this channel and may poll for a reply itself.</summary>
     private bool RunsDetached => _detached is { RunsHere: true };
 

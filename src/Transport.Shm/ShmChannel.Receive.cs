@@ -255,7 +255,7 @@ internal sealed partial class ShmChannel
                 RequestStop(StopKind.Fault, ex);
                 return PumpOutcome.GaveUp;
             }
-            if (result != PollResult.Empty)
+            if (result is not (PollResult.Empty or PollResult.Held))
             {
                 if (result == PollResult.Goodbye)
                 {
@@ -268,6 +268,13 @@ internal sealed partial class ShmChannel
             if ((++turns & 255) == 0 && deadline != long.MaxValue && Environment.TickCount64 >= deadline)
             {
                 return PumpOutcome.TimedOut;
+            }
+            if (result == PollResult.Held)
+            {
+                // Published by its writer or taken by this reader within HeldClaimDelay: no reason to sleep, nor to arm
+                // the ring (the writer would see it armed and issue a wake-up for nobody).
+                IdleSpinner.Pause();
+                continue;
             }
             if (spinner.SpinOnce(strategy))
             {
@@ -355,8 +362,14 @@ internal sealed partial class ShmChannel
                 try
                 {
                     PollResult result;
-                    while (handled++ < DrainLimit && (result = _reader.Poll(handler)) != PollResult.Empty)
+                    while (handled < DrainLimit && (result = _reader.Poll(handler)) != PollResult.Empty)
                     {
+                        if (result == PollResult.Held)
+                        {
+                            IdleSpinner.Pause(); // published or taken within HeldClaimDelay
+                            continue;
+                        }
+                        handled++;
                         if (result == PollResult.Goodbye)
                         {
                             RequestStop(StopKind.Goodbye, null);
@@ -426,7 +439,7 @@ internal sealed partial class ShmChannel
                         }
                         break;
                     }
-                    if (result != PollResult.Empty)
+                    if (result is not (PollResult.Empty or PollResult.Held))
                     {
                         if (result == PollResult.Goodbye)
                         {
@@ -440,7 +453,17 @@ internal sealed partial class ShmChannel
                         spinner.Reset();
                         continue;
                     }
-                    if (Volatile.Read(ref _roleWanted) != 0 || !spinner.SpinOnce(strategy))
+                    if (Volatile.Read(ref _roleWanted) != 0)
+                    {
+                        sleep = true;
+                        break;
+                    }
+                    if (result == PollResult.Held)
+                    {
+                        IdleSpinner.Pause(); // published or taken within HeldClaimDelay: neither sleep nor arm for it
+                        continue;
+                    }
+                    if (!spinner.SpinOnce(strategy))
                     {
                         sleep = true;
                         break;

@@ -60,10 +60,15 @@ internal sealed partial class ShmChannel
             // What the peer's callers poll for needs no wake-up while they mark the ring so (RingSignal.MarkCallerPolls),
             // unless it streamed: its start may have been read by a receive thread that then went back to sleep.
             bool polledFor = _openPolledFor && !_writer.IsStreaming;
-            _writer.Commit();
-            wake = _outSignal.ClaimConsumerWake(_writer.Tail, polledFor);
+            // A one-way frame may be held in a batch (RingWriter's design notes); one added to a batch the reader has not
+            // taken needs no wake-up check: the batch's head had one.
+            if (_writer.Commit(hold: kind == FrameKind.OneWay))
+            {
+                wake = _outSignal.ClaimConsumerWake(_writer.Tail, polledFor);
+            }
             if (wake != 0)
             {
+                _writer.PublishHeld(); // the sleeper gets the whole batch when it wakes, not a held head to wait on
                 Interlocked.Increment(ref _wakesOutsideLock); // the ring stays mapped until it is issued (ReleaseResources)
             }
         }

@@ -157,6 +157,23 @@ public abstract class FrameChannel : IDisposable
     public virtual void DetachFrame() => throw new NotSupportedException("This channel does not detach frames.");
 
     /// <summary>
+    /// From the work of a detached one-way call (<see cref="DetachFrame"/>), on the thread that runs it, once that call
+    /// returned: when the channel's next frame is already there whole, is a one-way call and fits in
+    /// <paramref name="payload"/>, copies its payload there (<paramref name="length"/> bytes), consumes it as
+    /// <see cref="DetachFrame"/> would, and returns true: the caller runs it next, as part of the same detached work,
+    /// without going back through <see cref="IFrameHandler.OnFrame"/>. So a run of one-way calls is drained in one loop, in
+    /// the order they were sent. False (nothing consumed) when there is no such frame, the channel stops, or the
+    /// receiving was handed to another thread meanwhile. The default says false.
+    /// </summary>
+    /// <exception cref="XCallProtocolException">The next record is malformed (the channel then closes).</exception>
+    public virtual bool TryDetachNextOneWay(Span<byte> payload, out FrameHeader header, out int length)
+    {
+        header = default;
+        length = 0;
+        return false;
+    }
+
+    /// <summary>
     /// For an asynchronous call that is not pipelined (the async call made before it on the connection has
     /// completed; a long call still waiting elsewhere does not count): a transport whose replies arrive within
     /// a microsecond (shared memory) may poll for it briefly on the caller's thread, so a fast reply completes

@@ -157,11 +157,16 @@ public sealed partial class XCallConnection
         ulong outerCallId = t_dispatchingCallId;
         t_dispatching = this;
         t_dispatchingCallId = call.CallId;
-        call.RegisterOnToken = !call.IsOneWay;
+        bool oneWay = call.IsOneWay;
+        call.RegisterOnToken = !oneWay;
         try
         {
             var reader = new MarshalReader(copy[..length], Options.Limits) { Context = ReadContextOf(call.Link), PeerMemory = peerMemory };
             Invoke(target, call.MethodId, ref reader, call);
+            if (oneWay && rented is null)
+            {
+                RunNextOneWayCalls(copy);
+            }
         }
         catch (Exception ex)
         {
@@ -185,6 +190,30 @@ public sealed partial class XCallConnection
             {
                 ArrayPool<byte>.Shared.Return(rented);
             }
+        }
+    }
+
+    /// <summary>
+    /// After a detached one-way call: runs the one-way calls whose frames already follow it, one after the other on this
+    /// thread, each taken straight from the transport (<see cref="FrameChannel.TryDetachNextOneWay"/>) into
+    /// <paramref name="buffer"/>: a run of one-way calls costs one pass through the receive loop, not one per call, and
+    /// they run in the order they were sent, as they would one frame at a time. Each is admitted (counted) as a detached
+    /// call is; one past the bounds runs here all the same, as a one-way call past them always does. A malformed frame
+    /// throws out of the run, and the caller closes the connection.
+    /// </summary>
+    private void RunNextOneWayCalls(Span<byte> buffer)
+    {
+        while (Channel.TryDetachNextOneWay(buffer, out FrameHeader header, out int length))
+        {
+            if (header.Version != FrameHeader.CurrentVersion || header.Flags != 0)
+            {
+                throw new XCallProtocolException($"A one-way frame with version {header.Version} and flags 0x{header.Flags:x4}: this build speaks version {FrameHeader.CurrentVersion}, with no flags on one-way frames.");
+            }
+            ExposedObject target = _references.FindObject(header.ObjectId);
+            ServerCall call = RentServerCall(0, header.MethodId, oneWay: true);
+            _admission.TryAdmit(call, Admission.Weight(length), out _);
+            var reader = new MarshalReader(buffer[..length], Options.Limits) { Context = ReadContextOf(call.Link) };
+            Invoke(target, header.MethodId, ref reader, call);
         }
     }
 

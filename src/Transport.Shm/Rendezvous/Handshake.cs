@@ -31,9 +31,11 @@ internal static class Handshake
     // Magic, version, pid, ring size, flags: the hello of every version so far (3 adds the probe after it).
     private const int FixedHelloLength = 24;
 
-    /// <summary>4: both sides count a heartbeat in the segment (3 did not); 3: both sides send a memory probe (2 did
-    /// not lend; 1 sent the path of a file in /dev/shm).</summary>
-    internal const int Version = 4;
+    /// <summary>5: a writer may hold one-way frames in batches (a negative length marks a held head; the reader answers
+    /// in the ClaimedHead control word), which a reader of 4 takes for a malformed record; 4: both sides count a heartbeat
+    /// in the segment (3 did not); 3: both sides send a memory probe (2 did not lend; 1 sent the path of a file in
+    /// /dev/shm).</summary>
+    internal const int Version = 5;
 
     /// <summary>Bytes after the 'Y': ring capacity, flags, probe address, probe value.</summary>
     internal const int AcceptedFieldsLength = 24;

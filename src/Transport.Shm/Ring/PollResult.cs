@@ -18,4 +18,9 @@ internal enum PollResult
 
     /// <summary>The writer said goodbye: nothing more will come.</summary>
     Goodbye,
+
+    /// <summary>The record at the read position is the head of a batch of one-way frames the writer still holds (see
+    /// RingWriter): nothing was consumed; the writer publishes it soon, or a later poll takes it anyway. Not a reason
+    /// to sleep.</summary>
+    Held,
 }

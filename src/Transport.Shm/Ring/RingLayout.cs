@@ -60,6 +60,10 @@ internal static class RingLayout
     /// <see cref="ShmOptions.HeartbeatTimeout"/> for a peer that no longer runs.</summary>
     public const int HeartbeatOffset = 640;
 
+    /// <summary>Consumer: the position of the last held batch head it took without waiting for the producer to
+    /// publish it (int64; see RingWriter's design notes). The producer reads it after each frame it adds to a batch.</summary>
+    public const int ClaimedHeadOffset = 768;
+
     /// <summary>Bytes reserved for one control block.</summary>
     public const int ControlBlockLength = 1024;
 

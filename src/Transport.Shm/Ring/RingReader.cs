@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using XCall.Marshal;
@@ -16,6 +17,13 @@ namespace XCall.Transport.Shm.Ring;
 // polling. Which frame a thread detached is kept per thread (t_detachedAt), so after the handler returns the reader
 // touches nothing shared: another thread may own the read position by then.
 //
+// A run of one-way calls taken through TryTakeOneWay publishes the consumer position lazily: every 1/16 of the ring, at
+// once while the producer sleeps for room, and whenever a poll finds nothing (or a held head) at the read position, so
+// room a run consumed never stays unpublished once the ring looks empty. Everything else releases at once.
+//
+// A negative length is a held batch head (RingWriter's design notes): Poll leaves it for HeldClaimDelay, then takes it
+// as if its length were positive, after saying so in the ClaimedHead word.
+//
 // Every length and type is checked before use: a record must fit between its position and the end of the
 // data area, a padding record must end a lap it did not start, types must come in a valid order, in-place totals
 // must add up. Anything else is an
@@ -32,6 +40,10 @@ internal sealed unsafe class RingReader
     private readonly GatheredFrame _gathered;
     private long _position;
     private long _detachable = -1; // the end of the frame being handled when the handler may detach it, else -1
+    private long _released;        // the consumer position last published (Release); _position may be ahead (TryTakeOneWay)
+    private readonly long _lazyReleaseBytes;
+    private long _heldSeenAt = -1; // the held batch head seen last, and since when (Stopwatch ticks)
+    private long _heldSeenTime;
 
     // The reader and position + 1 of the frame this thread's handler detached last (0: none).
     [ThreadStatic]
@@ -60,6 +72,8 @@ internal sealed unsafe class RingReader
         _mask = ring.Capacity - 1;
         _maxFrameLength = maxFrameLength;
         _position = Volatile.Read(ref *ring.ConsumerPosition);
+        _released = _position;
+        _lazyReleaseBytes = ring.Capacity / 16;
         _inPlace = new InPlaceInput(this);
         _gathered = new GatheredFrame(this);
     }
@@ -91,9 +105,25 @@ internal sealed unsafe class RingReader
             long position = _position;
             byte* record = _data + (position & _mask);
             int length = Volatile.Read(ref *(int*)record);
-            if (length == 0)
+            if (length <= 0)
             {
-                return PollResult.Empty;
+                if (_released != position)
+                {
+                    Release(position); // what a run of one-way calls consumed: the writer may wait for that room
+                }
+                if (length == 0)
+                {
+                    return PollResult.Empty;
+                }
+                if (!ClaimHeld(position))
+                {
+                    return PollResult.Held;
+                }
+                if (*(int*)(record + 4) != (int)RecordType.FrameStart)
+                {
+                    throw Malformed(position, $"a held record of type {*(int*)(record + 4)} (only a frame's start can be held)");
+                }
+                length = -length;
             }
             CheckLength(position, length);
             int type = *(int*)(record + 4);
@@ -119,6 +149,39 @@ internal sealed unsafe class RingReader
         }
     }
 
+    /// <summary>
+    /// A held batch head at <paramref name="position"/> (RingWriter's design notes): false while it has been seen for less
+    /// than <see cref="HeldClaimDelay"/> (the writer is still adding to the batch: reading on would chase each frame's
+    /// cache line as it is written); after that, takes it: tells the writer through the ClaimedHead word, with a full
+    /// fence before the frames after the head are read.
+    /// </summary>
+    private bool ClaimHeld(long position)
+    {
+        long now = Stopwatch.GetTimestamp();
+        if (_heldSeenAt != position)
+        {
+            _heldSeenAt = position;
+            _heldSeenTime = now;
+            return false;
+        }
+        if (now - _heldSeenTime < s_heldClaimTicks)
+        {
+            return false;
+        }
+        Interlocked.Exchange(ref *_ring.ClaimedHead, position + 1);
+        HeldClaims++;
+        return true;
+    }
+
+    /// <summary>How long a reader leaves a held batch head to its writer before it takes the head itself: longer than
+    /// the writer takes to fill a batch, short enough that a lone one-way call waits for nothing noticeable.</summary>
+    public static readonly TimeSpan HeldClaimDelay = TimeSpan.FromMicroseconds(5);
+
+    private static readonly long s_heldClaimTicks = Math.Max(1, (long)(HeldClaimDelay.TotalSeconds * Stopwatch.Frequency));
+
+    /// <summary>Held batch heads this reader took before their writer published them (tests).</summary>
+    public long HeldClaims { get; private set; }
+
     /// <summary>True inside the handler of a frame it may detach (one record, not yet released).</summary>
     public bool CanDetach => _detachable >= 0;
 
@@ -134,6 +197,45 @@ internal sealed unsafe class RingReader
         t_detachedAt = _position + 1;
         t_detachedBy = this;
         Release(next);
+    }
+
+    /// <summary>
+    /// For a detached run of one-way calls (<see cref="FrameChannel.TryDetachNextOneWay"/>): when the record at the read
+    /// position is a whole one-way frame of one record whose payload fits in <paramref name="payload"/>, copies the
+    /// payload, releases the frame and returns true. Anything else (nothing published, another kind, a frame of several
+    /// records, a padding) is left where it is for <see cref="Poll"/>, which checks it in full.
+    /// </summary>
+    public bool TryTakeOneWay(Span<byte> payload, out FrameHeader header, out int length)
+    {
+        header = default;
+        length = 0;
+        long position = _position;
+        byte* record = _data + (position & _mask);
+        int recordLength = Volatile.Read(ref *(int*)record);
+        if (recordLength <= 0 || *(int*)(record + 4) != (int)RecordType.FrameStart || _gathered.IsActive)
+        {
+            return false;
+        }
+        CheckLength(position, recordLength);
+        int first = recordLength - RingLayout.FirstPayloadOffset;
+        if (first < 0 || first > payload.Length || *(int*)(record + RingLayout.TotalLengthOffset) != first
+            || (FrameKind)record[RingLayout.RecordHeaderLength] != FrameKind.OneWay)
+        {
+            return false;
+        }
+        header = FrameHeaderCodec.Read(record + RingLayout.RecordHeaderLength);
+        new ReadOnlySpan<byte>(record + RingLayout.FirstPayloadOffset, first).CopyTo(payload);
+        length = first;
+        long next = position + RingLayout.Align(recordLength);
+        if (next - _released >= _lazyReleaseBytes || Volatile.Read(ref *_ring.ProducerSleeping) != 0)
+        {
+            Release(next);
+        }
+        else
+        {
+            _position = next; // released later (see the design notes)
+        }
+        return true;
     }
 
     /// <summary>Drops a partly gathered frame (the channel is closing).</summary>
@@ -234,6 +336,7 @@ internal sealed unsafe class RingReader
     private void Release(long next)
     {
         _position = next;
+        _released = next;
         Interlocked.Exchange(ref *_ring.ConsumerPosition, next);
         _signal.WakeProducerIfSleeping();
     }

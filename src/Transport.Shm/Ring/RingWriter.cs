@@ -25,6 +25,20 @@ namespace XCall.Transport.Shm.Ring;
 // When a frame fills the whole ring before its commit (the reader has consumed everything before it), the
 // writer switches to streaming: it publishes FrameStart with total -1, then each chunk as it is filled, and
 // ends with FrameEnd (or FrameAbort). The reader gathers a streamed frame before handing it on.
+//
+// Held batches (one-way frames, Commit(hold: true)): the first small one-record frame of a batch is published with its
+// length negated (the "held head"; interlocked, so the wake-up check after it is as for any frame); the frames after it
+// get their real lengths, each through an interlocked exchange, and are reachable only through the head. The reader
+// leaves a held head alone for a short while (RingReader.HeldClaimDelay) instead of chasing each frame's cache line as
+// it is written; the batch is published by turning the head's length positive: at MaxHeldFrames frames, with the next
+// frame that is not held, before any wait for room, any streamed frame, padding or control record, and at once when the
+// reader sleeps. A reader that waited long enough takes the held head itself (a lone one-way call arrives all the same)
+// and says so in the ClaimedHead word (head + 1) with a full fence before it reads on; the writer reads that word after
+// each frame it adds, also after a full fence, so either it sees the claim (the batch is over: the frame is published
+// like any other, wake-up check included) or the reader, reading on, sees the frame. A head published after the reader
+// took it writes only a word the reader has passed and the writer has not reused: the writer writes no further than its
+// cached consumer position + capacity, and once that cache moves past the head (RefreshConsumer) the batch is over and
+// the head is never written again.
 internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
 {
     // The first record always gets room for its prefix and this many payload bytes, so the GetSpan(sizeHint)
@@ -32,6 +46,9 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
     private const int MinContiguous = 64;
     private const int FirstRecordReserve = RingLayout.FirstPayloadOffset + MinContiguous;
     private const int TerminatorReserve = RingLayout.RecordHeaderLength;
+
+    /// <summary>The most frames a held batch takes before it is published.</summary>
+    public const int MaxHeldFrames = 32;
 
     private readonly ShmRing _ring;
     private readonly RingSignal _signal;
@@ -54,6 +71,10 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
     private bool _streaming;
     private bool _mayLend;      // the open frame is a call whose caller waits for the reply (FrameFlags.CallerWaits)
     private ulong _callId;      // the open frame's call id
+    private readonly int _maxHeldRecord; // the largest record a held batch takes (a small one-way call)
+    private long _heldStart = -1; // the open held batch's head, whose length word holds minus _heldLength; -1: none
+    private int _heldLength;
+    private int _heldCount;
 
     public RingWriter(ShmRing ring, RingSignal signal)
     {
@@ -65,6 +86,7 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
         _maxHint = ring.Capacity / 4;
         _tail = Volatile.Read(ref *ring.ProducerPosition);
         _memory = new RingMemory();
+        _maxHeldRecord = Math.Min(1024, ring.Capacity / (4 * MaxHeldFrames));
         RefreshLimit(0);
     }
 
@@ -131,6 +153,7 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
             // next lap. The padding is published at once, with the (still zero) FrameStart length as its
             // terminator.
             long lapEnd = LapEnd(p);
+            PublishHeldAndWake();
             WaitForSpace(lapEnd + FirstRecordReserve);
             SetType(p, RecordType.Padding);
             *LengthAt(lapEnd) = 0;
@@ -162,8 +185,17 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
         _open = true;
     }
 
-    /// <summary>Publishes the open frame. The caller wakes the reader (<see cref="RingSignal.WakeConsumerIfSleeping(long, bool)"/>).</summary>
-    public void Commit()
+    /// <summary>True while a held batch waits to be published (<see cref="PublishHeld"/>).</summary>
+    public bool HoldsBatch => _heldStart >= 0;
+
+    /// <summary>
+    /// Publishes the open frame; with <paramref name="hold"/> (a one-way frame), a small one-record frame goes into the held
+    /// batch instead (see the design notes). Returns false when the frame went into an open batch that the reader has not
+    /// taken (it needs no wake-up check); otherwise the caller checks whether the reader needs a wake-up
+    /// (<see cref="RingSignal.ClaimConsumerWake"/>) and, when it does, publishes a held batch before waking it
+    /// (<see cref="PublishHeld"/>).
+    /// </summary>
+    public bool Commit(bool hold = false)
     {
         Debug.Assert(_open);
         // Before the frame is out: its reply, which ends the loans, may come at once.
@@ -202,11 +234,68 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
             *(int*)(first + RingLayout.TotalLengthOffset + 4) = 0;
             SetType(_frameStart, RecordType.FrameStart);
             *LengthAt(next) = 0;
+            if (hold && _recordStart == _frameStart && firstLength <= _maxHeldRecord)
+            {
+                bool check = Hold(firstLength);
+                _tail = next;
+                Volatile.Write(ref *_ring.ProducerPosition, next);
+                _open = false;
+                return check;
+            }
             Publish(_frameStart, firstLength);
         }
+        PublishHeld(); // after this frame: reachable from the head, it goes out with the batch
         _tail = next;
         Volatile.Write(ref *_ring.ProducerPosition, next);
         _open = false;
+        return true;
+    }
+
+    /// <summary>Puts the frame at <see cref="_frameStart"/> (written but for its length) into the held batch.</summary>
+    private bool Hold(int length)
+    {
+        if (_heldStart < 0)
+        {
+            Publish(_frameStart, -length); // the held head: visible, with the full fence the wake-up check needs
+            _heldStart = _frameStart;
+            _heldLength = length;
+            _heldCount = 1;
+            return true;
+        }
+        Publish(_frameStart, length);
+        if (Volatile.Read(ref *_ring.ClaimedHead) == _heldStart + 1)
+        {
+            _heldStart = -1; // the reader took the head: the batch is out, and this frame with it
+            return true;
+        }
+        if (++_heldCount >= MaxHeldFrames)
+        {
+            PublishHeld();
+            return true;
+        }
+        return false;
+    }
+
+    /// <summary>Publishes the held batch, if any (its head's length turns positive, through a full fence). The caller
+    /// checks for a wake-up as after <see cref="Commit"/>.</summary>
+    public void PublishHeld()
+    {
+        if (_heldStart >= 0)
+        {
+            Publish(_heldStart, _heldLength);
+            _heldStart = -1;
+        }
+    }
+
+    /// <summary>Publishes the held batch, if any, and wakes the reader if it sleeps: before this side waits for room or
+    /// publishes what the reader must read before the batch could be published.</summary>
+    private void PublishHeldAndWake()
+    {
+        if (_heldStart >= 0)
+        {
+            PublishHeld();
+            _signal.WakeConsumerIfSleeping();
+        }
     }
 
     /// <summary>
@@ -245,6 +334,7 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
     public bool TryWriteControl(RecordType type)
     {
         Debug.Assert(!_open);
+        PublishHeldAndWake();
         long p = _tail;
         long end = p + RingLayout.RecordHeaderLength;
         if (end > _limit && !RefreshLimit(end))
@@ -389,6 +479,7 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
 
     private void StartStreaming()
     {
+        PublishHeld(); // its wake-up check is the one below
         byte* first = At(_frameStart);
         *(int*)(first + RingLayout.TotalLengthOffset) = RingLayout.UnknownLength;
         *(int*)(first + RingLayout.TotalLengthOffset + 4) = 0;
@@ -480,6 +571,7 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
     /// <summary>One turn of waiting for the reader to free room, bounded by <see cref="Deadline"/>.</summary>
     private void WaitForRoom(ref IdleSpinner spinner, long observedConsumer)
     {
+        PublishHeldAndWake(); // the reader frees no room it cannot reach
         int timeoutMs = Transport.Deadline.RemainingMs(Deadline);
         if (timeoutMs == 0)
         {
@@ -515,6 +607,10 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
     private long RefreshConsumer()
     {
         long consumer = Volatile.Read(ref *_ring.ConsumerPosition);
+        if (consumer > _heldStart && _heldStart >= 0)
+        {
+            _heldStart = -1; // the reader took the held head and went past it: the batch is out (see the design notes)
+        }
         *_ring.ProducerCachedConsumer = consumer;
         _limit = consumer + _capacity - TerminatorReserve;
         return consumer;

@@ -41,4 +41,6 @@ internal sealed unsafe class ShmRing
     public int* ProducerWakeSeq => (int*)(Control + RingLayout.ProducerWakeSeqOffset);
 
     public long* Heartbeat => (long*)(Control + RingLayout.HeartbeatOffset);
+
+    public long* ClaimedHead => (long*)(Control + RingLayout.ClaimedHeadOffset);
 }

@@ -46,6 +46,23 @@ internal sealed unsafe class NativeRing : IDisposable
         Signal.WakeConsumerIfSleeping();
     }
 
+    /// <summary>Writes a one-way frame as the channel does (it may be held in a batch) and wakes the reader if it must:
+    /// a sleeping reader gets the batch published first.</summary>
+    public bool SendOneWay(in FrameHeader header, ReadOnlySpan<byte> payload)
+    {
+        Writer.BeginFrame(header);
+        payload.CopyTo(Writer.GetSpan(payload.Length));
+        Writer.Advance(payload.Length);
+        bool check = Writer.Commit(hold: true);
+        int wake = check ? Signal.ClaimConsumerWake(Writer.Tail, polledFor: false) : 0;
+        if (wake != 0)
+        {
+            Writer.PublishHeld();
+            Signal.IssueConsumerWake(wake);
+        }
+        return check;
+    }
+
     /// <summary>Polls until one frame was delivered (or a goodbye), sleeping on the ring when it is empty.</summary>
     public PollResult Receive(IFrameHandler handler)
     {

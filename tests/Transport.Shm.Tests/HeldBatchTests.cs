@@ -1,0 +1,206 @@
+using System.Diagnostics;
+using XCall.Marshal;
+using XCall.Transport.Shm.Ring;
+using XCall.Transport.Shm.Tests.Support;
+
+namespace XCall.Transport.Shm.Tests;
+
+/// <summary>One-way frames written in held batches (RingWriter's design notes): published whole, or taken by the reader.</summary>
+public sealed unsafe class HeldBatchTests
+{
+    private static FrameHeader OneWay(int i) => new(FrameKind.OneWay, 0, 1, (uint)i);
+
+    private static byte[] Payload(int i) => Patterns.Make(4 + i % 40, i);
+
+    [Fact]
+    public void Held_one_way_frames_stay_unread_until_the_next_frame_publishes_them_all_in_order()
+    {
+        using var ring = new NativeRing(1 << 16);
+        var handler = new RecordingHandler();
+        for (int i = 0; i < 5; i++)
+        {
+            ring.SendOneWay(OneWay(i), Payload(i));
+        }
+        Assert.True(ring.Writer.HoldsBatch);
+        Assert.Equal(PollResult.Held, ring.Reader.Poll(handler)); // the head is held: the reader leaves it to the writer
+        Assert.Empty(handler.Frames);
+
+        ring.Send(new FrameHeader(FrameKind.Call, 9, 1, 99), Patterns.Make(16, 9)); // any other frame publishes the batch
+
+        Assert.False(ring.Writer.HoldsBatch);
+        for (int i = 0; i < 6; i++)
+        {
+            Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
+        }
+        Assert.Equal(PollResult.Empty, ring.Reader.Poll(handler));
+        Assert.Equal([.. Enumerable.Range(0, 5).Select(OneWay), new FrameHeader(FrameKind.Call, 9, 1, 99)], handler.Frames.Select(f => f.Header));
+        for (int i = 0; i < 5; i++)
+        {
+            Assert.Equal(Payload(i), handler.Frames[i].Payload);
+        }
+        Assert.Equal(0, ring.Reader.HeldClaims);
+    }
+
+    [Fact]
+    public void A_held_batch_is_published_when_it_reaches_its_most_frames()
+    {
+        using var ring = new NativeRing(1 << 16);
+        var handler = new RecordingHandler();
+        for (int i = 0; i < RingWriter.MaxHeldFrames - 1; i++)
+        {
+            ring.SendOneWay(OneWay(i), Payload(i));
+        }
+        Assert.True(ring.Writer.HoldsBatch);
+        Assert.True(ring.SendOneWay(OneWay(RingWriter.MaxHeldFrames - 1), Payload(RingWriter.MaxHeldFrames - 1)));
+        Assert.False(ring.Writer.HoldsBatch);
+        for (int i = 0; i < RingWriter.MaxHeldFrames; i++)
+        {
+            Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
+            Assert.Equal(OneWay(i), handler.Frames[i].Header);
+        }
+        Assert.Equal(PollResult.Empty, ring.Reader.Poll(handler));
+        Assert.Equal(0, ring.Reader.HeldClaims);
+    }
+
+    [Fact]
+    public void A_lone_held_frame_is_taken_by_the_reader_and_the_writer_then_publishes_the_next_one_at_once()
+    {
+        using var ring = new NativeRing(1 << 16);
+        var handler = new RecordingHandler();
+        Assert.True(ring.SendOneWay(OneWay(0), Payload(0))); // opens a batch: its head gets a wake-up check
+        ring.SendOneWay(OneWay(1), Payload(1));
+        Assert.True(ring.Writer.HoldsBatch);
+
+        // Nothing follows: the reader takes the held head once it has waited HeldClaimDelay for it.
+        var clock = Stopwatch.StartNew();
+        PollResult result;
+        while ((result = ring.Reader.Poll(handler)) == PollResult.Held)
+        {
+            Assert.True(clock.Elapsed < TimeSpan.FromSeconds(30), "the reader never took the held frame");
+        }
+        Assert.Equal(PollResult.Frame, result);
+        Assert.True(clock.Elapsed >= RingReader.HeldClaimDelay);
+        Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
+        Assert.Equal(1, ring.Reader.HeldClaims);
+        Assert.Equal(PollResult.Empty, ring.Reader.Poll(handler));
+
+        // The writer sees the claim with its next frame: the batch is over and that frame is out now (wake-up check due).
+        Assert.True(ring.SendOneWay(OneWay(2), Payload(2)));
+        Assert.False(ring.Writer.HoldsBatch);
+        Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
+        Assert.Equal([OneWay(0), OneWay(1), OneWay(2)], handler.Frames.Select(f => f.Header));
+    }
+
+    [Fact]
+    public void A_sleeping_reader_gets_a_one_way_frame_published_and_woken_for_at_once()
+    {
+        using var ring = new NativeRing(1 << 16);
+        int seq = ring.Signal.ConsumerSeq;
+        ring.Signal.ArmConsumer(); // the receive thread sleeps on the ring
+        ring.SendOneWay(OneWay(0), Payload(0));
+        Assert.False(ring.Writer.HoldsBatch);
+        Assert.Equal(seq + 1, ring.Signal.ConsumerSeq);
+        var handler = new RecordingHandler();
+        Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
+        Assert.Equal(0, ring.Reader.HeldClaims);
+    }
+
+    [Fact]
+    public void A_ring_filled_with_held_batches_delivers_every_frame()
+    {
+        // The writer keeps coming back for room only the reader can free from frames it holds or held.
+        using var ring = new NativeRing(1 << 14);
+        var handler = new ReadingHandler();
+        var reader = Task.Factory.StartNew(() =>
+        {
+            while (handler.Count < 400)
+            {
+                ring.Receive(handler);
+            }
+        }, TaskCreationOptions.LongRunning);
+        for (int i = 0; i < 400; i++)
+        {
+            ring.SendOneWay(OneWay(i), Patterns.Make(24, i));
+        }
+        ring.Send(new FrameHeader(FrameKind.Call, 1, 1, 1), []); // publishes whatever is still held
+        Assert.True(reader.Wait(TimeSpan.FromSeconds(30)), "the reader did not get every frame");
+        Assert.Null(handler.Failure);
+    }
+
+    [Fact]
+    public void Held_batches_pass_between_two_threads_in_order_whether_published_taken_or_woken_for()
+    {
+        using var ring = new NativeRing(1 << 14, ShmIdleStrategy.Blocking);
+        const int Count = 100_000;
+        var writer = new Thread(() =>
+        {
+            var random = new Random(3);
+            for (int i = 0; i < Count; i++)
+            {
+                if (random.Next(50) == 0)
+                {
+                    ring.Send(new FrameHeader(FrameKind.Call, (ulong)i + 1, 1, (uint)i), Payload(i));
+                }
+                else
+                {
+                    ring.SendOneWay(OneWay(i), Payload(i));
+                }
+                if (random.Next(2000) == 0)
+                {
+                    Thread.Yield(); // lets the reader catch up with a batch and sleep, or take a held head
+                }
+            }
+        });
+        writer.Start();
+        var handler = new ReadingHandler();
+        while (handler.Count < Count && handler.Failure is null)
+        {
+            Assert.Equal(PollResult.Frame, ring.Receive(handler));
+        }
+        writer.Join();
+        Assert.Null(handler.Failure);
+        Assert.Equal(Count, handler.Count);
+    }
+
+    [Fact]
+    public void A_held_record_that_is_not_a_frame_start_is_a_protocol_error_once_taken()
+    {
+        using var ring = new NativeRing(4096);
+        *(int*)(ring.Ring.Data + 4) = (int)RecordType.Padding;
+        Interlocked.Exchange(ref *(int*)ring.Ring.Data, -64);
+        var handler = new RecordingHandler();
+        var clock = Stopwatch.StartNew();
+        XCallProtocolException? error = null;
+        while (error is null && clock.Elapsed < TimeSpan.FromSeconds(30))
+        {
+            error = Record.Exception(() => Assert.Equal(PollResult.Held, ring.Reader.Poll(handler))) as XCallProtocolException;
+        }
+        Assert.NotNull(error);
+        Assert.Contains("held record of type", error.Message);
+    }
+
+    /// <summary>Checks that frame i carries header i and its payload, whatever its kind.</summary>
+    private sealed class ReadingHandler : IFrameHandler
+    {
+        public int Count { get; private set; }
+
+        public string? Failure { get; private set; }
+
+        public MarshalLimits Limits => MarshalLimits.Default;
+
+        public void OnFrame(in FrameHeader header, ref MarshalReader payload)
+        {
+            byte[] copy = new byte[payload.Remaining];
+            payload.ReadBlock(copy);
+            int i = Count++;
+            if (header.MethodId != (uint)i || !(copy.AsSpan().SequenceEqual(Payload(i)) || copy.AsSpan().SequenceEqual(Patterns.Make(24, i)) || copy.Length == 0))
+            {
+                Failure ??= $"frame {i}: method {header.MethodId}, {copy.Length} bytes";
+            }
+        }
+
+        public void OnClosed(Exception? error)
+        {
+        }
+    }
+}

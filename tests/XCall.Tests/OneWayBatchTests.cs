@@ -1,0 +1,107 @@
+using XCall.Runtime;
+using XCall.Tests.Contracts;
+using XCall.Transport;
+using XCall.Transport.Shm;
+
+namespace XCall.Tests;
+
+/// <summary>
+/// One-way calls over shared memory to a real server process: the client holds consecutive one-way frames in batches
+/// and the server drains runs of them in one loop (docs/remoting.md, "Shared-memory transport").
+/// </summary>
+public sealed class OneWayBatchTests(ShmHostFixture fixture) : IClassFixture<ShmHostFixture>
+{
+    [Fact]
+    public async Task A_lone_one_way_call_arrives_with_nothing_sent_after_it_on_its_connection()
+    {
+        // The probe waits on a connection of its own: nothing more goes out on the one that made the call.
+        using var shapes = Remote.Open<IShapes>(fixture.Host.Address);
+        Assert.Equal("shm", shapes.Transport);
+        Assert.Equal(3, shapes.Proxy.Add(1, 2));
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        for (int i = 0; i < 50; i++)
+        {
+            string message = $"lone {i} {Guid.NewGuid()}";
+            shapes.Proxy.Post(message);
+            await fixture.Probe.Proxy.WaitPostedAsync(message, timeout.Token);
+        }
+        // And the last of a burst, which ends inside a held batch.
+        string last = "";
+        for (int i = 0; i < 1000; i++)
+        {
+            last = $"burst {i} {Guid.NewGuid()}";
+            shapes.Proxy.Post(last);
+        }
+        await fixture.Probe.Proxy.WaitPostedAsync(last, timeout.Token);
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void One_way_calls_in_batches_all_arrive_and_inline_in_the_order_they_were_sent(bool inline)
+    {
+        // Under Concurrent dispatch (the default) one-way calls start in order on the receive thread, but one that is
+        // held up long enough hands the receiving to another thread, so only Inline promises the order they end in.
+        using HostProcess? inlineHost = inline ? HostProcess.Start($"shm://{HostProcess.UniqueName("oneway")}", "--inline") : null;
+        using var log = Remote.Open<IOneWayLog>(inlineHost?.Address ?? fixture.Host.Address);
+        Assert.Equal("shm", log.Transport);
+        const int Count = 100_000;
+        var received = new List<int>(Count);
+        for (int round = 0; round < 4; round++)
+        {
+            for (int i = 0; i < Count / 4; i++)
+            {
+                log.Proxy.Append(round * (Count / 4) + i);
+            }
+            received.AddRange(log.Proxy.Take()); // a call: it publishes the batch the last calls are held in
+        }
+        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
+        while (received.Count < Count && DateTime.UtcNow < deadline)
+        {
+            received.AddRange(log.Proxy.Take()); // Concurrent: a call handed over may still be running
+        }
+        if (inline)
+        {
+            Assert.Equal(Enumerable.Range(0, Count), received);
+        }
+        else
+        {
+            Assert.Equal(Enumerable.Range(0, Count), received.Order());
+        }
+    }
+
+    [Fact]
+    public async Task A_malformed_one_way_frame_inside_a_batch_closes_that_connection_only()
+    {
+        string name = fixture.Host.Address["shm://".Length..];
+        using var connection = new XCallConnection(ShmTransport.Connect(name));
+        var closed = new TaskCompletionSource<Exception?>(TaskCreationOptions.RunContinuationsAsynchronously);
+        connection.Closed += (_, error) => closed.TrySetResult(error);
+        connection.Start();
+        IShapes shapes = connection.GetService<IShapes>();
+        string before = $"before {Guid.NewGuid()}";
+        for (int i = 0; i < 10; i++)
+        {
+            shapes.Post(i == 9 ? before : "filler");
+        }
+        // A one-way frame for an object the server never exposed, between one-way calls of the same batch.
+        connection.Channel.BeginFrame(new FrameHeader(FrameKind.OneWay, 0, 0xbad0b1ec7, 1), 0);
+        connection.Channel.CommitFrame();
+        try
+        {
+            for (int i = 0; i < 10; i++)
+            {
+                shapes.Post("after");
+            }
+        }
+        catch (XCallDisconnectedException)
+        {
+            // The server may have read the bad frame and closed the connection already.
+        }
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        await fixture.Probe.Proxy.WaitPostedAsync(before, timeout.Token); // what came before the bad frame ran
+        await closed.Task.WaitAsync(timeout.Token); // the server closed this connection
+        Assert.Throws<XCallDisconnectedException>(() => shapes.Add(1, 2));
+        Assert.Equal(7, fixture.Shapes.Proxy.Add(3, 4)); // the server serves its other connections
+    }
+}
