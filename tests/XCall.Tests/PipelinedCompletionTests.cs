@@ -142,9 +142,8 @@ public sealed class PipelinedCompletionTests
     [InlineData("tcp")]
     public async Task Every_pipelined_call_fails_when_the_server_dies_mid_batch(string transport)
     {
-        HostProcess host = StartHost(transport, "pipekill");
-        using RemoteService<IShapes> service = Remote.Open<IShapes>(host.Address);
-        using RemoteService<IProbe> probe = Remote.Open<IProbe>(host.Address);
+        using var served = new Served(transport, "pipekill");
+        using RemoteService<IProbe> probe = Remote.Open<IProbe>(served.Host.Address);
         IShapes shapes = served.Shapes;
 
         // Quick calls around calls the server holds: some finish, the held ones are in flight when it dies.
