@@ -7,7 +7,9 @@ namespace XCall.Bench;
 /// <c>--loop shm|tcp int|oneway|pipelined SECONDS</c>: one form of call in a loop against a server process with the
 /// default settings (the throughput rows' options), for a profiler to attach to. It prints both pids first (for
 /// <c>perf record -p</c>), then the rate it reached. Forms: <c>int</c> a sync <c>void Test(int)</c>; <c>oneway</c>
-/// 1,000 one-way calls then a sync call; <c>pipelined</c> 1,000 async calls then awaiting them all.
+/// 1,000 one-way calls then a sync call; <c>pipelined</c> 1,000 <c>Task&lt;int&gt;</c> calls then awaiting them all;
+/// <c>pipelined-valuetask</c> the same with <c>ValueTask&lt;int&gt;</c>. The last line also gives the bytes the process
+/// allocated per call (all threads).
 /// </summary>
 internal static class ProfileLoop
 {
@@ -15,9 +17,9 @@ internal static class ProfileLoop
 
     public static async Task<int> Run(string transport, string form, double seconds)
     {
-        if (form is not ("int" or "oneway" or "pipelined"))
+        if (form is not ("int" or "oneway" or "pipelined" or "pipelined-valuetask"))
         {
-            Console.Error.WriteLine($"--loop: unknown form '{form}' (int, oneway or pipelined)");
+            Console.Error.WriteLine($"--loop: unknown form '{form}' (int, oneway, pipelined or pipelined-valuetask)");
             return 2;
         }
         RemoteServer server = RemoteServer.Shared(transport);
@@ -28,6 +30,8 @@ internal static class ProfileLoop
             Console.WriteLine($"client pid {Environment.ProcessId}, server pid {server.Process.Id}");
             Console.Out.Flush();
             var tasks = new Task<int>[Batch];
+            var valueTasks = new ValueTask<int>[Batch];
+            long allocated = GC.GetTotalAllocatedBytes(precise: true);
             var clock = Stopwatch.StartNew();
             long calls = 0;
             while (clock.Elapsed.TotalSeconds < seconds)
@@ -47,6 +51,16 @@ internal static class ProfileLoop
                         }
                         throughput.Proxy.OneWayCount();
                         break;
+                    case "pipelined-valuetask":
+                        for (int i = 0; i < Batch; i++)
+                        {
+                            valueTasks[i] = throughput.Proxy.TestValueAsync(i);
+                        }
+                        for (int i = 0; i < Batch; i++)
+                        {
+                            await valueTasks[i].ConfigureAwait(false);
+                        }
+                        break;
                     default:
                         for (int i = 0; i < Batch; i++)
                         {
@@ -61,7 +75,8 @@ internal static class ProfileLoop
                 calls += Batch;
             }
             double ns = clock.Elapsed.TotalNanoseconds / calls;
-            Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{form} over {transport}: {calls:N0} calls, {ns:0.0} ns per call, {1e3 / ns:0.00} M calls/s"));
+            double bytes = (double)(GC.GetTotalAllocatedBytes(precise: true) - allocated) / calls;
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{form} over {transport}: {calls:N0} calls, {ns:0.0} ns per call, {1e3 / ns:0.00} M calls/s, {bytes:0.0} B allocated per call"));
         }
         finally
         {

@@ -4,7 +4,7 @@
 # cores other work also wants, the rate moves with that work; the CPU time a call costs moves much less (spinning
 # waits still count, and grow when the peer has no core).
 #
-#   scripts/loop-cpu.sh [shm|tcp] [int|oneway|pipelined] [SECONDS] [BENCH_DLL]     defaults: shm pipelined 6, this tree's bench
+#   scripts/loop-cpu.sh [shm|tcp] [int|oneway|pipelined|pipelined-valuetask] [SECONDS] [BENCH_DLL]     defaults: shm pipelined 6, this tree's bench
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
