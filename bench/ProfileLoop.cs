@@ -76,7 +76,10 @@ internal static class ProfileLoop
             }
             double ns = clock.Elapsed.TotalNanoseconds / calls;
             double bytes = (double)(GC.GetTotalAllocatedBytes(precise: true) - allocated) / calls;
-            Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{form} over {transport}: {calls:N0} calls, {ns:0.0} ns per call, {1e3 / ns:0.00} M calls/s, {bytes:0.0} B allocated per call"));
+            string drains = throughput.Connection is { } connection && form.StartsWith("pipelined", StringComparison.Ordinal)
+                ? string.Create(CultureInfo.InvariantCulture, $", {connection.Completions.Completed * 100.0 / calls:0}% completed by drainers in {connection.Completions.Runs:N0} runs")
+                : "";
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{form} over {transport}: {calls:N0} calls, {ns:0.0} ns per call, {1e3 / ns:0.00} M calls/s, {bytes:0.0} B allocated per call{drains}"));
         }
         finally
         {

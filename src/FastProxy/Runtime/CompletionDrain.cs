@@ -50,6 +50,8 @@ internal sealed class CompletionDrain : IThreadPoolWorkItem
     private long _running;
     private long _progress;
     private long _handOffs;
+    private long _runs;
+    private long _completed;
     private Timer? _watch;
     private int _watching;
     private long _watchedRunning;
@@ -57,6 +59,12 @@ internal sealed class CompletionDrain : IThreadPoolWorkItem
 
     /// <summary>Tests: how many times a drainer handed its work to a new one.</summary>
     internal long HandOffs => Volatile.Read(ref _handOffs);
+
+    /// <summary>Tests and the bench: how many drainer runs (thread-pool work items) ran.</summary>
+    internal long Runs => Volatile.Read(ref _runs);
+
+    /// <summary>Tests and the bench: how many continuations the drainers ran.</summary>
+    internal long Completed => Volatile.Read(ref _completed);
 
     /// <summary>Queues <paramref name="call"/>'s continuation (its value-task source is completed by a drainer).</summary>
     public void Push(PendingCall call)
@@ -93,6 +101,7 @@ internal sealed class CompletionDrain : IThreadPoolWorkItem
     void IThreadPoolWorkItem.Execute()
     {
         long epoch = ++_epoch; // only the owner runs here (see Design)
+        Volatile.Write(ref _runs, _runs + 1);
         CompletionDrain? outerDrain = t_drain;
         long outerEpoch = t_epoch;
         t_drain = this;
@@ -124,6 +133,7 @@ internal sealed class CompletionDrain : IThreadPoolWorkItem
                     return; // handed off while the continuation ran: the new owner has the rest
                 }
                 Volatile.Write(ref _progress, _progress + 1);
+                Volatile.Write(ref _completed, _completed + 1);
             }
         }
         finally
