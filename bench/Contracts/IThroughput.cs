@@ -25,6 +25,9 @@ public interface IThroughput
 
     /// <summary>An async call (the pipelined calls-per-second row).</summary>
     Task<int> TestAsync(int value);
+
+    /// <summary>An async call returning a <see cref="ValueTask{TResult}"/> (<c>--loop shm pipelined-valuetask</c>).</summary>
+    ValueTask<int> TestValueAsync(int value);
 }
 
 /// <summary>Implementation of <see cref="IThroughput"/>.</summary>
@@ -58,4 +61,6 @@ public sealed class ThroughputService : IThroughput
     public long OneWayCount() => Interlocked.Read(ref _oneWay);
 
     public Task<int> TestAsync(int value) => Task.FromResult(value + 1);
+
+    public ValueTask<int> TestValueAsync(int value) => new(value + 1);
 }

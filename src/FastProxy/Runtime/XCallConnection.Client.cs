@@ -166,6 +166,7 @@ public sealed partial class XCallConnection
             call.EndNested();
             return;
         }
+        CompletionDrain.BeforeBlockingWait(); // a continuation run by a drainer waits here: the calls behind it go on
         try
         {
             // A wait also ends for a call nested in this one (a callback this call caused): it runs here, on the
@@ -249,9 +250,9 @@ public sealed partial class XCallConnection
             call.SentTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
         }
         SendOpenFrame(batched: call.Pipelined);
-        if (call.IsCompleted || (!call.Pipelined && Channel.TryPollForReply(call)))
+        if (call.IsCompleted || (!call.Pipelined && Channel.TryPollForReply(call)) || !call.AwaitCompletion())
         {
-            return default;
+            return default; // completed here: no drainer completes its source, and the caller may reuse the call at once
         }
         TimeSpan timeout = Options.CallTimeout;
         if (!cancellationToken.CanBeCanceled && call.Deadline == 0)

@@ -44,6 +44,7 @@ public sealed partial class XCallConnection
                 $"A call received on the connection to {RemoteEndpoint} runs on the thread that reads its frames, which cannot wait for them as well: " +
                 "wait on another thread, or serve the contract with DispatchMode.Concurrent.");
         }
+        CompletionDrain.BeforeBlockingWait();
         if (IsDispatchingOnThisThread)
         {
             return condition.Wait(deadline); // a call of this connection on the pool leaves the reading to the receiving thread

@@ -24,6 +24,9 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     private readonly Admission _admission;
     private readonly ReferenceTable _references;
 
+    /// <summary>Where async calls' continuations run: a thread-pool drainer per burst of completions, not per call.</summary>
+    internal CompletionDrain Completions { get; } = new();
+
     /// <summary>Creates the runtime over <paramref name="channel"/>; call <see cref="Start"/> to begin receiving.</summary>
     /// <exception cref="ArgumentOutOfRangeException">A bound of <paramref name="options"/> is out of its range.</exception>
     public XCallConnection(FrameChannel channel, ConnectionOptions? options = null)

@@ -18,6 +18,14 @@ namespace XCall.Runtime.CompilerServices;
 /// reply, then publishes <see cref="_state"/> = Done; the caller reads the reply only after it observed Done. Async waiters use a versioned
 /// <see cref="ManualResetValueTaskSourceCore{TResult}"/>, so a stale await of a recycled call is caught.
 /// <para>
+/// An async call's source is completed, and its continuation run, by the connection's <see cref="CompletionDrain"/>,
+/// never by the completer: the completer pushes the call there only when the caller awaits it. Whether it does is
+/// decided once per use in <see cref="_asyncWait"/>: the caller CASes it from Undecided to Awaited when it returns
+/// the value task (<see cref="AwaitCompletion"/>), the completer from Undecided to CompletedFirst after Done. The
+/// one that loses the race knows the other went first: a caller that finds the call completed returns a completed
+/// task and may reuse the call at once, as no drainer will touch it.
+/// </para>
+/// <para>
 /// A synchronous caller also serves calls nested in its own call (a callback its call caused, see
 /// <see cref="OfferNested"/>): the receiving side hands such a call to the waiting caller instead of the
 /// thread pool, the waits end early with <see cref="WaitOver"/>, and <see cref="XCallConnection.SendAndWait(PendingCall)"/>
@@ -45,6 +53,11 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
     private int _completing;
     private IThreadPoolWorkItem? _nested;
     private bool _yieldOnWake;
+    private int _asyncWait;
+
+    private const int Undecided = 0;
+    private const int Awaited = 1;
+    private const int CompletedFirst = 2;
 
     private readonly XCallConnection _connection;
 
@@ -52,10 +65,14 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
     {
         Slot = slot;
         _connection = connection;
-        _core.RunContinuationsAsynchronously = true;
+        // Continuations run on the connection's drainer, which completes the source (see Design).
+        _core.RunContinuationsAsynchronously = false;
     }
 
     internal int Slot { get; }
+
+    /// <summary>The next call in a <see cref="CompletionDrain"/> list (owned by that drain while the call is in it).</summary>
+    internal PendingCall? NextCompleted;
 
     /// <summary>The <see cref="Transport.FrameChannel.LinkGeneration"/> the call went out on (its reply can only come back on it).</summary>
     internal int Link { get; set; }
@@ -179,6 +196,7 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
         _state = Waiting;
         CancelledBeforeSend = false;
         CancelledToken = default;
+        _asyncWait = Undecided;
         EndNested(); // nothing waits here unless a caller's wait ended in an exception
         if (isAsync)
         {
@@ -241,7 +259,10 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
         bool yieldAfter = false; // a sleeping waiter was woken, and asked this thread to yield
         if (isAsync)
         {
-            _core.SetResult(true);
+            if (Interlocked.CompareExchange(ref _asyncWait, CompletedFirst, Undecided) == Awaited)
+            {
+                _connection.Completions.Push(this); // the drainer completes the source and runs the continuation
+            }
         }
         else if (Volatile.Read(ref _sleeping) != 0)
         {
@@ -319,6 +340,15 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
 
     /// <summary>A task that completes with the call (async methods).</summary>
     internal ValueTask AsValueTask() => new(this, _core.Version);
+
+    /// <summary>
+    /// The caller will await <see cref="AsValueTask"/> (async methods): true, and the completer then hands the call to
+    /// the connection's drainer; false when the call completed first, and nobody will complete its source.
+    /// </summary>
+    internal bool AwaitCompletion() => Interlocked.CompareExchange(ref _asyncWait, Awaited, Undecided) == Undecided;
+
+    /// <summary>From the drainer: completes the source, running the awaiting continuation on this thread.</summary>
+    internal void RunContinuation() => _core.SetResult(true);
 
     /// <summary>
     /// Finishes a call without results: throws its failure or the remote error, like
