@@ -53,23 +53,14 @@ internal sealed unsafe class PeerReader(ShmSegment segment, ulong* slots, int pe
 
     private void Copy(ulong address, Span<byte> destination)
     {
-        // One process_vm_readv moves at most about 2 GiB; larger blocks take several.
-        const int Chunk = 1 << 30;
-        int done = 0;
-        while (done < destination.Length)
+        if (!ProcessMemory.TryRead(peerPid, address, destination, out int error))
         {
-            int n = Math.Min(Chunk, destination.Length - done);
-            long read = Libc.ReadProcessMemory(peerPid, address + (ulong)done, destination.Slice(done, n));
-            if (read <= 0 && Libc.LastErrorNumber == Libc.ESrch)
+            if (error == ProcessMemory.NoSuchProcess)
             {
                 throw new XCallDisconnectedException(endpoint, "the peer that lent the call's arrays is gone");
             }
-            if (read != n)
-            {
-                string why = read < 0 ? Libc.LastErrorText() : $"{read} of {n} bytes";
-                throw new XCallProtocolException($"Cannot read the {destination.Length}-byte array the peer lent at 0x{address:x} ({why}).");
-            }
-            done += n;
+            string why = error != 0 ? Libc.LastErrorText() : "a short read";
+            throw new XCallProtocolException($"Cannot read the {destination.Length}-byte array the peer lent at 0x{address:x} ({why}).");
         }
     }
 }

@@ -18,8 +18,9 @@ namespace XCall.Transport.Shm.Ring;
 // touches nothing shared: another thread may own the read position by then.
 //
 // A run of one-way calls taken through TryTakeOneWay publishes the consumer position lazily: every 1/16 of the ring, at
-// once while the producer sleeps for room, and whenever a poll finds nothing (or a held head) at the read position, so
-// room a run consumed never stays unpublished once the ring looks empty. Everything else releases at once.
+// once while the producer sleeps for room or when nothing follows the call taken, and whenever a poll finds nothing
+// (or a held head) at the read position, so room a run consumed never stays unpublished once the ring looks empty.
+// Everything else releases at once.
 //
 // A negative length is a held batch head (RingWriter's design notes): Poll leaves it for HeldClaimDelay, then takes it
 // as if its length were positive, after saying so in the ClaimedHead word.
@@ -227,7 +228,10 @@ internal sealed unsafe class RingReader
         new ReadOnlySpan<byte>(record + RingLayout.FirstPayloadOffset, first).CopyTo(payload);
         length = first;
         long next = position + RingLayout.Align(recordLength);
-        if (next - _released >= _lazyReleaseBytes || Volatile.Read(ref *_ring.ProducerSleeping) != 0)
+        // Also released when nothing follows: the run ends with this call, which may run long, and a writer that
+        // then waits for room would wait for it (or for the receiving's hand-over).
+        if (next - _released >= _lazyReleaseBytes || Volatile.Read(ref *(int*)(_data + (next & _mask))) == 0
+            || Volatile.Read(ref *_ring.ProducerSleeping) != 0)
         {
             Release(next);
         }
