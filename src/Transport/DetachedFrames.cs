@@ -86,11 +86,16 @@ public sealed class DetachedFrames
     /// call <see cref="Resume"/> after receiving), false when it was handed over.</summary>
     public bool Pause() => Interlocked.CompareExchange(ref _stealable, 0, Environment.CurrentManagedThreadId) == Environment.CurrentManagedThreadId;
 
-    /// <summary>After <see cref="Pause"/>: the work goes on (the watch counts it as a new run).</summary>
+    /// <summary>After <see cref="Pause"/>: the work goes on (the watch counts it as a new run, and watches the channel
+    /// again if it let go of it during a long pause).</summary>
     public void Resume()
     {
         Volatile.Write(ref _runSeq, _runSeq + 1);
         Interlocked.Exchange(ref _stealable, Environment.CurrentManagedThreadId);
+        if (Volatile.Read(ref _watched) == 0)
+        {
+            DetachWatch.Track(this);
+        }
     }
 
     internal bool Watched
