@@ -60,7 +60,7 @@ internal sealed partial class TcpFrameChannel : IHeartbeatChannel
             if (Interlocked.Exchange(ref _heartbeatClosing, 1) == 0)
             {
                 var error = new XCallDisconnectedException(_endpoint, $"no heartbeat for {_timeoutMs} ms");
-                ThreadPool.UnsafeQueueUserWorkItem(static s => s.Channel.Close(s.Error), (Channel: this, Error: error), preferLocal: false);
+                ThreadPool.UnsafeQueueUserWorkItem(static s => s.Channel.Close(s.Error, peerLost: true), (Channel: this, Error: error), preferLocal: false);
             }
             return;
         }

@@ -241,8 +241,12 @@ internal sealed partial class TcpFrameChannel : FrameChannel
         Close(null);
     }
 
-    /// <summary>Closes the channel for <paramref name="reason"/> (null: orderly); only the first close counts.</summary>
-    internal void Close(Exception? reason)
+    /// <summary>
+    /// Closes the channel for <paramref name="reason"/> (null: orderly); only the first close counts. The bytes
+    /// already handed to the socket still reach a peer that takes them within <see cref="CloseLingerMs"/>
+    /// (<see cref="TcpLink.CloseAfterSent"/>), unless <paramref name="peerLost"/> says nobody takes them.
+    /// </summary>
+    internal void Close(Exception? reason, bool peerLost = false)
     {
         if (Interlocked.CompareExchange(ref _closed, 1, 0) != 0)
         {
@@ -250,7 +254,7 @@ internal sealed partial class TcpFrameChannel : FrameChannel
         }
         _closeReason = reason;
         StopHeartbeat();
-        _link.Dispose();
+        _link.CloseAfterSent(peerLost ? 0 : CloseLingerMs);
         lock (_sendLock)
         {
             // Senders waiting for room see the channel closed.
@@ -263,6 +267,12 @@ internal sealed partial class TcpFrameChannel : FrameChannel
         }
         DeliverClosed();
     }
+
+    /// <summary>
+    /// How long a closed channel's socket waits for the peer to take the bytes already sent: the heartbeat timeout,
+    /// after which a silent peer counts as lost anyway, or 10 s without heartbeats.
+    /// </summary>
+    private int CloseLingerMs => _options.HeartbeatTimeout == Timeout.InfiniteTimeSpan ? 10_000 : (int)Math.Min(int.MaxValue, (long)_options.HeartbeatTimeout.TotalMilliseconds);
 
     private void DeliverClosed()
     {
