@@ -14,10 +14,12 @@ using XCall.Cluster.TestApp;
 //                 leaves once the first has left (leaving removes a process's names).
 string mode = args.Length > 0 ? args[0] : "world";
 var services = new XCallServer();
-int rank = -1;
-services.Add<IRankService>(new RankService(() => rank));
+// Another rank may call GetRank as soon as this rank has joined, before JoinAsync has returned here: it waits for it.
+var joined = new TaskCompletionSource<int>(TaskCreationOptions.RunContinuationsAsynchronously);
+services.Add<IRankService>(new RankService(() => joined.Task.Wait(TimeSpan.FromSeconds(30)) ? joined.Task.Result : -1));
 ClusterWorld world = await ClusterWorld.JoinAsync(new ClusterOptions { Services = services });
-rank = world.Rank;
+int rank = world.Rank;
+joined.SetResult(rank);
 Console.WriteLine($"rank {world.Rank} of {world.Size} joined (local rank {world.LocalRank}, node {world.Node}, launcher {world.Environment.Launcher}, pid {Environment.ProcessId})");
 
 if (mode == "names-offer")
