@@ -36,6 +36,9 @@ internal static partial class ChannelSuite
         /// <summary>The world's call, made from a thread of its own instead of the pool thread the suite runs on.</summary>
         CallThread,
 
+        /// <summary>The world's call, made from a new thread-pool work item instead of the suite's own pool thread.</summary>
+        CallPoolItem,
+
         /// <summary>A sync write on a named unbuffered One2One the peer reads.</summary>
         Write,
 
@@ -128,7 +131,7 @@ internal static partial class ChannelSuite
         IChannelOut<int> writeAsync = await csp.OpenOutAsync<int>("bench-write-a");
         IChannelOut<int> pingAsync = await csp.OpenOutAsync<int>("bench-ping-a");
         using RemoteService<ICallCost> plain = await Remote.OpenAsync<ICallCost>(world.GetAddress(1));
-        NetForm[] forms = [NetForm.Call, NetForm.CallPlain, NetForm.CallThread, NetForm.Write, NetForm.RoundTrip, NetForm.WriteAsyncReader, NetForm.RoundTripAsyncReader, NetForm.Buffered];
+        NetForm[] forms = [NetForm.Call, NetForm.CallPlain, NetForm.CallThread, NetForm.CallPoolItem, NetForm.Write, NetForm.RoundTrip, NetForm.WriteAsyncReader, NetForm.RoundTripAsyncReader, NetForm.Buffered];
         double Burst(NetForm form, int ops)
         {
             if (form == NetForm.CallThread)
@@ -138,6 +141,10 @@ internal static partial class ChannelSuite
                 thread.Start();
                 thread.Join();
                 return threadNs;
+            }
+            if (form == NetForm.CallPoolItem)
+            {
+                return Task.Run(() => Burst(NetForm.Call, ops)).GetAwaiter().GetResult();
             }
             long begin = Stopwatch.GetTimestamp();
             for (int i = 0; i < ops; i++)
@@ -198,6 +205,7 @@ internal static partial class ChannelSuite
             (NetForm.Call, $"XCall void Test(int) over {transport}", $"net-int-call-{transport}"),
             (NetForm.CallPlain, $"XCall void Test(int) over {transport}, a Remote.Open connection with default options (diagnostic)", $"net-int-call-plain-{transport}"),
             (NetForm.CallThread, $"XCall void Test(int) over {transport}, called from a thread of its own (diagnostic)", $"net-int-call-thread-{transport}"),
+            (NetForm.CallPoolItem, $"XCall void Test(int) over {transport}, called from a new thread-pool work item (diagnostic)", $"net-int-call-poolitem-{transport}"),
             (NetForm.Write, "named One2One<int>: rendezvous write, reader in the other process", $"net-write-{transport}"),
             (NetForm.RoundTrip, "named One2One<int>: a value there and back", $"net-roundtrip-{transport}"),
             (NetForm.WriteAsyncReader, "named One2One<int>: rendezvous write, the reader an async loop (diagnostic)", $"net-write-async-reader-{transport}"),

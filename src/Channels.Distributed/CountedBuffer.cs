@@ -7,9 +7,10 @@ namespace XCall.Channels.Distributed;
 /// </summary>
 internal sealed class CountedBuffer<T> : IBuffer<T>
 {
-    // Design: the channel calls Put and Get under its own lock; _held changes there (Interlocked, a full fence) and
-    // is read by the intake without that lock. Get tells the intake after its decrement, so an intake that reads
-    // _held after publishing a waiting request (also behind a full fence) sees the freed slot, or Get sees the request.
+    // Design: the channel calls Put and Get under its own lock; _held changes only there (Put a plain store, Get an
+    // Interlocked decrement, a full fence) and is read by the intake without that lock. Get tells the intake after its
+    // decrement, so an intake that reads _held after publishing a waiting request (also behind a full fence) sees the
+    // freed slot, or Get sees the request.
     private readonly IBuffer<T> _inner;
     private int _held;
 
@@ -38,7 +39,7 @@ internal sealed class CountedBuffer<T> : IBuffer<T>
     public void Put(T item)
     {
         _inner.Put(item);
-        Interlocked.Increment(ref _held);
+        Volatile.Write(ref _held, _held + 1); // under the channel's lock, as every change of _held: no update is lost
     }
 
     /// <inheritdoc/>

@@ -12,11 +12,13 @@ namespace XCall.Channels.Distributed;
 internal sealed class Intake<T> : IIntake
 {
     // Design: _lock guards the writers, the queue, _granted, _queued, _putting and _status; values are put into the
-    // channel outside it, in queue order, by the one thread that set _putting. A writer's batches enter the queue in
-    // their sequence (a batch that comes early waits in its writer's Parked), and its end enters after its last batch.
-    // _wakeAt (the least free count some waiting request needs, int.MaxValue when none) is published with a full fence
-    // before the free count is read, and read after the buffer's count falls (CountedBuffer), so no freed slot is missed.
-    // Requests are answered outside the lock (their continuations run asynchronously anyway).
+    // channel outside it, in queue order, by the one thread that set _putting, a batch's values in as few steps as the
+    // channel's room allows (ChannelOut.TryWriteMany: one lock and one reader wake-up per step). A writer's batches
+    // enter the queue in their sequence (a batch that comes early waits in its writer's Parked), and its end enters
+    // after its last batch. _wakeAt (the least free count some waiting request needs, int.MaxValue when none) is
+    // published with a full fence before the free count is read, and read after the buffer's count falls
+    // (CountedBuffer), so no freed slot is missed. Requests are answered outside the lock (their continuations run
+    // asynchronously anyway).
 
     /// <summary>The most credits out at once for a buffer without a capacity.</summary>
     internal const int Window = 65_536;
@@ -223,14 +225,20 @@ internal sealed class Intake<T> : IIntake
                     Ended(entry.End);
                     continue;
                 }
-                foreach (T value in entry.Values)
+                T[] values = entry.Values;
+                int offset = 0;
+                while (offset < values.Length)
                 {
-                    ValueTask write = _output.WriteAsync(value);
-                    if (write.IsCompletedSuccessfully)
+                    // As many as the channel takes now in one step; a value it cannot take yet waits as one write.
+                    offset += _output.TryWriteMany(values.AsSpan(offset));
+                    if (offset < values.Length)
                     {
-                        continue;
+                        ValueTask write = _output.WriteAsync(values[offset++]);
+                        if (!write.IsCompletedSuccessfully)
+                        {
+                            await write.ConfigureAwait(false);
+                        }
                     }
-                    await write.ConfigureAwait(false);
                 }
             }
             catch (PoisonException e)

@@ -240,6 +240,51 @@ internal sealed partial class ChannelCore<T>
         return true;
     }
 
+    /// <summary>
+    /// Writes the first values of <paramref name="items"/> that can be written without waiting, in order, under one
+    /// hold of the lock: the first to a waiting (non-extended) reader, the next into the buffer while it has room.
+    /// Returns how many were written: 0 when the channel is completed, or writers already wait (their values go first).
+    /// </summary>
+    internal int TryWriteMany(ReadOnlySpan<T> items)
+    {
+        Waiter<T>? reader = null;
+        List<IReadinessListener>? notify = null;
+        int written = 0;
+        lock (_sync)
+        {
+            ThrowIfPoisonedUnsynchronized();
+            if (_completed || !_writers.IsEmpty || items.IsEmpty)
+            {
+                return 0;
+            }
+            if (!_readers.IsEmpty)
+            {
+                if (_readers.Peek().Extended)
+                {
+                    return 0;
+                }
+                // A waiting reader means an empty buffer: it takes the first value, the buffer the next ones.
+                reader = _readers.Dequeue();
+                written = 1;
+            }
+            if (_readers.IsEmpty && _buffer is { } buffer)
+            {
+                int before = written;
+                while (written < items.Length && buffer.CanPut)
+                {
+                    buffer.Put(items[written++]);
+                }
+                if (written > before)
+                {
+                    notify = TakeUnsynchronized(ref _inputListeners);
+                }
+            }
+        }
+        reader?.Succeed(items[0]);
+        NotifyAll(notify);
+        return written;
+    }
+
     /// <summary>Takes a value from the buffer or a waiting writer; <paramref name="release"/> is the writer to complete after the lock.</summary>
     private bool TryTakeUnsynchronized(bool extended, out T item, out Waiter<T>? release, ref List<IReadinessListener>? notify)
     {

@@ -21,6 +21,15 @@ public sealed class ChannelOut<T> : Guard, IChannelOut<T>
     /// <inheritdoc/>
     public void Write(T item, CancellationToken cancellationToken = default) => Blocking.Wait(_core.WriteAsync(item, cancellationToken));
 
+    /// <summary>
+    /// Writes as many of <paramref name="items"/>, from the first, as can be written now without waiting (to a waiting
+    /// reader, then into the buffer while it has room), all in one step, and returns how many it wrote. It writes
+    /// none when the channel is completed, when writers wait already, or when nothing could take a value; it throws
+    /// <see cref="PoisonException"/> when the channel is poisoned. A buffered producer that has many values at once
+    /// pays one lock and one reader wake-up per call instead of per value.
+    /// </summary>
+    public int TryWriteMany(ReadOnlySpan<T> items) => _core.TryWriteMany(items);
+
     /// <inheritdoc/>
     public void Complete() => _core.Complete();
 

@@ -357,6 +357,52 @@ internal static class Parts
         }
     }
 
+    /// <summary>
+    /// Remote writers' batches meet a reader thread blocked in Read and a local writer that takes buffer room the
+    /// credits counted on: the host puts what fits in one step and waits for room for the rest, in each writer's order.
+    /// </summary>
+    public static async Task BatchedAsync(CspWorld csp, int rank, int size)
+    {
+        const int PerWriter = 30_000;
+        if (rank == 0)
+        {
+            Any2One<long> shared = await csp.CreateAny2OneAsync("batched", new FifoBuffer<long>(32));
+            var local = new Thread(() =>
+            {
+                for (int i = 1; i <= PerWriter; i++)
+                {
+                    shared.Out.Write((size * 1_000_000L) + i);
+                }
+            });
+            var next = new Dictionary<long, long>();
+            bool eachInOrder = true;
+            var reader = new Thread(() =>
+            {
+                for (int got = 0; got < size * PerWriter; got++)
+                {
+                    long value = shared.In.Read();
+                    long writer = value / 1_000_000;
+                    eachInOrder &= value % 1_000_000 == next.GetValueOrDefault(writer, 1);
+                    next[writer] = (value % 1_000_000) + 1;
+                }
+            });
+            reader.Start();
+            local.Start();
+            await Task.Run(() =>
+            {
+                local.Join();
+                reader.Join();
+            });
+            Say(rank, $"batched buffer got {next.Values.Sum() - next.Count} values from {next.Count} writers, each writer's in order: {eachInOrder}");
+            return;
+        }
+        IChannelOut<long> output = await csp.OpenOutAsync<long>("batched");
+        for (int i = 1; i <= PerWriter; i++)
+        {
+            output.Write((rank * 1_000_000L) + i);
+        }
+    }
+
     public static async Task KillBufferedAsync(CspWorld csp, int rank)
     {
         if (rank == 1)

@@ -35,6 +35,7 @@ Func<int, Task> part = mode switch
     "barrier" => rank => Parts.BarrierAsync(csp, rank, size),
     "kill" => rank => Parts.KillAsync(csp, rank),
     "buffered" => rank => Parts.BufferedAsync(csp, rank, size),
+    "batched" => rank => Parts.BatchedAsync(csp, rank, size),
     "killbuffered" => rank => Parts.KillBufferedAsync(csp, rank),
     _ => throw new ArgumentException($"unknown mode {mode}"),
 };

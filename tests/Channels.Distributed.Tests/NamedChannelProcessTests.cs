@@ -102,6 +102,15 @@ public sealed class NamedChannelProcessTests(ITestOutputHelper output)
         Assert.Contains("rank 1 lone buffered write was read: 7", text, StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task Remote_batches_reach_a_blocked_reader_in_order_beside_a_local_writer(bool standAlone)
+    {
+        string text = await RunAsync(standAlone, "batched");
+        Assert.Contains("rank 0 batched buffer got 90000 values from 3 writers, each writer's in order: True", text, StringComparison.Ordinal);
+    }
+
     [Fact]
     public async Task A_buffered_channel_reader_killed_with_sigkill_fails_the_writer()
     {
