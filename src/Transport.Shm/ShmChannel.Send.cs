@@ -18,7 +18,7 @@ internal sealed partial class ShmChannel
         {
             _sendLock.Enter();
         }
-        else if (!_sendLock.TryEnter(Deadline.RemainingMs(deadline)))
+        else if (!_sendLock.TryEnter() && !_sendLock.TryEnter(Deadline.RemainingMs(deadline))) // the clock is read only when the lock is held
         {
             throw new XCallTimeoutException(_endpoint, "another frame of the connection held the send side for the call's timeout (the peer takes no data)");
         }

@@ -8,6 +8,10 @@ public interface IOneWayLog
     [OneWay]
     void Append(int value);
 
+    /// <summary>Appends <paramref name="value"/> to the log; a negative value is not appended, and the call throws.</summary>
+    [OneWay]
+    void AppendOrThrow(int value);
+
     /// <summary>The values appended since the last call, in the order they were appended, and empties the log.</summary>
     int[] Take();
 }
@@ -24,6 +28,16 @@ public sealed class OneWayLog : IOneWayLog
         {
             _values.Add(value);
         }
+    }
+
+    /// <inheritdoc/>
+    public void AppendOrThrow(int value)
+    {
+        if (value < 0)
+        {
+            throw new ArgumentOutOfRangeException(nameof(value), value, "a negative value is refused");
+        }
+        Append(value);
     }
 
     /// <inheritdoc/>

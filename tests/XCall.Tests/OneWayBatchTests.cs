@@ -71,6 +71,74 @@ public sealed class OneWayBatchTests(ShmHostFixture fixture) : IClassFixture<Shm
     }
 
     [Fact]
+    public async Task One_way_calls_to_two_objects_interleaved_on_one_connection_all_arrive_at_their_own_object()
+    {
+        // One connection, two objects: consecutive frames of a run name different targets.
+        string name = fixture.Host.Address["shm://".Length..];
+        using var connection = new XCallConnection(ShmTransport.Connect(name));
+        connection.Start();
+        IOneWayLog log = connection.GetService<IOneWayLog>();
+        IShapes shapes = connection.GetService<IShapes>();
+        log.Take(); // empty what an earlier test on this server may have left
+        const int Count = 20_000;
+        string last = "";
+        for (int i = 0; i < Count; i++)
+        {
+            log.Append(i);
+            if (i % 3 == 0)
+            {
+                last = $"interleaved {i} {Guid.NewGuid()}";
+                shapes.Post(last);
+            }
+        }
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        await fixture.Probe.Proxy.WaitPostedAsync(last, timeout.Token);
+        Assert.Equal(Enumerable.Range(0, Count), await TakeAllAsync(log, Count, timeout.Token));
+    }
+
+    [Fact]
+    public async Task One_way_calls_that_throw_inside_a_batch_lose_none_of_the_calls_after_them()
+    {
+        // Every seventh call throws on the server: it is reported there (OneWayCallFailed), and the run goes on.
+        using var log = Remote.Open<IOneWayLog>(fixture.Host.Address);
+        Assert.Equal("shm", log.Transport);
+        log.Proxy.Take();
+        const int Count = 20_000;
+        var expected = new List<int>(Count);
+        for (int i = 0; i < Count; i++)
+        {
+            bool fails = i % 7 == 3;
+            log.Proxy.AppendOrThrow(fails ? -1 : i);
+            if (!fails)
+            {
+                expected.Add(i);
+            }
+        }
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        Assert.Equal(expected, await TakeAllAsync(log.Proxy, expected.Count, timeout.Token));
+        Assert.Equal(7, fixture.Shapes.Proxy.Add(3, 4)); // the connection and the server live on
+    }
+
+    /// <summary>Takes from <paramref name="log"/> until <paramref name="count"/> values came (calls handed over to
+    /// another thread may still be running), in the order they ran (Concurrent dispatch: one handed over may run later).</summary>
+    private static async Task<List<int>> TakeAllAsync(IOneWayLog log, int count, CancellationToken cancellationToken)
+    {
+        var received = new List<int>(count);
+        while (received.Count < count)
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            int[] taken = log.Take();
+            received.AddRange(taken);
+            if (taken.Length == 0)
+            {
+                await Task.Yield();
+            }
+        }
+        received.Sort();
+        return received;
+    }
+
+    [Fact]
     public async Task A_malformed_one_way_frame_inside_a_batch_closes_that_connection_only()
     {
         string name = fixture.Host.Address["shm://".Length..];

@@ -197,23 +197,69 @@ public sealed partial class XCallConnection
     /// After a detached one-way call: runs the one-way calls whose frames already follow it, one after the other on this
     /// thread, each taken straight from the transport (<see cref="FrameChannel.TryDetachNextOneWay"/>) into
     /// <paramref name="buffer"/>: a run of one-way calls costs one pass through the receive loop, not one per call, and
-    /// they run in the order they were sent, as they would one frame at a time. Each is admitted (counted) as a detached
-    /// call is; one past the bounds runs here all the same, as a one-way call past them always does. A malformed frame
-    /// throws out of the run, and the caller closes the connection.
+    /// they run in the order they were sent, as they would one frame at a time. One call of the run is admitted (counted)
+    /// at a time, as a detached call is; one past the bounds runs here all the same, as a one-way call past them always
+    /// does. A malformed frame throws out of the run, and the caller closes the connection.
     /// </summary>
+    /// <remarks>
+    /// What does not change from frame to frame is done once per run: the calls run one at a time, so one
+    /// <see cref="ServerCall"/> (rented and admitted once) serves each call that completes at once, and the target and the
+    /// reader's context are looked up again only when the frame names another object or link. A call that goes on
+    /// asynchronously keeps its <see cref="ServerCall"/>, and the next frame rents a new one.
+    /// </remarks>
     private void RunNextOneWayCalls(Span<byte> buffer)
     {
-        while (Channel.TryDetachNextOneWay(buffer, out FrameHeader header, out int length))
+        ServerCall? call = null;
+        ExposedObject? target = null;
+        ulong targetId = 0;
+        object? context = null;
+        int contextLink = 0;
+        try
         {
-            if (header.Version != FrameHeader.CurrentVersion || header.Flags != 0)
+            while (Channel.TryDetachNextOneWay(buffer, out FrameHeader header, out int length))
             {
-                throw new XCallProtocolException($"A one-way frame with version {header.Version} and flags 0x{header.Flags:x4}: this build speaks version {FrameHeader.CurrentVersion}, with no flags on one-way frames.");
+                if (header.Version != FrameHeader.CurrentVersion || header.Flags != 0)
+                {
+                    throw new XCallProtocolException($"A one-way frame with version {header.Version} and flags 0x{header.Flags:x4}: this build speaks version {FrameHeader.CurrentVersion}, with no flags on one-way frames.");
+                }
+                if (target is null || header.ObjectId != targetId)
+                {
+                    // No release frame runs inside the run (only one-way frames are taken), so the object stays exposed.
+                    target = _references.FindObject(header.ObjectId);
+                    targetId = header.ObjectId;
+                }
+                if (call is null)
+                {
+                    call = RentServerCall(0, header.MethodId, oneWay: true);
+                    _admission.TryAdmit(call, Admission.Weight(length), out _);
+                }
+                else
+                {
+                    long admitted = call.Admitted;
+                    call.Prepare(0, header.MethodId, oneWay: true);
+                    call.Link = Channel.LinkGeneration;
+                    call.Admitted = admitted;
+                }
+                if (context is null || call.Link != contextLink)
+                {
+                    context = ReadContextOf(call.Link);
+                    contextLink = call.Link;
+                }
+                var reader = new MarshalReader(buffer[..length], Options.Limits) { Context = context };
+                ServerCall running = call;
+                call = null; // the call's own again until it comes back completed
+                if (Invoke(target, header.MethodId, ref reader, running, keep: true))
+                {
+                    call = running;
+                }
             }
-            ExposedObject target = _references.FindObject(header.ObjectId);
-            ServerCall call = RentServerCall(0, header.MethodId, oneWay: true);
-            _admission.TryAdmit(call, Admission.Weight(length), out _);
-            var reader = new MarshalReader(buffer[..length], Options.Limits) { Context = ReadContextOf(call.Link) };
-            Invoke(target, header.MethodId, ref reader, call);
+        }
+        finally
+        {
+            if (call is not null)
+            {
+                ReturnServerCall(call);
+            }
         }
     }
 
@@ -323,7 +369,11 @@ public sealed partial class XCallConnection
         Channel.CommitFrame();
     }
 
-    private void Invoke(ExposedObject target, uint methodId, ref MarshalReader args, ServerCall call)
+    /// <summary>
+    /// Runs <paramref name="call"/>; returns it to the pool when it ends, except with <paramref name="keep"/> when it
+    /// completed at once: then it returns true and the caller still holds the call (and the room it was admitted with).
+    /// </summary>
+    private bool Invoke(ExposedObject target, uint methodId, ref MarshalReader args, ServerCall call, bool keep = false)
     {
         long start = Diagnostics.CallTelemetry.Start();
         if (start != 0)
@@ -347,16 +397,21 @@ public sealed partial class XCallConnection
         catch (Exception ex)
         {
             Fail(call, ex);
-            return;
+            return false;
         }
         if (pending.IsCompletedSuccessfully)
         {
             call.Report(failed: false);
+            if (keep)
+            {
+                return true;
+            }
             ReturnServerCall(call);
-            return;
+            return false;
         }
         Register(call);
         _ = AwaitDispatch(pending, call);
+        return false;
     }
 
     private async Task AwaitDispatch(ValueTask pending, ServerCall call)
