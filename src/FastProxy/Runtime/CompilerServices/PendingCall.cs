@@ -31,6 +31,12 @@ namespace XCall.Runtime.CompilerServices;
 /// thread pool, the waits end early with <see cref="WaitOver"/>, and <see cref="XCallConnection.SendAndWait(PendingCall)"/>
 /// runs it on the caller's thread and waits again.
 /// </para>
+/// <para>
+/// A synchronous caller that blocks sleeps on the call's own <see cref="WakeWord"/> (a private futex), which the
+/// completer or the offerer of a nested call wakes after publishing <see cref="_state"/> or <see cref="_nested"/>:
+/// one wake-up per blocked call, and no lock for either side to take again; the monitor on <see cref="_gate"/> only
+/// where futexes are missing.
+/// </para>
 /// </remarks>
 [EditorBrowsable(EditorBrowsableState.Never)]
 public sealed partial class PendingCall : IValueTaskSource, IReplyWait
@@ -39,6 +45,7 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
     private const int Done = 1;
 
     private readonly object _gate = new();
+    private readonly WakeWord? _wake = WakeWord.IsSupported ? new WakeWord() : null; // null: sleep on _gate
     private ManualResetValueTaskSourceCore<bool> _core;
     private byte[] _reply = new byte[256];
     private int _replyLength;
@@ -148,7 +155,14 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
             {
                 return false; // completed meanwhile, and the caller did not take it: take it back
             }
-            Monitor.PulseAll(_gate);
+            if (_wake?.TakeSleeper() == true)
+            {
+                _wake.Signal();
+            }
+            else if (_wake is null && Volatile.Read(ref _sleeping) != 0)
+            {
+                Monitor.PulseAll(_gate);
+            }
             return true;
         }
     }
@@ -173,9 +187,11 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
     {
         // A completer that already published Done may still be finishing (waking a waiter, setting the
         // value-task result) on another thread: the object is reused only once it let go.
+        // It may have lost its core meanwhile: spin briefly, then yield it (SpinWait), rather than spin out a time slice.
+        var completer = new SpinWait();
         while (Volatile.Read(ref _completing) != 0)
         {
-            Thread.SpinWait(1);
+            completer.SpinOnce(sleep1Threshold: -1);
         }
         // The id pairs the reply with this use of the slot: the slot in the low half, a per-slot generation
         // (never 0, so no id is 0) in the high half.
@@ -264,6 +280,21 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
                 _connection.Completions.Push(this); // the drainer completes the source and runs the continuation
             }
         }
+        else if (_wake is not null)
+        {
+            // The sleeper is claimed before the call is let go, and signalled after: the caller, woken, may reuse the
+            // call at once (Prepare waits for _completing), and a late signal only ends a later sleep early.
+            if (_wake.TakeSleeper())
+            {
+                yieldAfter = _yieldOnWake; // written before the waiter announced its sleep
+                Volatile.Write(ref _completing, 0);
+                _wake.Signal();
+            }
+            else
+            {
+                Volatile.Write(ref _completing, 0);
+            }
+        }
         else if (Volatile.Read(ref _sleeping) != 0)
         {
             lock (_gate)
@@ -272,7 +303,10 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
             }
             yieldAfter = _yieldOnWake; // written before the waiter announced its sleep
         }
-        Volatile.Write(ref _completing, 0);
+        if (isAsync || _wake is null)
+        {
+            Volatile.Write(ref _completing, 0);
+        }
         if (yieldAfter)
         {
             // The waiter is a server method waiting for its callback's reply, and this thread (the receive
@@ -315,6 +349,10 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
         // thread, polling on) would otherwise keep the core the woken thread needs, and where the cores are
         // all busy the callback round would wait for the scheduler.
         _yieldOnWake = _connection.NestingCallId() != 0;
+        if (_wake is { } wake)
+        {
+            return Sleep(wake, deadline);
+        }
         lock (_gate)
         {
             Interlocked.Exchange(ref _sleeping, 1);
@@ -335,6 +373,27 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
             {
                 Volatile.Write(ref _sleeping, 0);
             }
+        }
+    }
+
+    /// <summary>Sleeps on the call's own word until <see cref="WaitOver"/> (woken by the completer, see Finish) or the deadline.</summary>
+    private bool Sleep(WakeWord wake, long deadline)
+    {
+        while (true)
+        {
+            wake.Prepare(); // a full fence before the check: a completer that published after it sees the sleeper
+            if (WaitOver)
+            {
+                wake.Cancel();
+                return true;
+            }
+            long left = deadline == long.MaxValue ? Timeout.Infinite : deadline - Environment.TickCount64;
+            if (deadline != long.MaxValue && left <= 0)
+            {
+                wake.Cancel();
+                return false;
+            }
+            wake.Sleep(left > int.MaxValue ? int.MaxValue : (int)left);
         }
     }
 
