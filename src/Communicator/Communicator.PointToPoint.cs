@@ -123,7 +123,12 @@ public sealed partial class Communicator
     public MessageStatus Receive<T>(Memory<T> buffer, int source, int tag) where T : unmanaged
     {
         CheckTag(tag, receiving: true);
-        return Local(Await(Post(new ReceiveRequest<T>(buffer, SourceToWorld(source), PointToPointContext, tag, asynchronous: false))));
+        int from = SourceToWorld(source);
+        if (TryReceiveFast(MemoryMarshal.AsBytes(buffer.Span), from, PointToPointContext, tag, out MessageStatus status))
+        {
+            return Local(status);
+        }
+        return Local(Await(Post(new ReceiveRequest<T>(buffer, from, PointToPointContext, tag, asynchronous: false))));
     }
 
     /// <summary>Receives a message of one value.</summary>
@@ -131,6 +136,16 @@ public sealed partial class Communicator
     /// <exception cref="Cluster.RankFailedException">The source failed before a message came.</exception>
     public T Receive<T>(int source, int tag) where T : unmanaged
     {
+        CheckTag(tag, receiving: true);
+        T one = default;
+        if (TryReceiveFast(MemoryMarshal.AsBytes(new Span<T>(ref one)), SourceToWorld(source), PointToPointContext, tag, out MessageStatus fast))
+        {
+            if (fast.ByteCount != Unsafe.SizeOf<T>())
+            {
+                throw new MessageTruncatedException(Local(fast).Source, fast.Tag, fast.ByteCount, Unsafe.SizeOf<T>());
+            }
+            return one;
+        }
         var value = new T[1];
         MessageStatus status = Receive<T>(value, source, tag);
         if (status.ByteCount != Unsafe.SizeOf<T>())
@@ -169,6 +184,19 @@ public sealed partial class Communicator
         var request = new ReceiveRequest<T>(SourceToWorld(source), PointToPointContext, tag, asynchronous: true) { Bell = _messaging.Inbox };
         await Start(request, cancellationToken).ConfigureAwait(false);
         return request.Received.ToArray();
+    }
+
+    /// <summary>
+    /// A blocking receive's path with no request: takes a matching message the mailbox holds, or (from one rank on
+    /// this node) spins on its eager ring a while and takes a small message straight from it into
+    /// <paramref name="destination"/>. False when the receive must be posted.
+    /// </summary>
+    private bool TryReceiveFast(Span<byte> destination, int worldSource, long context, int tag, out MessageStatus status)
+    {
+        FastTake taken = worldSource != AnySource && _messaging.Inbox is { } inbox && inbox.Covers(worldSource)
+            ? inbox.TryReceive(worldSource, context, tag, destination, out status)
+            : _messaging.Mailbox.TryTakeHeld(worldSource, context, tag, destination, out status);
+        return taken == FastTake.Taken;
     }
 
     private Task<MessageStatus> Start(ReceiveRequest request, CancellationToken cancellationToken)

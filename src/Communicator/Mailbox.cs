@@ -211,6 +211,63 @@ internal sealed class Mailbox : IMailbox
         }
     }
 
+    /// <summary>
+    /// A blocking receive's try before it posts a request: takes the first waiting message that
+    /// <paramref name="source"/>, <paramref name="context"/> and <paramref name="tag"/> accept into
+    /// <paramref name="destination"/> when the mailbox holds its bytes; no request and no allocation. Says
+    /// <see cref="FastTake.Post"/> when the receive must be posted instead (a lent message matches, a receive is
+    /// already posted and matching goes in posting order, or the source failed).
+    /// </summary>
+    /// <exception cref="MessageTruncatedException">The message is longer than <paramref name="destination"/> (it is taken, as a posted receive takes it).</exception>
+    public FastTake TryTakeHeld(int source, long context, int tag, Span<byte> destination, out MessageStatus status)
+    {
+        status = default;
+        Envelope? found = null;
+        lock (_lock)
+        {
+            if (_posted.Count != 0)
+            {
+                return FastTake.Post;
+            }
+            for (int i = 0; i < _unexpected.Count; i++)
+            {
+                Envelope candidate = _unexpected[i];
+                if (Matches(source, context, tag, candidate))
+                {
+                    if (candidate.Lent is not null)
+                    {
+                        return FastTake.Post;
+                    }
+                    found = candidate;
+                    _unexpected.RemoveAt(i);
+                    break;
+                }
+            }
+            if (found is null)
+            {
+                return FailureFor(source) is null ? FastTake.None : FastTake.Post;
+            }
+        }
+        try
+        {
+            if (found.Length > destination.Length)
+            {
+                throw new MessageTruncatedException(found.Source, found.Tag, found.Length, destination.Length);
+            }
+            found.Data.AsSpan(0, found.Length).CopyTo(destination);
+        }
+        finally
+        {
+            found.Matched?.TrySetResult();
+            if (found.Pooled)
+            {
+                ArrayPool<byte>.Shared.Return(found.Data);
+            }
+        }
+        status = new MessageStatus(found.Source, found.Tag, found.Length);
+        return FastTake.Taken;
+    }
+
     /// <summary>Withdraws a posted receive that no message matched yet; false when one did.</summary>
     public bool Cancel(ReceiveRequest request)
     {
@@ -497,4 +554,17 @@ internal sealed class Mailbox : IMailbox
         }
         return _failed.GetValueOrDefault(source);
     }
+}
+
+/// <summary>What a blocking receive's try without a request found (see <see cref="Mailbox.TryTakeHeld"/>).</summary>
+internal enum FastTake
+{
+    /// <summary>No message matches yet: try again, or post the receive.</summary>
+    None,
+
+    /// <summary>A message was copied into the receive's buffer.</summary>
+    Taken,
+
+    /// <summary>The receive must be posted as a request.</summary>
+    Post,
 }
