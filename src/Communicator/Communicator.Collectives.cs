@@ -490,23 +490,23 @@ public sealed partial class Communicator
 
     private void ReceiveBlock<T>(T[] array, int start, int count, int source, int tag) where T : unmanaged
     {
-        if (!TryReceiveFast(MemoryMarshal.AsBytes(array.AsSpan(start, count)), _worldRanks[source], CollectiveContext, tag, out _))
+        if (!TryReceiveFast(MemoryMarshal.AsBytes(array.AsSpan(start, count)), _worldRanks[source], CollectiveContext, tag, out _, out int spun))
         {
-            Await(PostBlock(array, start, count, source, tag));
+            Await(PostBlock(array, start, count, source, tag), spun);
         }
     }
 
     /// <summary>Receives a block into <paramref name="into"/>: with no request when it is at hand (see <see cref="TryReceiveFast"/>), else through a pooled array.</summary>
     private void ReceiveSpan<T>(Span<T> into, int source, int tag) where T : unmanaged
     {
-        if (TryReceiveFast(MemoryMarshal.AsBytes(into), _worldRanks[source], CollectiveContext, tag, out _))
+        if (TryReceiveFast(MemoryMarshal.AsBytes(into), _worldRanks[source], CollectiveContext, tag, out _, out int spun))
         {
             return;
         }
         T[] rented = ArrayPool<T>.Shared.Rent(into.Length);
         try
         {
-            Await(PostBlock(rented, 0, into.Length, source, tag));
+            Await(PostBlock(rented, 0, into.Length, source, tag), spun);
             rented.AsSpan(0, into.Length).CopyTo(into);
         }
         finally

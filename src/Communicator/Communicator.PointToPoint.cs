@@ -124,11 +124,11 @@ public sealed partial class Communicator
     {
         CheckTag(tag, receiving: true);
         int from = SourceToWorld(source);
-        if (TryReceiveFast(MemoryMarshal.AsBytes(buffer.Span), from, PointToPointContext, tag, out MessageStatus status))
+        if (TryReceiveFast(MemoryMarshal.AsBytes(buffer.Span), from, PointToPointContext, tag, out MessageStatus status, out int spun))
         {
             return Local(status);
         }
-        return Local(Await(Post(new ReceiveRequest<T>(buffer, from, PointToPointContext, tag, asynchronous: false))));
+        return Local(Await(Post(new ReceiveRequest<T>(buffer, from, PointToPointContext, tag, asynchronous: false)), spun));
     }
 
     /// <summary>Receives a message of one value.</summary>
@@ -137,22 +137,24 @@ public sealed partial class Communicator
     public T Receive<T>(int source, int tag) where T : unmanaged
     {
         CheckTag(tag, receiving: true);
+        int from = SourceToWorld(source);
         T one = default;
-        if (TryReceiveFast(MemoryMarshal.AsBytes(new Span<T>(ref one)), SourceToWorld(source), PointToPointContext, tag, out MessageStatus fast))
+        MessageStatus status;
+        if (TryReceiveFast(MemoryMarshal.AsBytes(new Span<T>(ref one)), from, PointToPointContext, tag, out status, out int spun))
         {
-            if (fast.ByteCount != Unsafe.SizeOf<T>())
-            {
-                throw new MessageTruncatedException(Local(fast).Source, fast.Tag, fast.ByteCount, Unsafe.SizeOf<T>());
-            }
-            return one;
+            status = Local(status);
         }
-        var value = new T[1];
-        MessageStatus status = Receive<T>(value, source, tag);
+        else
+        {
+            var value = new T[1];
+            status = Local(Await(Post(new ReceiveRequest<T>(value, from, PointToPointContext, tag, asynchronous: false)), spun));
+            one = value[0];
+        }
         if (status.ByteCount != Unsafe.SizeOf<T>())
         {
             throw new MessageTruncatedException(status.Source, status.Tag, status.ByteCount, Unsafe.SizeOf<T>());
         }
-        return value[0];
+        return one;
     }
 
     /// <summary>Receives a message into a new array as long as the message.</summary>
@@ -189,12 +191,14 @@ public sealed partial class Communicator
     /// <summary>
     /// A blocking receive's path with no request: takes a matching message the mailbox holds, or (from one rank on
     /// this node) spins on its eager ring a while and takes a small message straight from it into
-    /// <paramref name="destination"/>. False when the receive must be posted.
+    /// <paramref name="destination"/>. False when the receive must be posted; <paramref name="spun"/> then says how
+    /// many turns it spun, which the posted receive's wait does not spin again.
     /// </summary>
-    private bool TryReceiveFast(Span<byte> destination, int worldSource, long context, int tag, out MessageStatus status)
+    private bool TryReceiveFast(Span<byte> destination, int worldSource, long context, int tag, out MessageStatus status, out int spun)
     {
+        spun = 0;
         FastTake taken = worldSource != AnySource && _messaging.Inbox is { } inbox && inbox.Covers(worldSource)
-            ? inbox.TryReceive(worldSource, context, tag, destination, out status)
+            ? inbox.TryReceive(worldSource, context, tag, destination, out status, out spun)
             : _messaging.Mailbox.TryTakeHeld(worldSource, context, tag, destination, out status);
         return taken == FastTake.Taken;
     }

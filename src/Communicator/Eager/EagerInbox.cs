@@ -220,9 +220,11 @@ internal sealed unsafe class EagerInbox : IDisposable
 
     /// <summary>
     /// Blocks until <paramref name="request"/> completes, polling the rings meanwhile on this thread: spins, then
-    /// yields, then sleeps on the bell.
+    /// yields, then sleeps on the bell. <paramref name="spun"/> turns of spinning were done already (by
+    /// <see cref="TryReceive"/>): it goes on from there, so a wait cut short by <see cref="CoreLoad.Oversubscribed"/>
+    /// sleeps at once.
     /// </summary>
-    public void Wait(ReceiveRequest request)
+    public void Wait(ReceiveRequest request, int spun = 0)
     {
         if (!Enter())
         {
@@ -231,7 +233,7 @@ internal sealed unsafe class EagerInbox : IDisposable
         }
         try
         {
-            WaitEntered(request, static r => r!.IsDone, null);
+            WaitEntered(request, static r => r!.IsDone, null, Math.Max(0, Math.Min(spun, _spinTurns) - 1));
         }
         finally
         {
@@ -256,7 +258,7 @@ internal sealed unsafe class EagerInbox : IDisposable
         }
         try
         {
-            WaitEntered(null, _ => done(), stuck);
+            WaitEntered(null, _ => done(), stuck, 0);
         }
         finally
         {
@@ -265,10 +267,9 @@ internal sealed unsafe class EagerInbox : IDisposable
     }
 
     /// <summary>The wait of <see cref="Wait"/> and <see cref="WaitLent"/>: spins, then yields, then sleeps on the bell (or on a source's connection).</summary>
-    private void WaitEntered(ReceiveRequest? request, Func<ReceiveRequest?, bool> done, Action? stuck)
+    private void WaitEntered(ReceiveRequest? request, Func<ReceiveRequest?, bool> done, Action? stuck, int turns)
     {
         long start = Stopwatch.GetTimestamp();
-        int turns = 0;
         while (!done(request))
         {
             if (request is not null && SourceSendsCalls(request) && SleepOnCalls(request))
@@ -332,27 +333,29 @@ internal sealed unsafe class EagerInbox : IDisposable
     /// came in time, the source sends large messages as calls, or the mailbox says so).
     /// </summary>
     /// <exception cref="MessageTruncatedException">The message is longer than <paramref name="destination"/>.</exception>
-    public FastTake TryReceive(int source, long context, int tag, Span<byte> destination, out MessageStatus status)
+    public FastTake TryReceive(int source, long context, int tag, Span<byte> destination, out MessageStatus status, out int spun)
     {
         status = default;
+        spun = 0;
         if (source == _self || Array.IndexOf(_sources, source) < 0 || !Enter())
         {
             return FastTake.Post;
         }
         try
         {
-            for (int turns = 1; ; turns++)
+            while (true)
             {
                 if (Volatile.Read(ref _largeLast[source]) || Volatile.Read(ref _largeAnnounced[source]) > Volatile.Read(ref _largeArrived[source]))
                 {
-                    return FastTake.Post; // a large message comes as a call: the request path reads its connection
+                    spun = 0; // a large message comes as a call: the request path reads its connection
+                    return FastTake.Post;
                 }
                 FastTake taken = TakeOnce(source, context, tag, destination, out status);
                 if (taken != FastTake.None)
                 {
                     return taken;
                 }
-                if (turns >= _spinTurns || (turns == CoreLoad.ProbeTurn && CoreLoad.Oversubscribed))
+                if (++spun >= _spinTurns || (spun == CoreLoad.ProbeTurn && CoreLoad.Oversubscribed))
                 {
                     return FastTake.Post;
                 }
