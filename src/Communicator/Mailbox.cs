@@ -31,6 +31,7 @@ internal sealed class Mailbox : IMailbox
     private readonly Dictionary<int, RankFailedException> _failed = [];
     private XCallConnection?[] _links = []; // by world rank: the connection its messages came over (written under _lock)
     private EagerInbox? _inbox;
+    private int _arrivals; // messages held so far (written under _lock): a spinning receive looks into the lists again only when it moved
     private int _self = -1;
     private int _worldSize;
 
@@ -268,6 +269,9 @@ internal sealed class Mailbox : IMailbox
         return FastTake.Taken;
     }
 
+    /// <summary>How many messages the mailbox has held so far (any thread may read it): a receive that found nothing need not look again until it changes.</summary>
+    public int Arrivals => Volatile.Read(ref _arrivals);
+
     /// <summary>Withdraws a posted receive that no message matched yet; false when one did.</summary>
     public bool Cancel(ReceiveRequest request)
     {
@@ -496,6 +500,7 @@ internal sealed class Mailbox : IMailbox
     private void ArriveUnsynchronized(Envelope envelope)
     {
         _unexpected.Add(envelope);
+        Volatile.Write(ref _arrivals, _arrivals + 1);
         for (int i = _probes.Count - 1; i >= 0; i--)
         {
             (int source, long context, int tag, TaskCompletionSource<MessageStatus> found) = _probes[i];

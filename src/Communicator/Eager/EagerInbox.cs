@@ -343,6 +343,8 @@ internal sealed unsafe class EagerInbox : IDisposable
         }
         try
         {
+            EagerRing ring = RingAt(_base, source);
+            int seen = int.MinValue;
             while (true)
             {
                 if (Volatile.Read(ref _largeLast[source]) || Volatile.Read(ref _largeAnnounced[source]) > Volatile.Read(ref _largeArrived[source]))
@@ -350,10 +352,16 @@ internal sealed unsafe class EagerInbox : IDisposable
                     spun = 0; // a large message comes as a call: the request path reads its connection
                     return FastTake.Post;
                 }
-                FastTake taken = TakeOnce(source, context, tag, destination, out status);
-                if (taken != FastTake.None)
+                // A turn costs two reads while nothing comes: the ring's head and tail, and the mailbox's arrivals.
+                int arrivals = _mailbox.Arrivals;
+                if (arrivals != seen || ring.HasData)
                 {
-                    return taken;
+                    seen = arrivals;
+                    FastTake taken = TakeOnce(source, context, tag, destination, out status);
+                    if (taken != FastTake.None)
+                    {
+                        return taken;
+                    }
                 }
                 if (++spun >= _spinTurns || (spun == CoreLoad.ProbeTurn && CoreLoad.Oversubscribed))
                 {
