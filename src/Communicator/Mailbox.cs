@@ -24,6 +24,8 @@ internal sealed class Mailbox : IMailbox
     // belongs to the thread that took it. A lent message (see EagerInbox) waits in _unexpected as an envelope with
     // no bytes; whoever takes it out of the list copies its bytes from the sender and answers the sender, so it is
     // answered once: by the receive that takes it, or by Nudge (the sender waited too long), which holds a copy.
+    // A blocking receive may take a held message with no request (TryTakeHeld) only while no receive is posted, so
+    // receives still match in the order posted; _arrivals counts held messages so a spinning one reads one word.
     private readonly object _lock = new();
     private readonly List<Envelope> _unexpected = [];
     private readonly List<ReceiveRequest> _posted = [];
