@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Numerics;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 
 namespace XCall.Communicator;
 
@@ -24,6 +25,9 @@ public sealed partial class Communicator
     /// each step waits for a peer that may have no core.
     /// </summary>
     private const int LargeAllreduceBytes = 128 << 10;
+
+    /// <summary>Allreduce messages up to this size take the partners' values into a span on the stack, with no pooled array.</summary>
+    private const int StackAllreduceBytes = 1 << 10;
 
     /// <summary>Returns once every rank of the communicator has called it (dissemination: log2(size) rounds of messages).</summary>
     public void Barrier()
@@ -135,12 +139,17 @@ public sealed partial class Communicator
         {
             return;
         }
+        if (!large && send.Length * Unsafe.SizeOf<T>() <= StackAllreduceBytes)
+        {
+            RecursiveDoublingAllreduce(receive, null, stackalloc T[send.Length], operation);
+            return;
+        }
         T[] incoming = ArrayPool<T>.Shared.Rent(send.Length);
         try
         {
             if (!large)
             {
-                RecursiveDoublingAllreduce(receive, incoming, operation);
+                RecursiveDoublingAllreduce(receive, incoming, incoming.AsSpan(0, send.Length), operation);
             }
             else if (BitOperations.IsPow2(Size))
             {
@@ -165,8 +174,12 @@ public sealed partial class Communicator
         return one[0];
     }
 
-    /// <summary>Recursive doubling into <paramref name="sum"/> (which holds this rank's values); <paramref name="incoming"/> holds at least as many.</summary>
-    private void RecursiveDoublingAllreduce<T>(T[] sum, T[] incoming, ReduceOperation<T> operation) where T : unmanaged
+    /// <summary>
+    /// Recursive doubling into <paramref name="sum"/> (which holds this rank's values); the partners' values come
+    /// into <paramref name="incoming"/> (as long as <paramref name="sum"/>), the first values of
+    /// <paramref name="incomingArray"/> when given (a large block lands there straight), else a span on the stack.
+    /// </summary>
+    private void RecursiveDoublingAllreduce<T>(T[] sum, T[]? incomingArray, Span<T> incoming, ReduceOperation<T> operation) where T : unmanaged
     {
         // Ranks past the largest power of two fold into a partner first and get the result from it last.
         int powerOfTwo = 1;
@@ -185,8 +198,8 @@ public sealed partial class Communicator
             }
             else
             {
-                ReceiveBlock(incoming, 0, sum.Length, Rank - 1, AllreduceTag);
-                operation.Combine(incoming.AsSpan(0, sum.Length), sum);
+                ReceiveInto(incomingArray, incoming, Rank - 1);
+                operation.Combine(incoming, sum);
                 virtualRank = Rank / 2;
             }
         }
@@ -200,8 +213,16 @@ public sealed partial class Communicator
             {
                 int partnerVirtual = virtualRank ^ mask;
                 int partner = partnerVirtual < extra ? partnerVirtual * 2 + 1 : partnerVirtual + extra;
-                Exchange(sum, 0, sum.Length, partner, incoming, 0, sum.Length, partner, AllreduceTag);
-                operation.Combine(incoming.AsSpan(0, sum.Length), sum);
+                if (incomingArray is not null)
+                {
+                    Exchange(sum, 0, sum.Length, partner, incomingArray, 0, sum.Length, partner, AllreduceTag);
+                }
+                else
+                {
+                    SendBlock(sum, 0, sum.Length, partner, AllreduceTag); // small: it never waits for its receive
+                    ReceiveSpan(incoming, partner, AllreduceTag);
+                }
+                operation.Combine(incoming, sum);
             }
         }
         if (Rank < 2 * extra)
@@ -214,6 +235,18 @@ public sealed partial class Communicator
             {
                 SendBlock(sum, 0, sum.Length, Rank - 1, AllreduceTag);
             }
+        }
+    }
+
+    private void ReceiveInto<T>(T[]? array, Span<T> span, int source) where T : unmanaged
+    {
+        if (array is not null)
+        {
+            ReceiveBlock(array, 0, span.Length, source, AllreduceTag);
+        }
+        else
+        {
+            ReceiveSpan(span, source, AllreduceTag);
         }
     }
 
@@ -455,13 +488,47 @@ public sealed partial class Communicator
     private ReceiveRequest<T> PostBlock<T>(T[] array, int start, int count, int source, int tag) where T : unmanaged =>
         Post(new ReceiveRequest<T>(array.AsMemory(start, count), _worldRanks[source], CollectiveContext, tag, asynchronous: false));
 
-    private void ReceiveBlock<T>(T[] array, int start, int count, int source, int tag) where T : unmanaged =>
-        Await(PostBlock(array, start, count, source, tag));
+    private void ReceiveBlock<T>(T[] array, int start, int count, int source, int tag) where T : unmanaged
+    {
+        if (!TryReceiveFast(MemoryMarshal.AsBytes(array.AsSpan(start, count)), _worldRanks[source], CollectiveContext, tag, out _, out int spun))
+        {
+            Await(PostBlock(array, start, count, source, tag), spun);
+        }
+    }
 
-    /// <summary>Sends one block and receives another, the receive posted first so a large block lands straight in place.</summary>
+    /// <summary>Receives a block into <paramref name="into"/>: with no request when it is at hand (see <see cref="TryReceiveFast"/>), else through a pooled array.</summary>
+    private void ReceiveSpan<T>(Span<T> into, int source, int tag) where T : unmanaged
+    {
+        if (TryReceiveFast(MemoryMarshal.AsBytes(into), _worldRanks[source], CollectiveContext, tag, out _, out int spun))
+        {
+            return;
+        }
+        T[] rented = ArrayPool<T>.Shared.Rent(into.Length);
+        try
+        {
+            Await(PostBlock(rented, 0, into.Length, source, tag), spun);
+            rented.AsSpan(0, into.Length).CopyTo(into);
+        }
+        finally
+        {
+            ArrayPool<T>.Shared.Return(rented);
+        }
+    }
+
+    /// <summary>
+    /// Sends one block and receives another. Small blocks go first and the receive takes its block with no request
+    /// (a small send never waits for its receive); for a large one the receive is posted first, so the block lands
+    /// straight in place.
+    /// </summary>
     private void Exchange<T>(T[] send, int sendStart, int sendCount, int destination, T[] receive, int receiveStart, int receiveCount, int source, int tag)
         where T : unmanaged
     {
+        if (Math.Max(sendCount, receiveCount) * Unsafe.SizeOf<T>() < LargeMessageBytes)
+        {
+            SendBlock(send, sendStart, sendCount, destination, tag);
+            ReceiveBlock(receive, receiveStart, receiveCount, source, tag);
+            return;
+        }
         ReceiveRequest<T> incoming = PostBlock(receive, receiveStart, receiveCount, source, tag);
         SendBlock(send, sendStart, sendCount, destination, tag);
         Await(incoming);

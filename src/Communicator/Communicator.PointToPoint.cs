@@ -123,7 +123,12 @@ public sealed partial class Communicator
     public MessageStatus Receive<T>(Memory<T> buffer, int source, int tag) where T : unmanaged
     {
         CheckTag(tag, receiving: true);
-        return Local(Await(Post(new ReceiveRequest<T>(buffer, SourceToWorld(source), PointToPointContext, tag, asynchronous: false))));
+        int from = SourceToWorld(source);
+        if (TryReceiveFast(MemoryMarshal.AsBytes(buffer.Span), from, PointToPointContext, tag, out MessageStatus status, out int spun))
+        {
+            return Local(status);
+        }
+        return Local(Await(Post(new ReceiveRequest<T>(buffer, from, PointToPointContext, tag, asynchronous: false)), spun));
     }
 
     /// <summary>Receives a message of one value.</summary>
@@ -131,13 +136,25 @@ public sealed partial class Communicator
     /// <exception cref="Cluster.RankFailedException">The source failed before a message came.</exception>
     public T Receive<T>(int source, int tag) where T : unmanaged
     {
-        var value = new T[1];
-        MessageStatus status = Receive<T>(value, source, tag);
+        CheckTag(tag, receiving: true);
+        int from = SourceToWorld(source);
+        T one = default;
+        MessageStatus status;
+        if (TryReceiveFast(MemoryMarshal.AsBytes(new Span<T>(ref one)), from, PointToPointContext, tag, out status, out int spun))
+        {
+            status = Local(status);
+        }
+        else
+        {
+            var value = new T[1];
+            status = Local(Await(Post(new ReceiveRequest<T>(value, from, PointToPointContext, tag, asynchronous: false)), spun));
+            one = value[0];
+        }
         if (status.ByteCount != Unsafe.SizeOf<T>())
         {
             throw new MessageTruncatedException(status.Source, status.Tag, status.ByteCount, Unsafe.SizeOf<T>());
         }
-        return value[0];
+        return one;
     }
 
     /// <summary>Receives a message into a new array as long as the message.</summary>
@@ -169,6 +186,21 @@ public sealed partial class Communicator
         var request = new ReceiveRequest<T>(SourceToWorld(source), PointToPointContext, tag, asynchronous: true) { Bell = _messaging.Inbox };
         await Start(request, cancellationToken).ConfigureAwait(false);
         return request.Received.ToArray();
+    }
+
+    /// <summary>
+    /// A blocking receive's path with no request: takes a matching message the mailbox holds, or (from one rank on
+    /// this node) spins on its eager ring a while and takes a small message straight from it into
+    /// <paramref name="destination"/>. False when the receive must be posted; <paramref name="spun"/> then says how
+    /// many turns it spun, which the posted receive's wait does not spin again.
+    /// </summary>
+    private bool TryReceiveFast(Span<byte> destination, int worldSource, long context, int tag, out MessageStatus status, out int spun)
+    {
+        spun = 0;
+        FastTake taken = worldSource != AnySource && _messaging.Inbox is { } inbox && inbox.Covers(worldSource)
+            ? inbox.TryReceive(worldSource, context, tag, destination, out status, out spun)
+            : _messaging.Mailbox.TryTakeHeld(worldSource, context, tag, destination, out status);
+        return taken == FastTake.Taken;
     }
 
     private Task<MessageStatus> Start(ReceiveRequest request, CancellationToken cancellationToken)

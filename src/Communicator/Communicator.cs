@@ -219,8 +219,11 @@ public sealed partial class Communicator : IAsyncDisposable
         return request;
     }
 
-    /// <summary>Waits for a blocking receive, reading the connection its message comes over on this thread when the mailbox knows it.</summary>
-    private MessageStatus Await(ReceiveRequest request) => request.Wait(_messaging.Mailbox.LinkFor(request.Source), _messaging.Inbox);
+    /// <summary>
+    /// Waits for a blocking receive, reading the connection its message comes over on this thread when the mailbox
+    /// knows it; <paramref name="spun"/>: the turns its try with no request already spun on the inbox.
+    /// </summary>
+    private MessageStatus Await(ReceiveRequest request, int spun = 0) => request.Wait(_messaging.Mailbox.LinkFor(request.Source), _messaging.Inbox, spun);
 
     private int SourceToWorld(int source)
     {

@@ -24,6 +24,8 @@ internal sealed class Mailbox : IMailbox
     // belongs to the thread that took it. A lent message (see EagerInbox) waits in _unexpected as an envelope with
     // no bytes; whoever takes it out of the list copies its bytes from the sender and answers the sender, so it is
     // answered once: by the receive that takes it, or by Nudge (the sender waited too long), which holds a copy.
+    // A blocking receive may take a held message with no request (TryTakeHeld) only while no receive is posted, so
+    // receives still match in the order posted; _arrivals counts held messages so a spinning one reads one word.
     private readonly object _lock = new();
     private readonly List<Envelope> _unexpected = [];
     private readonly List<ReceiveRequest> _posted = [];
@@ -31,6 +33,7 @@ internal sealed class Mailbox : IMailbox
     private readonly Dictionary<int, RankFailedException> _failed = [];
     private XCallConnection?[] _links = []; // by world rank: the connection its messages came over (written under _lock)
     private EagerInbox? _inbox;
+    private int _arrivals; // messages held so far (written under _lock): a spinning receive looks into the lists again only when it moved
     private int _self = -1;
     private int _worldSize;
 
@@ -210,6 +213,66 @@ internal sealed class Mailbox : IMailbox
             Volatile.Read(ref _inbox)?.WantProgress();
         }
     }
+
+    /// <summary>
+    /// A blocking receive's try before it posts a request: takes the first waiting message that
+    /// <paramref name="source"/>, <paramref name="context"/> and <paramref name="tag"/> accept into
+    /// <paramref name="destination"/> when the mailbox holds its bytes; no request and no allocation. Says
+    /// <see cref="FastTake.Post"/> when the receive must be posted instead (a lent message matches, a receive is
+    /// already posted and matching goes in posting order, or the source failed).
+    /// </summary>
+    /// <exception cref="MessageTruncatedException">The message is longer than <paramref name="destination"/> (it is taken, as a posted receive takes it).</exception>
+    public FastTake TryTakeHeld(int source, long context, int tag, Span<byte> destination, out MessageStatus status)
+    {
+        status = default;
+        Envelope? found = null;
+        lock (_lock)
+        {
+            if (_posted.Count != 0)
+            {
+                return FastTake.Post;
+            }
+            for (int i = 0; i < _unexpected.Count; i++)
+            {
+                Envelope candidate = _unexpected[i];
+                if (Matches(source, context, tag, candidate))
+                {
+                    if (candidate.Lent is not null)
+                    {
+                        return FastTake.Post;
+                    }
+                    found = candidate;
+                    _unexpected.RemoveAt(i);
+                    break;
+                }
+            }
+            if (found is null)
+            {
+                return FailureFor(source) is null ? FastTake.None : FastTake.Post;
+            }
+        }
+        try
+        {
+            if (found.Length > destination.Length)
+            {
+                throw new MessageTruncatedException(found.Source, found.Tag, found.Length, destination.Length);
+            }
+            found.Data.AsSpan(0, found.Length).CopyTo(destination);
+        }
+        finally
+        {
+            found.Matched?.TrySetResult();
+            if (found.Pooled)
+            {
+                ArrayPool<byte>.Shared.Return(found.Data);
+            }
+        }
+        status = new MessageStatus(found.Source, found.Tag, found.Length);
+        return FastTake.Taken;
+    }
+
+    /// <summary>How many messages the mailbox has held so far (any thread may read it): a receive that found nothing need not look again until it changes.</summary>
+    public int Arrivals => Volatile.Read(ref _arrivals);
 
     /// <summary>Withdraws a posted receive that no message matched yet; false when one did.</summary>
     public bool Cancel(ReceiveRequest request)
@@ -439,6 +502,7 @@ internal sealed class Mailbox : IMailbox
     private void ArriveUnsynchronized(Envelope envelope)
     {
         _unexpected.Add(envelope);
+        Volatile.Write(ref _arrivals, _arrivals + 1);
         for (int i = _probes.Count - 1; i >= 0; i--)
         {
             (int source, long context, int tag, TaskCompletionSource<MessageStatus> found) = _probes[i];
@@ -497,4 +561,17 @@ internal sealed class Mailbox : IMailbox
         }
         return _failed.GetValueOrDefault(source);
     }
+}
+
+/// <summary>What a blocking receive's try without a request found (see <see cref="Mailbox.TryTakeHeld"/>).</summary>
+internal enum FastTake
+{
+    /// <summary>No message matches yet: try again, or post the receive.</summary>
+    None,
+
+    /// <summary>A message was copied into the receive's buffer.</summary>
+    Taken,
+
+    /// <summary>The receive must be posted as a request.</summary>
+    Post,
 }

@@ -114,15 +114,16 @@ internal abstract class ReceiveRequest : IReplyWait
     /// Blocks until the receive completes. When its message may come through <paramref name="inbox"/> (a source on
     /// this node, or any source), polls the inbox on this thread meanwhile; else reads <paramref name="link"/> (the
     /// connection its message comes over, when known) on this thread, or spins for a while (a reply in a
-    /// ping-pong comes within microseconds), then sleeps.
+    /// ping-pong comes within microseconds), then sleeps. <paramref name="spun"/>: the turns already spun on the
+    /// inbox before the receive was posted, which the inbox's wait does not spin again.
     /// </summary>
-    public MessageStatus Wait(XCallConnection? link, EagerInbox? inbox)
+    public MessageStatus Wait(XCallConnection? link, EagerInbox? inbox, int spun = 0)
     {
         if (!_done)
         {
             if (inbox is not null && inbox.Covers(Source))
             {
-                inbox.Wait(this);
+                inbox.Wait(this, spun);
             }
             else if (link is not null && !ReferenceEquals(XCallConnection.Current, link))
             {

@@ -223,6 +223,76 @@ public sealed class EagerTests
         }
     }
 
+    [SkippableFact]
+    public async Task A_blocking_receive_takes_a_waiting_small_message_with_no_allocation_and_keeps_the_matching_order()
+    {
+        SkipWithoutEagerPath();
+        Communicator[] ranks = await InProcessTests.JoinAsync(2);
+        try
+        {
+            const int Count = 200;
+            var buffer = new int[2];
+            // Warm up: the first receives compile the path.
+            ranks[0].Send(new[] { -1, -1 }, 1, 1);
+            ranks[1].Receive<int>(buffer, 0, 1);
+
+            // Every message is in the receiver's inbox before its receive: it is copied from the ring, no request made.
+            for (int i = 0; i < Count; i++)
+            {
+                ranks[0].Send(new[] { i, -i }, 1, 1);
+            }
+            long allocated = GC.GetAllocatedBytesForCurrentThread();
+            int received = 0;
+            for (int i = 0; i < Count; i++)
+            {
+                MessageStatus status = ranks[1].Receive<int>(buffer, 0, 1);
+                received += buffer[0] == i && buffer[1] == -i && status is { Source: 0, Tag: 1, ByteCount: 8 } ? 1 : 0;
+            }
+            long used = GC.GetAllocatedBytesForCurrentThread() - allocated;
+            Assert.Equal(Count, received);
+            Assert.Equal(0, used);
+
+            // Interleaved tags: the receives of tag 3 move the tag 2 records to the mailbox, whose receives take them in order.
+            for (int i = 0; i < Count; i++)
+            {
+                ranks[0].Send(i, 1, 2);
+                ranks[0].Send(1000 + i, 1, 3);
+            }
+            for (int i = 0; i < Count; i++)
+            {
+                Assert.Equal(1000 + i, ranks[1].Receive<int>(0, 3));
+            }
+            allocated = GC.GetAllocatedBytesForCurrentThread();
+            for (int i = 0; i < Count; i++)
+            {
+                received += ranks[1].Receive<int>(0, 2) == i ? 1 : 0;
+            }
+            used = GC.GetAllocatedBytesForCurrentThread() - allocated;
+            Assert.Equal(2 * Count, received);
+            Assert.Equal(0, used);
+
+            // A receive posted earlier takes the first message, though a blocking receive came to the inbox first.
+            var first = new int[1];
+            Task<MessageStatus> posted = ranks[1].ReceiveAsync<int>(first, 0, 4);
+            ranks[0].Send(1, 1, 4);
+            ranks[0].Send(2, 1, 4);
+            Assert.Equal(2, ranks[1].Receive<int>(0, 4));
+            await posted.WaitAsync(s_hang);
+            Assert.Equal(1, first[0]);
+
+            // Too long a message fails the receive that takes it, and the next one is received.
+            ranks[0].Send(new[] { 1, 2, 3 }, 1, 5);
+            ranks[0].Send(9, 1, 5);
+            MessageTruncatedException error = Assert.Throws<MessageTruncatedException>(() => ranks[1].Receive<int>(buffer, 0, 5));
+            Assert.Equal(12, error.MessageBytes);
+            Assert.Equal(9, ranks[1].Receive<int>(0, 5));
+        }
+        finally
+        {
+            await InProcessTests.LeaveAsync(ranks);
+        }
+    }
+
     private static void SkipWithoutEagerPath() =>
         Skip.IfNot(OperatingSystem.IsLinux() && Directory.Exists("/dev/shm"), "no /dev/shm here: the eager path is off, and the communicator sends every message as a call");
 

@@ -220,9 +220,11 @@ internal sealed unsafe class EagerInbox : IDisposable
 
     /// <summary>
     /// Blocks until <paramref name="request"/> completes, polling the rings meanwhile on this thread: spins, then
-    /// yields, then sleeps on the bell.
+    /// yields, then sleeps on the bell. <paramref name="spun"/> turns of spinning were done already (by
+    /// <see cref="TryReceive"/>): it goes on from there, so a wait cut short by <see cref="CoreLoad.Oversubscribed"/>
+    /// sleeps at once.
     /// </summary>
-    public void Wait(ReceiveRequest request)
+    public void Wait(ReceiveRequest request, int spun = 0)
     {
         if (!Enter())
         {
@@ -231,7 +233,7 @@ internal sealed unsafe class EagerInbox : IDisposable
         }
         try
         {
-            WaitEntered(request, static r => r!.IsDone, null);
+            WaitEntered(request, static r => r!.IsDone, null, Math.Max(0, Math.Min(spun, _spinTurns) - 1));
         }
         finally
         {
@@ -256,7 +258,7 @@ internal sealed unsafe class EagerInbox : IDisposable
         }
         try
         {
-            WaitEntered(null, _ => done(), stuck);
+            WaitEntered(null, _ => done(), stuck, 0);
         }
         finally
         {
@@ -265,10 +267,9 @@ internal sealed unsafe class EagerInbox : IDisposable
     }
 
     /// <summary>The wait of <see cref="Wait"/> and <see cref="WaitLent"/>: spins, then yields, then sleeps on the bell (or on a source's connection).</summary>
-    private void WaitEntered(ReceiveRequest? request, Func<ReceiveRequest?, bool> done, Action? stuck)
+    private void WaitEntered(ReceiveRequest? request, Func<ReceiveRequest?, bool> done, Action? stuck, int turns)
     {
         long start = Stopwatch.GetTimestamp();
-        int turns = 0;
         while (!done(request))
         {
             if (request is not null && SourceSendsCalls(request) && SleepOnCalls(request))
@@ -320,6 +321,102 @@ internal sealed unsafe class EagerInbox : IDisposable
                 SleepEntered(() => request.IsDone, SleepSliceMs);
             }
             turns = 0;
+        }
+    }
+
+    /// <summary>
+    /// A blocking receive from <paramref name="source"/> (a rank on this node) before it posts a request: spins on
+    /// the source's ring, taking a small message the receive accepts straight from the ring into
+    /// <paramref name="destination"/> (or one the mailbox already holds), with no request and no allocation.
+    /// Spins as long as a waiting receive would before it yields, less with more threads runnable than cores
+    /// (<see cref="CoreLoad.Oversubscribed"/>). <see cref="FastTake.Post"/> when the receive must be posted (nothing
+    /// came in time, the source sends large messages as calls, or the mailbox says so).
+    /// </summary>
+    /// <exception cref="MessageTruncatedException">The message is longer than <paramref name="destination"/>.</exception>
+    public FastTake TryReceive(int source, long context, int tag, Span<byte> destination, out MessageStatus status, out int spun)
+    {
+        status = default;
+        spun = 0;
+        if (source == _self || Array.IndexOf(_sources, source) < 0 || !Enter())
+        {
+            return FastTake.Post;
+        }
+        try
+        {
+            EagerRing ring = RingAt(_base, source);
+            int seen = int.MinValue;
+            while (true)
+            {
+                if (Volatile.Read(ref _largeLast[source]) || Volatile.Read(ref _largeAnnounced[source]) > Volatile.Read(ref _largeArrived[source]))
+                {
+                    spun = 0; // a large message comes as a call: the request path reads its connection
+                    return FastTake.Post;
+                }
+                // A turn costs two reads while nothing comes: the ring's head and tail, and the mailbox's arrivals.
+                int arrivals = _mailbox.Arrivals;
+                if (arrivals != seen || ring.HasData)
+                {
+                    seen = arrivals;
+                    FastTake taken = TakeOnce(source, context, tag, destination, out status);
+                    if (taken != FastTake.None)
+                    {
+                        return taken;
+                    }
+                }
+                if (++spun >= _spinTurns || (spun == CoreLoad.ProbeTurn && CoreLoad.Oversubscribed))
+                {
+                    return FastTake.Post;
+                }
+                Pause();
+            }
+        }
+        finally
+        {
+            Leave();
+        }
+    }
+
+    /// <summary>One try of <see cref="TryReceive"/>, holding the source's consumer flag so no record of it moves to the mailbox meanwhile.</summary>
+    private FastTake TakeOnce(int source, long context, int tag, Span<byte> destination, out MessageStatus status)
+    {
+        status = default;
+        if (Interlocked.Exchange(ref _consuming[source], 1) != 0)
+        {
+            return FastTake.None; // another thread moves the source's records to the mailbox: look again
+        }
+        try
+        {
+            // Messages held by the mailbox came before any in the ring (a call drains the ring first, and the
+            // sender writes into the ring only once its calls arrived).
+            FastTake held = _mailbox.TryTakeHeld(source, context, tag, destination, out status);
+            if (held != FastTake.None)
+            {
+                return held;
+            }
+            EagerRing ring = RingAt(_base, source);
+            while (ring.TryPeek(out long recordContext, out int recordTag, out ReadOnlySpan<byte> payload, out long next))
+            {
+                bool accepted = recordTag >= 0 && recordContext == context && (tag == Communicator.AnyTag || tag == recordTag);
+                if (accepted && payload.Length <= destination.Length)
+                {
+                    payload.CopyTo(destination);
+                    _largeLast[source] = false;
+                    ring.Release(next);
+                    status = new MessageStatus(source, recordTag, payload.Length);
+                    return FastTake.Taken;
+                }
+                DeliverRecord(source, recordContext, recordTag, payload);
+                ring.Release(next);
+                if (accepted || recordTag < 0)
+                {
+                    return FastTake.Post; // too long, lent or announcing a call: the request path takes it in order
+                }
+            }
+            return FastTake.None;
+        }
+        finally
+        {
+            Volatile.Write(ref _consuming[source], 0);
         }
     }
 
@@ -457,33 +554,34 @@ internal sealed unsafe class EagerInbox : IDisposable
         bool delivered = false;
         while (ring.TryPeek(out long context, out int tag, out ReadOnlySpan<byte> payload, out long next))
         {
-            if (tag == EagerRing.LargeMarkerTag)
-            {
-                Volatile.Write(ref _largeAnnounced[source], context); // the marker's context is the large message's number
-            }
-            else if (tag == EagerRing.LendTag)
-            {
-                LentMessage lent = LentMessage.Read(payload);
-                _largeLast[source] = false;
-                if (CanRead(source, lent))
-                {
-                    _mailbox.ArriveLent(source, context, lent);
-                    delivered = true;
-                }
-                else
-                {
-                    AnswerEntered(source, lent.Number, LentAnswer.Refused);
-                }
-            }
-            else
-            {
-                _largeLast[source] = false;
-                _mailbox.ArriveEager(source, context, tag, payload);
-                delivered = true;
-            }
+            delivered |= DeliverRecord(source, context, tag, payload);
             ring.Release(next);
         }
         return delivered;
+    }
+
+    /// <summary>Delivers one record of <paramref name="source"/>'s ring (its consumer flag held, the record not yet released); true when the mailbox got a message.</summary>
+    private bool DeliverRecord(int source, long context, int tag, ReadOnlySpan<byte> payload)
+    {
+        if (tag == EagerRing.LargeMarkerTag)
+        {
+            Volatile.Write(ref _largeAnnounced[source], context); // the marker's context is the large message's number
+            return false;
+        }
+        _largeLast[source] = false;
+        if (tag == EagerRing.LendTag)
+        {
+            LentMessage lent = LentMessage.Read(payload);
+            if (CanRead(source, lent))
+            {
+                _mailbox.ArriveLent(source, context, lent);
+                return true;
+            }
+            AnswerEntered(source, lent.Number, LentAnswer.Refused);
+            return false;
+        }
+        _mailbox.ArriveEager(source, context, tag, payload);
+        return true;
     }
 
     /// <summary>Whether this process can read <paramref name="source"/>'s lent messages: tried once per source, with the first bytes of one.</summary>
