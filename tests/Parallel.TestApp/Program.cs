@@ -10,6 +10,9 @@ using XCall.Parallel.TestApp;
 //   probe     (two ranks) both contracts are adaptive with a grain probe and placed on the other rank: rank 0
 //             creates a worker (probe: an Append, a few ns) and a spinner (probe: a 200 us spin), calls each, and
 //             prints where each lives and what was measured.
+//   measured  (two ranks) both contracts adaptive without a probe, placed on the other rank: rank 0 sends 20,000
+//             appends to one worker and 1,500 spins of 20 us to one spinner, then creates one more of each and
+//             prints where each lives and what was measured.
 string mode = args.Length > 0 ? args[0] : "objects";
 // A worker may be called before this rank's JoinAsync returns: it takes the rank from the launcher's environment.
 int rank = XCall.Cluster.WorldEnvironment.Detect().Rank;
@@ -21,8 +24,10 @@ var types = mode == "probe"
             return () => worker.Append(next++);
         })
         .Add<ISpinner>(() => new Spinner(() => rank)).SetGrainProbe<ISpinner>(spinner => () => spinner.Spin(200))
-    : new ParallelTypes().Add<IWorker>(() => new Worker(() => rank), Agglomeration.Never);
-await using ParallelWorld world = await ParallelWorld.JoinAsync(types, mode == "probe" ? new ParallelWorldOptions { Placement = new OtherRankPlacement() } : null);
+    : mode == "measured"
+        ? new ParallelTypes().Add<IWorker>(() => new Worker(() => rank)).Add<ISpinner>(() => new Spinner(() => rank))
+        : new ParallelTypes().Add<IWorker>(() => new Worker(() => rank), Agglomeration.Never);
+await using ParallelWorld world = await ParallelWorld.JoinAsync(types, mode is "probe" or "measured" ? new ParallelWorldOptions { Placement = new OtherRankPlacement() } : null);
 Console.WriteLine($"rank {world.Rank} of {world.Size} joined (pid {Environment.ProcessId})");
 if (world.Rank != 0)
 {
@@ -63,6 +68,25 @@ if (mode == "probe")
     ISpinner coarse = await world.CreateAsync<ISpinner>();
     coarse.Spin(10);
     Console.WriteLine($"coarse: local {world.IsLocal(coarse)}, rank {coarse.HostRank()}, spun {coarse.Count()}; {world.Measure<ISpinner>()}");
+    return 0;
+}
+if (mode == "measured")
+{
+    IWorker first = await world.CreateAsync<IWorker>();
+    ISpinner firstSpinner = await world.CreateAsync<ISpinner>();
+    for (int value = 0; value < 20_000; value++)
+    {
+        first.Append(value);
+    }
+    for (int i = 0; i < 1_500; i++)
+    {
+        firstSpinner.Spin(20);
+    }
+    Console.WriteLine($"first: local {world.IsLocal(first)}, {world.IsLocal(firstSpinner)}; counted {first.InOrder()}, spun {firstSpinner.Count()}");
+    IWorker fine = await world.CreateAsync<IWorker>();
+    Console.WriteLine($"fine: local {world.IsLocal(fine)}, rank {fine.HostRank()}; {world.Measure<IWorker>()}");
+    ISpinner coarse = await world.CreateAsync<ISpinner>();
+    Console.WriteLine($"coarse: local {world.IsLocal(coarse)}, rank {coarse.HostRank()}; {world.Measure<ISpinner>()}");
     return 0;
 }
 IWorker victim = null!;
