@@ -284,16 +284,18 @@ public sealed class ParallelWorld : IAsyncDisposable
 
     /// <summary>
     /// The mean time of the call a type's grain probe returns, run directly on an object made for the probe alone:
-    /// the least of five rounds, each doubling its calls between two clock reads until it took 1 ms or made 16,384
-    /// calls, so the clock adds little to a fine call and a coarse one runs only a few times.
+    /// the least mean of up to 20 rounds, each doubling its calls between two clock reads until it took 0.2 ms or made
+    /// 16,384 calls, so the clock adds little to a fine call; short rounds, so that one round in which the thread was
+    /// preempted does not decide; rounds stop after 5 ms (at least 3), so a coarse call runs only a few times.
     /// </summary>
     private static double TimeProbe(ParallelType type)
     {
         Action call = type.Probe!(type.Create());
         call();
-        long budget = Stopwatch.Frequency / 1000;
+        long budget = Stopwatch.Frequency / 5000;
+        long first = Stopwatch.GetTimestamp();
         double best = double.MaxValue;
-        for (int round = 0; round < 5; round++)
+        for (int round = 0; round < 20 && (round < 3 || Stopwatch.GetElapsedTime(first).TotalMilliseconds < 5); round++)
         {
             long start = Stopwatch.GetTimestamp();
             long now;
