@@ -8,15 +8,24 @@ using XCall.Parallel;
 // each filter drops the multiples of its primes and passes the rest on with one-way calls; what leaves the last
 // filter is prime. --grain G sends G candidates per call (hand-tuned grain); --grain 1 sends one per call and
 // leaves the grouping to call aggregation.
-// --adaptive lets the object manager agglomerate filters by their measured grain (Agglomeration.Adaptive); by
-// default they go where the placement puts them.
+// --adaptive lets the object manager agglomerate filters by their measured grain (Agglomeration.Adaptive, with a
+// grain probe: a filter given the first share of the small primes, timed on one candidate after another, since
+// every filter is created before any call was measured); by default they go where the placement puts them.
 // Run: xcall run -n 4 -- dotnet XCall.Samples.PrimeSieve.dll [--n 10000000] [--filters 8] [--grain 1] [--adaptive]
 int n = Option("--n", 10_000_000);
 int filters = Option("--filters", 8);
 int grain = Option("--grain", 1);
 var ready = new TaskCompletionSource<ParallelWorld>();
-Agglomeration agglomeration = args.Contains("--adaptive") ? Agglomeration.Adaptive : Agglomeration.Never;
-var types = new ParallelTypes().Add<IPrimeFilter>(() => new PrimeFilter(ready.Task), agglomeration);
+bool adaptive = args.Contains("--adaptive");
+int root = (int)Math.Sqrt(n);
+int[] small = SmallPrimes(root);
+var types = new ParallelTypes().Add<IPrimeFilter>(() => new PrimeFilter(ready.Task), adaptive ? Agglomeration.Adaptive : Agglomeration.Never)
+    .SetGrainProbe<IPrimeFilter>(filter =>
+    {
+        filter.Connect(Share(0), null);
+        int candidate = root;
+        return () => filter.Process(++candidate);
+    });
 // Filters go to the ranks in contiguous blocks (0, 0, 1, 1, 2, 2 for six on three ranks): neighbouring stages share a
 // process, so a candidate crosses between processes size - 1 times, not once per stage.
 var blocks = new BlockPlacement(filters);
@@ -28,8 +37,6 @@ if (world.Rank != 0)
 }
 
 var start = Stopwatch.GetTimestamp();
-int root = (int)Math.Sqrt(n);
-int[] small = SmallPrimes(root);
 var pipeline = new IPrimeFilter[filters];
 for (int i = 0; i < filters; i++)
 {
@@ -37,8 +44,7 @@ for (int i = 0; i < filters; i++)
 }
 for (int i = 0; i < filters; i++)
 {
-    int[] mine = [.. small.Where((_, index) => index % filters == i)];
-    pipeline[i].Connect(mine, i + 1 < filters ? world.RefOf(pipeline[i + 1]) : null);
+    pipeline[i].Connect(Share(i), i + 1 < filters ? world.RefOf(pipeline[i + 1]) : null);
 }
 IPrimeFilter first = pipeline[0];
 var chunk = new List<int>(grain);
@@ -64,6 +70,14 @@ long primes = small.Length + first.Drain();
 double seconds = Stopwatch.GetElapsedTime(start).TotalSeconds;
 string where = string.Join(",", pipeline.Select(f => world.RefOf(f).Rank));
 Console.WriteLine($"{primes} primes up to {n} in {seconds:F3} s: {filters} filters on ranks {where}, grain {grain}");
+if (adaptive)
+{
+    GrainMeasurement measured = world.Measure<IPrimeFilter>();
+    Console.WriteLine($"grain probe {measured.ProbeNanoseconds:F0} ns, measured {measured.GrainNanoseconds:F0} ns over {measured.Calls} calls, overhead {measured.OverheadNanoseconds:F0} ns");
+}
+
+// Filter i's primes: every filters-th small prime from the i-th.
+int[] Share(int i) => [.. small.Where((_, index) => index % filters == i)];
 
 int Option(string name, int fallback)
 {

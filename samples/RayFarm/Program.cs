@@ -9,7 +9,8 @@ using XCall.Parallel;
 // finishes early gets more). It prints the image's SHA-256 and writes it as a PPM with --out FILE.
 // Run: xcall run -n 3 -- dotnet XCall.Samples.RayFarm.dll [--lines 10] [--out image.ppm]
 //      dotnet XCall.Samples.RayFarm.dll --local      renders in this process alone (the reference image)
-// --adaptive lets the object manager agglomerate workers by their measured grain (Agglomeration.Adaptive).
+// --adaptive lets the object manager agglomerate workers by their measured grain (Agglomeration.Adaptive, with a
+// grain probe that renders the middle line once per call: a worker is made before any call was measured).
 int lines = Option("--lines", 10);
 string? output = Array.IndexOf(args, "--out") is int o and >= 0 ? args[o + 1] : null;
 var start = Stopwatch.GetTimestamp();
@@ -27,7 +28,8 @@ if (args.Contains("--local"))
 else
 {
     Agglomeration agglomeration = args.Contains("--adaptive") ? Agglomeration.Adaptive : Agglomeration.Never;
-    var types = new ParallelTypes().Add<IRayWorker>(() => new RayWorker(), agglomeration);
+    var types = new ParallelTypes().Add<IRayWorker>(() => new RayWorker(), agglomeration)
+        .SetGrainProbe<IRayWorker>(worker => () => worker.RenderLinesAsync(Tracer.Height / 2, 1).GetAwaiter().GetResult());
     await using ParallelWorld world = await ParallelWorld.JoinAsync(types);
     if (world.Rank != 0)
     {

@@ -4,7 +4,8 @@ namespace XCall.Parallel;
 /// What the object manager measured of one contract's calls, the basis of <see cref="Agglomeration.Adaptive"/>: a
 /// new object is created in the caller's process when <see cref="GrainNanoseconds"/> is below
 /// <see cref="ParallelWorldOptions.GrainFactor"/> times <see cref="OverheadNanoseconds"/> (the work a call moves away is
-/// less than the work moving it adds), once at least <see cref="ParallelWorldOptions.MinMeasuredCalls"/> calls were measured.
+/// less than the work moving it adds), once at least <see cref="ParallelWorldOptions.MinMeasuredCalls"/> calls were measured;
+/// before that, when the contract was added with a grain probe, when <see cref="ProbeNanoseconds"/> is.
 /// </summary>
 /// <param name="Contract">The contract's name.</param>
 /// <param name="Calls">How many of its calls ran on other ranks and were measured there.</param>
@@ -15,6 +16,12 @@ public sealed record GrainMeasurement(string Contract, long Calls, double HostNa
 {
     /// <summary>The mean time of a call's method alone: <see cref="HostNanoseconds"/> less <see cref="DispatchNanoseconds"/>, at least 0.</summary>
     public double GrainNanoseconds => Math.Max(0, HostNanoseconds - DispatchNanoseconds);
+
+    /// <summary>
+    /// The mean time of the contract's grain probe (<see cref="ParallelTypes.SetGrainProbe{T}"/>), run
+    /// directly in this process when its first object was created; null when it has no probe or none was created yet.
+    /// </summary>
+    public double? ProbeNanoseconds { get; init; }
 
     /// <summary>What running a call on another rank adds: the caller's cost of sending it and the host's of dispatching it.</summary>
     public double OverheadNanoseconds => CallerNanoseconds + DispatchNanoseconds;

@@ -3,9 +3,11 @@ namespace XCall.Parallel;
 /// <summary>The grain measurements of one world: host time per contract, and the calibrated costs of a call.</summary>
 internal sealed class ParallelMeasurements
 {
-    // Design: _lock guards _contracts; it is updated once per batch answer, never per call.
+    // Design: _lock guards _contracts and _probes; _contracts is updated once per batch answer, never per call, and
+    // _probes once per contract (the first probe timed wins).
     private readonly object _lock = new();
     private readonly Dictionary<string, (long Calls, long Nanoseconds)> _contracts = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, double> _probes = new(StringComparer.Ordinal);
 
     /// <summary>The host's mean time to dispatch a call that does nothing.</summary>
     public double DispatchNanoseconds { get; set; }
@@ -25,12 +27,24 @@ internal sealed class ParallelMeasurements
         }
     }
 
+    /// <summary>Keeps the time of a contract's grain probe; returns the one kept (an earlier one when two raced).</summary>
+    public double AddProbe(string contract, double nanoseconds)
+    {
+        lock (_lock)
+        {
+            return _probes.TryAdd(contract, nanoseconds) ? nanoseconds : _probes[contract];
+        }
+    }
+
     public GrainMeasurement Measure(string contract)
     {
         lock (_lock)
         {
             (long calls, long nanoseconds) = _contracts.GetValueOrDefault(contract);
-            return new GrainMeasurement(contract, calls, calls == 0 ? 0 : (double)nanoseconds / calls, DispatchNanoseconds, CallerNanoseconds);
+            return new GrainMeasurement(contract, calls, calls == 0 ? 0 : (double)nanoseconds / calls, DispatchNanoseconds, CallerNanoseconds)
+            {
+                ProbeNanoseconds = _probes.TryGetValue(contract, out double probe) ? probe : null,
+            };
         }
     }
 }

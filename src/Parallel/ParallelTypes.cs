@@ -30,6 +30,26 @@ public sealed class ParallelTypes
         return this;
     }
 
+    /// <summary>
+    /// Gives contract <typeparamref name="T"/> (added already) a grain probe for <see cref="Agglomeration.Adaptive"/>:
+    /// before any call of the contract was measured on another rank, the object manager decides a creation by timing
+    /// the call that <paramref name="grainProbe"/> returns, run directly and repeatedly on an object of the contract's
+    /// factory that <paramref name="grainProbe"/> set up (that object is then dropped: never placed nor called
+    /// otherwise). Return a call as long as the calls the objects will get, touching nothing outside its object: objects
+    /// are created where that grain says (<see cref="ParallelWorldOptions.GrainFactor"/>) until the calls measured on
+    /// other ranks (<see cref="ParallelWorldOptions.MinMeasuredCalls"/>) decide instead. The probe runs once per world,
+    /// at the first creation that asks, in that creation's thread.
+    /// </summary>
+    /// <exception cref="InvalidOperationException"><typeparamref name="T"/> was not added.</exception>
+    public ParallelTypes SetGrainProbe<T>(Func<T, Action> grainProbe) where T : class
+    {
+        ArgumentNullException.ThrowIfNull(grainProbe);
+        ParallelType type = Get<T>() with { Probe = target => grainProbe((T)target) };
+        _byContract[type.Contract] = type;
+        _byInterface[typeof(T)] = type;
+        return this;
+    }
+
     internal ParallelType? Find(string contract) => _byContract.GetValueOrDefault(contract);
 
     internal ParallelType Get<T>() => _byInterface.GetValueOrDefault(typeof(T))

@@ -47,3 +47,45 @@ internal sealed class Worker(Func<int> rank) : IWorker
 
     public int HostRank() => rank();
 }
+
+/// <summary>A parallel object whose calls take long: too coarse to agglomerate.</summary>
+[Remotable]
+public interface ISpinner
+{
+    /// <summary>Spins for <paramref name="microseconds"/>.</summary>
+    [OneWay]
+    void Spin(int microseconds);
+
+    /// <summary>How many spins ran.</summary>
+    int Count();
+
+    /// <summary>The rank that hosts this object.</summary>
+    int HostRank();
+}
+
+/// <summary>The object behind <see cref="ISpinner"/>.</summary>
+internal sealed class Spinner(Func<int> rank) : ISpinner
+{
+    private int _count;
+
+    public void Spin(int microseconds)
+    {
+        var watch = System.Diagnostics.Stopwatch.StartNew();
+        while (watch.Elapsed.TotalMicroseconds < microseconds)
+        {
+            Thread.SpinWait(1);
+        }
+        _count++;
+    }
+
+    public int Count() => _count;
+
+    public int HostRank() => rank();
+}
+
+/// <summary>Every object on the rank after the caller's: a creation in this process is the object manager's choice.</summary>
+internal sealed class OtherRankPlacement : PlacementPolicy
+{
+    public override ValueTask<int> PlaceAsync(PlacementContext context, CancellationToken cancellationToken) =>
+        ValueTask.FromResult((context.Rank + 1) % context.Size);
+}

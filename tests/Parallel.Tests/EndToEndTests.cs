@@ -42,6 +42,25 @@ public sealed class EndToEndTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public async Task A_grain_probe_agglomerates_a_fine_type_and_leaves_a_coarse_one_on_its_rank_before_any_call()
+    {
+        // Both contracts are placed on the other rank; nothing was called before either creation: the probes decide.
+        string[] outputs = await RunRanksAsync(2, "probe");
+        Assert.Matches(@"fine: local True, rank 0, counted 1000 in order; .*ProbeNanoseconds = \d", outputs[0]);
+        Assert.Matches(@"coarse: local False, rank 1, spun 1; .*ProbeNanoseconds = \d", outputs[0]);
+    }
+
+    [Fact]
+    public async Task Measured_calls_agglomerate_a_fine_type_and_leave_a_coarse_one_on_its_rank()
+    {
+        // Without probes the first object of each type goes to the other rank; its calls measured there decide the next.
+        string[] outputs = await RunRanksAsync(2, "measured");
+        Assert.Contains("first: local False, False; counted 20000, spun 1500", outputs[0], StringComparison.Ordinal);
+        Assert.Matches(@"fine: local True, rank 0; .*Calls = 2000\d, .*ProbeNanoseconds = ,", outputs[0]);
+        Assert.Matches(@"coarse: local False, rank 1; .*Calls = 150\d, ", outputs[0]);
+    }
+
+    [Fact]
     public async Task The_ray_tracer_farm_on_three_ranks_renders_the_image_a_single_process_renders()
     {
         // The farm deals lines out to workers on ranks 1 and 2; the reference renders every line in one process.

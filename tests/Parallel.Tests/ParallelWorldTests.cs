@@ -219,6 +219,10 @@ public sealed class ParallelWorldTests
     }
 
     [Fact]
+    public void A_grain_probe_needs_its_type_added_first() =>
+        Assert.Throws<InvalidOperationException>(() => new ParallelTypes().SetGrainProbe<IRecorder>(recorder => () => recorder.Append(0)));
+
+    [Fact]
     public async Task Agglomeration_forced_on_or_off_overrides_the_measurement()
     {
         var options = new ParallelWorldOptions { Placement = new NextRankPlacement() };
