@@ -388,6 +388,7 @@ internal sealed unsafe class EagerInbox : IDisposable
         {
             // Messages held by the mailbox came before any in the ring (a call drains the ring first, and the
             // sender writes into the ring only once its calls arrived).
+            int arrivals = _mailbox.Arrivals;
             FastTake held = _mailbox.TryTakeHeld(source, context, tag, destination, out status);
             if (held != FastTake.None)
             {
@@ -399,6 +400,18 @@ internal sealed unsafe class EagerInbox : IDisposable
                 bool accepted = recordTag >= 0 && recordContext == context && (tag == Communicator.AnyTag || tag == recordTag);
                 if (accepted && payload.Length <= destination.Length)
                 {
+                    // A call's message can reach the mailbox while this thread holds the flag: its call drained the
+                    // ring before the flag was taken and adds the message after. The sender wrote this record only
+                    // once that call had arrived, so whatever the mailbox got meanwhile comes first.
+                    if (_mailbox.Arrivals != arrivals)
+                    {
+                        arrivals = _mailbox.Arrivals;
+                        held = _mailbox.TryTakeHeld(source, context, tag, destination, out status);
+                        if (held != FastTake.None)
+                        {
+                            return held;
+                        }
+                    }
                     payload.CopyTo(destination);
                     _largeLast[source] = false;
                     ring.Release(next);
