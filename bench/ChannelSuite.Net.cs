@@ -184,8 +184,11 @@ internal static partial class ChannelSuite
         var ns = forms.ToDictionary(f => f, _ => new List<double>());
         for (int round = 0; round < NetRounds; round++)
         {
-            foreach (NetForm form in forms)
+            // Every other round runs the forms backwards, so the int call does not always follow the buffered burst,
+            // which leaves both processes busy for a while after its last value is read.
+            for (int k = 0; k < forms.Length; k++)
             {
+                NetForm form = forms[round % 2 == 0 ? k : forms.Length - 1 - k];
                 ns[form].Add(Burst(form, Ops(form)));
             }
         }
