@@ -101,7 +101,7 @@ internal sealed class ReferenceTable(XCallConnection connection)
             {
                 if (_exports.TryGetValue(objectId, out ExportedObject? e))
                 {
-                    found = new ExposedObject(e.Target, e.Dispatcher);
+                    found = e.Exposed;
                 }
             }
         }
@@ -113,10 +113,9 @@ internal sealed class ReferenceTable(XCallConnection connection)
     {
         if (_openFrameExports.Count != 0)
         {
-            int me = Environment.CurrentManagedThreadId;
             lock (_lock)
             {
-                _openFrameExports.RemoveAll(e => e.Thread == me);
+                ForgetFrameExportsUnsynchronized(Environment.CurrentManagedThreadId);
             }
         }
     }
@@ -141,9 +140,21 @@ internal sealed class ReferenceTable(XCallConnection connection)
                     Note(ref gone, exported.Target);
                 }
             }
-            _openFrameExports.RemoveAll(e => e.Thread == me);
+            ForgetFrameExportsUnsynchronized(me);
         }
         NotifyUnexported(gone);
+    }
+
+    /// <summary>Drops the open-frame entries of thread <paramref name="me"/> (a loop, not a capturing predicate: this runs per call that exports).</summary>
+    private void ForgetFrameExportsUnsynchronized(int me)
+    {
+        for (int i = _openFrameExports.Count - 1; i >= 0; i--)
+        {
+            if (_openFrameExports[i].Thread == me)
+            {
+                _openFrameExports.RemoveAt(i);
+            }
+        }
     }
 
     /// <summary>Exports <paramref name="target"/> in a frame open on link <paramref name="link"/> (the same object
@@ -361,6 +372,9 @@ internal sealed class ReferenceTable(XCallConnection connection)
         public object Target { get; } = target;
 
         public Dispatcher Dispatcher { get; } = dispatcher;
+
+        /// <summary>What calls naming the object find: made once, not per call.</summary>
+        public ExposedObject Exposed { get; } = new(target, dispatcher);
 
         /// <summary>The <see cref="Transport.FrameChannel.LinkGeneration"/> the object's id was sent over.</summary>
         public int Link { get; } = link;
