@@ -231,7 +231,6 @@ public sealed partial class XCallConnection
                 if (call is null)
                 {
                     call = RentServerCall(0, header.MethodId, oneWay: true);
-                    _admission.TryAdmit(call, Admission.Weight(length), out _);
                 }
                 else
                 {
@@ -239,11 +238,11 @@ public sealed partial class XCallConnection
                     call.Prepare(0, header.MethodId, oneWay: true);
                     call.Link = Channel.LinkGeneration;
                     call.Admitted = admitted;
-                    if (admitted == 0)
-                    {
-                        // Refused when the run began (the connection was at its bounds): try again, room may have freed.
-                        _admission.TryAdmit(call, Admission.Weight(length), out _);
-                    }
+                }
+                if (call.Admitted == 0)
+                {
+                    // A new call, or one refused so far (the connection was at its bounds): room may have freed.
+                    _admission.TryAdmit(call, Admission.Weight(length), out _);
                 }
                 if (context is null || call.Link != contextLink)
                 {
