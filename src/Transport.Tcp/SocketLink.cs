@@ -20,6 +20,15 @@ internal sealed class SocketLink(Socket socket) : TcpLink(socket)
         return n;
     }
 
+    public override int ReceiveIfReady(Span<byte> buffer)
+    {
+        if (OperatingSystem.IsLinux())
+        {
+            return Interop.Libc.ReceiveNow(Socket.SafeHandle, buffer);
+        }
+        return Socket.Available > 0 ? Receive(buffer) : NothingYet;
+    }
+
     public override void Send(ReadOnlySpan<byte> data)
     {
         while (!data.IsEmpty)

@@ -35,6 +35,7 @@ internal sealed partial class TcpFrameChannel
     private const int ReaderCaller = 2;
     private const int MaxParkMs = 16;
     private const int MaxPollMs = 1000;
+    private const int YieldMask = 0;
 
     // A leading caller with no deadline still waits for bytes in slices of this: its call may end without a
     // byte arriving (its token cancelled, its link lost), and a blocking receive would hold it until the peer
@@ -208,14 +209,17 @@ internal sealed partial class TcpFrameChannel
     {
         try
         {
-            bool ready = SpinForBytes();
-            if (!ready && timeoutMs >= 0 && !_link.Socket.Poll(TimeSpan.FromMilliseconds(timeoutMs), SelectMode.SelectRead))
+            int n = SpinReceive();
+            if (n < 0)
             {
-                return !IsClosed;
+                if (timeoutMs >= 0 && !_link.Socket.Poll(TimeSpan.FromMilliseconds(timeoutMs), SelectMode.SelectRead))
+                {
+                    return !IsClosed;
+                }
+                Volatile.Write(ref _receiving, 1);
+                n = _link.Receive(_rxBuffer.AsSpan(_rxEnd));
+                Volatile.Write(ref _receiving, 0);
             }
-            Volatile.Write(ref _receiving, 1);
-            int n = _link.Receive(_rxBuffer.AsSpan(_rxEnd));
-            Volatile.Write(ref _receiving, 0);
             if (n == 0)
             {
                 CloseFromReader(new XCallDisconnectedException(_endpoint, "the peer closed the connection"));
@@ -239,29 +243,43 @@ internal sealed partial class TcpFrameChannel
     }
 
     /// <summary>
-    /// Before a blocking receive on a plain socket: polls for bytes for up to <see cref="TcpOptions.ReplySpinTime"/>,
-    /// so a frame that follows closely (the next call of a caller in a loop, a reply to a short method) is read
-    /// without the thread going to sleep and being woken by the kernel, which costs more than the round trip
-    /// itself on an idle machine. With TLS the socket's bytes say nothing about decrypted data: no spin.
+    /// Before a blocking receive on a plain socket: tries a receive that does not block, again and again for up to
+    /// <see cref="TcpOptions.ReplySpinTime"/>, so a frame that follows closely (the next call of a caller in a loop, a
+    /// reply to a short method) is read with one system call and without the thread going to sleep and being woken
+    /// by the kernel, which costs more than the round trip itself on an idle machine. With TLS the socket's bytes say
+    /// nothing about decrypted data: no spin.
     /// </summary>
-    /// <returns>True when bytes are there (the receive will not block).</returns>
-    private bool SpinForBytes()
+    /// <returns>The bytes received into the buffer (0: the peer closed its side), or a negative value when nothing
+    /// came within the spin (or the receive failed): the caller then receives blocking.</returns>
+    private int SpinReceive()
     {
         if (_replySpinTicks <= 0 || _link is not SocketLink)
         {
-            return false;
+            return TcpLink.Failed;
         }
-        Socket socket = _link.Socket;
-        long until = Stopwatch.GetTimestamp() + _replySpinTicks;
-        while (socket.Available == 0)
+        Span<byte> free = _rxBuffer.AsSpan(_rxEnd);
+        long until = 0;
+        for (int i = 0; ; i++)
         {
-            if (Stopwatch.GetTimestamp() >= until || IsClosed)
+            int n = _link.ReceiveIfReady(free);
+            if (n != TcpLink.NothingYet)
             {
-                return false;
+                return n;
             }
-            Thread.Yield(); // a runnable thread of this process (a continuation of the frame just read) gets the core
+            long now = Stopwatch.GetTimestamp();
+            if (i == 0)
+            {
+                until = now + _replySpinTicks;
+            }
+            else if (now >= until || IsClosed)
+            {
+                return TcpLink.NothingYet;
+            }
+            if ((i & YieldMask) == YieldMask)
+            {
+                Thread.Yield(); // a runnable thread of this process (a continuation of the frame just read) gets the core
+            }
         }
-        return true;
     }
 
     /// <summary>
