@@ -56,7 +56,7 @@ internal static partial class ParallelSuite
     private static double RunWorld(string path, int ranks, string[] arguments)
     {
         string job = $"pa{Environment.ProcessId}-{Guid.NewGuid():N}"[..20];
-        var processes = new List<(Process Process, Task<string> Output)>();
+        var processes = new List<(Process Process, Task<string> Output, Task<string> Errors)>();
         for (int rank = 0; rank < ranks; rank++)
         {
             var start = new ProcessStartInfo("dotnet") { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
@@ -69,12 +69,11 @@ internal static partial class ParallelSuite
             start.Environment[WorldEnvironment.SizeVariable] = ranks.ToString(CultureInfo.InvariantCulture);
             start.Environment[WorldEnvironment.JobIdVariable] = job;
             Process process = Process.Start(start)!;
-            _ = process.StandardError.ReadToEndAsync();
-            processes.Add((process, process.StandardOutput.ReadToEndAsync()));
+            processes.Add((process, process.StandardOutput.ReadToEndAsync(), process.StandardError.ReadToEndAsync()));
         }
         try
         {
-            foreach ((Process process, _) in processes)
+            foreach ((Process process, _, _) in processes)
             {
                 if (!process.WaitForExit(s_appLimit))
                 {
@@ -83,13 +82,18 @@ internal static partial class ParallelSuite
             }
             string text = processes[0].Output.GetAwaiter().GetResult();
             Match seconds = SecondsLine().Match(text);
-            return processes.All(p => p.Process.ExitCode == 0) && seconds.Success
-                ? double.Parse(seconds.Groups[1].Value, CultureInfo.InvariantCulture)
-                : throw new InvalidOperationException($"{Path.GetFileName(path)} {string.Join(' ', arguments)} failed: {text}");
+            if (processes.All(p => p.Process.ExitCode == 0) && seconds.Success)
+            {
+                return double.Parse(seconds.Groups[1].Value, CultureInfo.InvariantCulture);
+            }
+            // Every rank's exit code and the end of its error output: a rank that failed says why there.
+            string ranksSaid = string.Join("; ", processes.Select((p, rank) =>
+                $"rank {rank} exit {p.Process.ExitCode}: {Tail(p.Errors.GetAwaiter().GetResult())}"));
+            throw new InvalidOperationException($"{Path.GetFileName(path)} {string.Join(' ', arguments)} failed: {text} {ranksSaid}");
         }
         finally
         {
-            foreach ((Process process, _) in processes)
+            foreach ((Process process, _, _) in processes)
             {
                 if (!process.HasExited)
                 {
@@ -99,6 +103,8 @@ internal static partial class ParallelSuite
             }
         }
     }
+
+    private static string Tail(string text) => text.Length <= 400 ? text.Trim() : "..." + text[^400..].Trim();
 
     [GeneratedRegex(@" in (\d+\.\d+) s")]
     private static partial Regex SecondsLine();
