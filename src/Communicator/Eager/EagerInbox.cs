@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.IO.MemoryMappedFiles;
 using System.Runtime.CompilerServices;
+using XCall.Transport;
 using XCall.Transport.Shm;
 using XCall.Transport.Shm.Interop;
 

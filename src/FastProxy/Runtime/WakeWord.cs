@@ -1,5 +1,6 @@
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using XCall.Transport;
 
 namespace XCall.Runtime;
 
@@ -16,21 +17,14 @@ namespace XCall.Runtime;
 //   the kernel only when it read 1. A Dekker pair: either the owner sees the condition, or the waker sees 1; the
 //   kernel's compare of the word against 1 closes the window between the owner's check and its sleep.
 // - Where futexes are missing (not Linux on x86-64 or arm64) IsSupported is false and callers keep their monitor.
-internal sealed unsafe partial class WakeWord
+internal sealed unsafe class WakeWord
 {
-    private const int FutexWaitPrivate = 0 | 128;
-    private const int FutexWakePrivate = 1 | 128;
     private const int Asleep = 1;
-
-    private static readonly long s_futexCall = !OperatingSystem.IsLinux() ? -1
-        : RuntimeInformation.ProcessArchitecture == Architecture.X64 ? 202
-        : RuntimeInformation.ProcessArchitecture == Architecture.Arm64 ? 98
-        : -1;
 
     private readonly int[] _cell = GC.AllocateArray<int>(1, pinned: true);
 
     /// <summary>True when this process can sleep on a word (the caller uses its monitor otherwise).</summary>
-    public static bool IsSupported { get; } = ProbeKernel();
+    public static bool IsSupported => Futex.IsSupported;
 
     private int* Word => (int*)Unsafe.AsPointer(ref MemoryMarshal.GetArrayDataReference(_cell));
 
@@ -42,16 +36,7 @@ internal sealed unsafe partial class WakeWord
 
     /// <summary>The owner sleeps until woken, <paramref name="timeoutMs"/> passes (-1: no limit), or a spurious return;
     /// it then checks its condition again (and <see cref="Prepare"/>s before any further sleep).</summary>
-    public void Sleep(int timeoutMs)
-    {
-        if (timeoutMs < 0)
-        {
-            FutexCall(s_futexCall, Word, FutexWaitPrivate, Asleep, null, null, 0);
-            return;
-        }
-        TimeSpec limit = new(timeoutMs / 1000, timeoutMs % 1000 * 1_000_000L);
-        FutexCall(s_futexCall, Word, FutexWaitPrivate, Asleep, &limit, null, 0);
-    }
+    public void Sleep(int timeoutMs) => Futex.Wait(Word, Asleep, timeoutMs, processPrivate: true);
 
     /// <summary>A waker, after publishing the owner's condition with a full fence: true when the owner sleeps or is
     /// about to, and then this waker alone must <see cref="Signal"/> it.</summary>
@@ -61,32 +46,5 @@ internal sealed unsafe partial class WakeWord
     public bool TakeSleeper() => Volatile.Read(ref _cell[0]) == Asleep && Interlocked.Exchange(ref _cell[0], 0) == Asleep;
 
     /// <summary>Wakes the owner that <see cref="TakeSleeper"/> found asleep.</summary>
-    public void Signal() => FutexCall(s_futexCall, Word, FutexWakePrivate, 1, null, null, 0);
-
-    private static bool ProbeKernel()
-    {
-        if (s_futexCall < 0)
-        {
-            return false;
-        }
-        try
-        {
-            int probe = 0;
-            return FutexCall(s_futexCall, &probe, FutexWakePrivate, 1, null, null, 0) >= 0;
-        }
-        catch (Exception ex) when (ex is DllNotFoundException or EntryPointNotFoundException)
-        {
-            return false;
-        }
-    }
-
-    [StructLayout(LayoutKind.Sequential)]
-    private readonly struct TimeSpec(long seconds, long nanoseconds)
-    {
-        public readonly long Seconds = seconds;
-        public readonly long Nanoseconds = nanoseconds;
-    }
-
-    [LibraryImport("libc", EntryPoint = "syscall")]
-    private static partial long FutexCall(long number, int* word, int operation, int value, TimeSpec* timeout, int* word2, int value3);
+    public void Signal() => Futex.Wake(Word, 1, processPrivate: true);
 }

@@ -50,9 +50,6 @@ internal static unsafe partial class Libc
     [LibraryImport(LibraryName, EntryPoint = "geteuid")]
     private static partial uint GetEffectiveUid();
 
-    [LibraryImport(LibraryName, EntryPoint = "syscall")]
-    public static partial long Syscall(long number, void* address, int operation, int value, void* timeout, void* address2, int value3);
-
     [LibraryImport(LibraryName, EntryPoint = "memfd_create", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
     public static partial SafeFileHandle MemfdCreate(string name, uint flags);
 
