@@ -86,7 +86,7 @@ internal static partial class ChannelSuite
         try
         {
             var environment = WorldEnvironment.Detect(variables, Environment.MachineName, Environment.ProcessId);
-            NetMeasure(transport, environment, log, results).GetAwaiter().GetResult();
+            NetMeasure(transport, environment, peer.Id, log, results).GetAwaiter().GetResult();
         }
         finally
         {
@@ -119,7 +119,7 @@ internal static partial class ChannelSuite
         return variables;
     }
 
-    private static async Task NetMeasure(string transport, WorldEnvironment environment, SuiteLog log, List<CallResult> results)
+    private static async Task NetMeasure(string transport, WorldEnvironment environment, int peerPid, SuiteLog log, List<CallResult> results)
     {
         await using CspWorld csp = await CspWorld.JoinAsync(new ClusterOptions { Environment = environment });
         ClusterWorld world = csp.World!;
@@ -132,6 +132,16 @@ internal static partial class ChannelSuite
         IChannelOut<int> pingAsync = await csp.OpenOutAsync<int>("bench-ping-a");
         using RemoteService<ICallCost> plain = await Remote.OpenAsync<ICallCost>(world.GetAddress(1));
         NetForm[] forms = [NetForm.Call, NetForm.CallPlain, NetForm.CallThread, NetForm.CallPoolItem, NetForm.Write, NetForm.RoundTrip, NetForm.WriteAsyncReader, NetForm.RoundTripAsyncReader, NetForm.Buffered];
+        if (Environment.GetEnvironmentVariable("XCALL_BENCH_NET_PROFILE") is { } only)
+        {
+            // For a profiler attached to both processes (docs/benchmarks.md): one form for 12 s before the rows.
+            NetForm f = Enum.Parse<NetForm>(only);
+            long until = Environment.TickCount64 + 12_000;
+            while (Environment.TickCount64 < until)
+            {
+                Burst(f, 5000);
+            }
+        }
         double Burst(NetForm form, int ops)
         {
             if (form == NetForm.CallThread)
@@ -192,6 +202,13 @@ internal static partial class ChannelSuite
                 ns[form].Add(Burst(form, Ops(form)));
             }
         }
+        var switches = new List<string>();
+        foreach (NetForm form in new[] { NetForm.Call, NetForm.Write, NetForm.RoundTrip, NetForm.WriteAsyncReader, NetForm.Buffered })
+        {
+            // Buffered: switches per batch (CreditWriter.BatchSize values), CPU time still per value.
+            int per = form == NetForm.Buffered ? CreditWriter<int>.BatchSize : 1;
+            switches.Add($"{form}{(per > 1 ? $" (switches per {per} values)" : "")}: {SwitchesPerOp([Environment.ProcessId, peerPid], Ops(form), () => Burst(form, Ops(form)), per)}");
+        }
         write.Write(-1); // the peer's readers end on -1
         ping.Write(-1);
         writeAsync.Write(-1);
@@ -220,6 +237,7 @@ internal static partial class ChannelSuite
             log.Line($"| {name} | {value:0.0} | {Format(value / baseline, "0.00")} | {Format(1e9 / value, "N0")} |");
             results.Add(new CallResult(signature, transport, value, null) { RatioToLocal = value / baseline });
         }
+        log.Line($"Context switches and CPU time per operation over {transport} (voluntary+involuntary switches, ns on a CPU; threads with 0.05 switches or 20 ns; a diagnostic burst after the rounds): {string.Join("; ", switches)}");
         if (transport == "shm")
         {
             log.Budget("named One2One rendezvous write over shm / XCall shm int call", Median(ns[NetForm.Write]) / baseline, 1.2, $"{Median(ns[NetForm.Write]):0.0} vs {baseline:0.0} ns");
