@@ -69,7 +69,7 @@ internal static partial class ChannelSuite
         Dictionary<string, string> variables = NetVariables(transport, job);
         var start = new ProcessStartInfo("dotnet") { UseShellExecute = false };
         start.ArgumentList.Add(Self);
-        foreach (string a in new[] { "--suite", "channels", "--child", "net-peer" })
+        foreach (string a in new[] { "--suite", "channels", "--child", "net-peer", transport })
         {
             start.ArgumentList.Add(a);
         }
@@ -97,6 +97,13 @@ internal static partial class ChannelSuite
         }
     }
 
+    /// <summary>
+    /// The options both ranks connect with: over tcp without <see cref="RemoteOptions.PreferSharedMemory"/>, which
+    /// would otherwise take a tcp address on this machine whose server also listens on shm for shm.
+    /// </summary>
+    private static RemoteOptions NetRemote(string transport) =>
+        transport == "tcp" ? new RemoteOptions { PreferSharedMemory = false } : RemoteOptions.Default;
+
     private static Dictionary<string, string> NetVariables(string transport, string job)
     {
         var variables = new Dictionary<string, string>
@@ -121,7 +128,7 @@ internal static partial class ChannelSuite
 
     private static async Task NetMeasure(string transport, WorldEnvironment environment, int peerPid, SuiteLog log, List<CallResult> results)
     {
-        await using CspWorld csp = await CspWorld.JoinAsync(new ClusterOptions { Environment = environment });
+        await using CspWorld csp = await CspWorld.JoinAsync(new ClusterOptions { Environment = environment, Remote = NetRemote(transport) });
         ClusterWorld world = csp.World!;
         One2One<int> pong = await csp.CreateOne2OneAsync<int>("bench-pong");
         ICallCost call = await world.OpenAsync<ICallCost>(1);
@@ -130,7 +137,7 @@ internal static partial class ChannelSuite
         IChannelOut<int> buffered = await csp.OpenOutAsync<int>("bench-buffered");
         IChannelOut<int> writeAsync = await csp.OpenOutAsync<int>("bench-write-a");
         IChannelOut<int> pingAsync = await csp.OpenOutAsync<int>("bench-ping-a");
-        using RemoteService<ICallCost> plain = await Remote.OpenAsync<ICallCost>(world.GetAddress(1));
+        using RemoteService<ICallCost> plain = await Remote.OpenAsync<ICallCost>(world.GetAddress(1), NetRemote(transport));
         NetForm[] forms = [NetForm.Call, NetForm.CallPlain, NetForm.CallThread, NetForm.CallPoolItem, NetForm.Write, NetForm.RoundTrip, NetForm.WriteAsyncReader, NetForm.RoundTripAsyncReader, NetForm.Buffered];
         if (Environment.GetEnvironmentVariable("XCALL_BENCH_NET_PROFILE") is { } only)
         {
@@ -223,7 +230,7 @@ internal static partial class ChannelSuite
         foreach ((NetForm form, string name, string signature) in new[]
         {
             (NetForm.Call, $"XCall void Test(int) over {transport}", $"net-int-call-{transport}"),
-            (NetForm.CallPlain, $"XCall void Test(int) over {transport}, a Remote.Open connection with default options (diagnostic)", $"net-int-call-plain-{transport}"),
+            (NetForm.CallPlain, $"XCall void Test(int) over {transport}, a Remote.Open connection with default options{(transport == "tcp" ? " but PreferSharedMemory=false" : "")} (diagnostic)", $"net-int-call-plain-{transport}"),
             (NetForm.CallThread, $"XCall void Test(int) over {transport}, called from a thread of its own (diagnostic)", $"net-int-call-thread-{transport}"),
             (NetForm.CallPoolItem, $"XCall void Test(int) over {transport}, called from a new thread-pool work item (diagnostic)", $"net-int-call-poolitem-{transport}"),
             (NetForm.Write, "named One2One<int>: rendezvous write, reader in the other process", $"net-write-{transport}"),
@@ -248,14 +255,14 @@ internal static partial class ChannelSuite
     }
 
     /// <summary>The peer (rank 1): hosts the channels the parent writes to, reads them, and answers pings on the parent's channel.</summary>
-    private static int NetPeer()
+    private static int NetPeer(string transport)
     {
-        return NetPeerAsync().GetAwaiter().GetResult();
+        return NetPeerAsync(transport).GetAwaiter().GetResult();
 
-        static async Task<int> NetPeerAsync()
+        static async Task<int> NetPeerAsync(string transport)
         {
             var services = new XCallServer().Add<ICallCost>(new CallCostService());
-            await using CspWorld csp = await CspWorld.JoinAsync(new ClusterOptions { Services = services });
+            await using CspWorld csp = await CspWorld.JoinAsync(new ClusterOptions { Services = services, Remote = NetRemote(transport) });
             One2One<int> write = await csp.CreateOne2OneAsync<int>("bench-write");
             One2One<int> ping = await csp.CreateOne2OneAsync<int>("bench-ping");
             One2One<int> buffered = await csp.CreateOne2OneAsync("bench-buffered", new FifoBuffer<int>(4096));
