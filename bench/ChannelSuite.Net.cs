@@ -69,7 +69,7 @@ internal static partial class ChannelSuite
         Dictionary<string, string> variables = NetVariables(transport, job);
         var start = new ProcessStartInfo("dotnet") { UseShellExecute = false };
         start.ArgumentList.Add(Self);
-        foreach (string a in new[] { "--suite", "channels", "--child", "net-peer" })
+        foreach (string a in new[] { "--suite", "channels", "--child", "net-peer", transport })
         {
             start.ArgumentList.Add(a);
         }
@@ -86,7 +86,7 @@ internal static partial class ChannelSuite
         try
         {
             var environment = WorldEnvironment.Detect(variables, Environment.MachineName, Environment.ProcessId);
-            NetMeasure(transport, environment, log, results).GetAwaiter().GetResult();
+            NetMeasure(transport, environment, peer.Id, log, results).GetAwaiter().GetResult();
         }
         finally
         {
@@ -96,6 +96,13 @@ internal static partial class ChannelSuite
             }
         }
     }
+
+    /// <summary>
+    /// The options both ranks connect with: over tcp without <see cref="RemoteOptions.PreferSharedMemory"/>, which
+    /// would otherwise take a tcp address on this machine whose server also listens on shm for shm.
+    /// </summary>
+    private static RemoteOptions NetRemote(string transport) =>
+        transport == "tcp" ? new RemoteOptions { PreferSharedMemory = false } : RemoteOptions.Default;
 
     private static Dictionary<string, string> NetVariables(string transport, string job)
     {
@@ -119,9 +126,9 @@ internal static partial class ChannelSuite
         return variables;
     }
 
-    private static async Task NetMeasure(string transport, WorldEnvironment environment, SuiteLog log, List<CallResult> results)
+    private static async Task NetMeasure(string transport, WorldEnvironment environment, int peerPid, SuiteLog log, List<CallResult> results)
     {
-        await using CspWorld csp = await CspWorld.JoinAsync(new ClusterOptions { Environment = environment });
+        await using CspWorld csp = await CspWorld.JoinAsync(new ClusterOptions { Environment = environment, Remote = NetRemote(transport) });
         ClusterWorld world = csp.World!;
         One2One<int> pong = await csp.CreateOne2OneAsync<int>("bench-pong");
         ICallCost call = await world.OpenAsync<ICallCost>(1);
@@ -130,8 +137,18 @@ internal static partial class ChannelSuite
         IChannelOut<int> buffered = await csp.OpenOutAsync<int>("bench-buffered");
         IChannelOut<int> writeAsync = await csp.OpenOutAsync<int>("bench-write-a");
         IChannelOut<int> pingAsync = await csp.OpenOutAsync<int>("bench-ping-a");
-        using RemoteService<ICallCost> plain = await Remote.OpenAsync<ICallCost>(world.GetAddress(1));
+        using RemoteService<ICallCost> plain = await Remote.OpenAsync<ICallCost>(world.GetAddress(1), NetRemote(transport));
         NetForm[] forms = [NetForm.Call, NetForm.CallPlain, NetForm.CallThread, NetForm.CallPoolItem, NetForm.Write, NetForm.RoundTrip, NetForm.WriteAsyncReader, NetForm.RoundTripAsyncReader, NetForm.Buffered];
+        if (Environment.GetEnvironmentVariable("XCALL_BENCH_NET_PROFILE") is { } only)
+        {
+            // For a profiler attached to both processes (docs/benchmarks.md): one form for 12 s before the rows.
+            NetForm f = Enum.Parse<NetForm>(only);
+            long until = Environment.TickCount64 + 12_000;
+            while (Environment.TickCount64 < until)
+            {
+                Burst(f, 5000);
+            }
+        }
         double Burst(NetForm form, int ops)
         {
             if (form == NetForm.CallThread)
@@ -192,6 +209,13 @@ internal static partial class ChannelSuite
                 ns[form].Add(Burst(form, Ops(form)));
             }
         }
+        var switches = new List<string>();
+        foreach (NetForm form in new[] { NetForm.Call, NetForm.Write, NetForm.RoundTrip, NetForm.WriteAsyncReader, NetForm.Buffered })
+        {
+            // Buffered: switches per batch (CreditWriter.BatchSize values), CPU time still per value.
+            int per = form == NetForm.Buffered ? CreditWriter<int>.BatchSize : 1;
+            switches.Add($"{form}{(per > 1 ? $" (switches per {per} values)" : "")}: {SwitchesPerOp([Environment.ProcessId, peerPid], Ops(form), () => Burst(form, Ops(form)), per)}");
+        }
         write.Write(-1); // the peer's readers end on -1
         ping.Write(-1);
         writeAsync.Write(-1);
@@ -206,7 +230,7 @@ internal static partial class ChannelSuite
         foreach ((NetForm form, string name, string signature) in new[]
         {
             (NetForm.Call, $"XCall void Test(int) over {transport}", $"net-int-call-{transport}"),
-            (NetForm.CallPlain, $"XCall void Test(int) over {transport}, a Remote.Open connection with default options (diagnostic)", $"net-int-call-plain-{transport}"),
+            (NetForm.CallPlain, $"XCall void Test(int) over {transport}, a Remote.Open connection with default options{(transport == "tcp" ? " but PreferSharedMemory=false" : "")} (diagnostic)", $"net-int-call-plain-{transport}"),
             (NetForm.CallThread, $"XCall void Test(int) over {transport}, called from a thread of its own (diagnostic)", $"net-int-call-thread-{transport}"),
             (NetForm.CallPoolItem, $"XCall void Test(int) over {transport}, called from a new thread-pool work item (diagnostic)", $"net-int-call-poolitem-{transport}"),
             (NetForm.Write, "named One2One<int>: rendezvous write, reader in the other process", $"net-write-{transport}"),
@@ -220,6 +244,7 @@ internal static partial class ChannelSuite
             log.Line($"| {name} | {value:0.0} | {Format(value / baseline, "0.00")} | {Format(1e9 / value, "N0")} |");
             results.Add(new CallResult(signature, transport, value, null) { RatioToLocal = value / baseline });
         }
+        log.Line($"Context switches and CPU time per operation over {transport} (voluntary+involuntary switches, ns on a CPU; threads with 0.05 switches or 20 ns; a diagnostic burst after the rounds): {string.Join("; ", switches)}");
         if (transport == "shm")
         {
             log.Budget("named One2One rendezvous write over shm / XCall shm int call", Median(ns[NetForm.Write]) / baseline, 1.2, $"{Median(ns[NetForm.Write]):0.0} vs {baseline:0.0} ns");
@@ -230,14 +255,14 @@ internal static partial class ChannelSuite
     }
 
     /// <summary>The peer (rank 1): hosts the channels the parent writes to, reads them, and answers pings on the parent's channel.</summary>
-    private static int NetPeer()
+    private static int NetPeer(string transport)
     {
-        return NetPeerAsync().GetAwaiter().GetResult();
+        return NetPeerAsync(transport).GetAwaiter().GetResult();
 
-        static async Task<int> NetPeerAsync()
+        static async Task<int> NetPeerAsync(string transport)
         {
             var services = new XCallServer().Add<ICallCost>(new CallCostService());
-            await using CspWorld csp = await CspWorld.JoinAsync(new ClusterOptions { Services = services });
+            await using CspWorld csp = await CspWorld.JoinAsync(new ClusterOptions { Services = services, Remote = NetRemote(transport) });
             One2One<int> write = await csp.CreateOne2OneAsync<int>("bench-write");
             One2One<int> ping = await csp.CreateOne2OneAsync<int>("bench-ping");
             One2One<int> buffered = await csp.CreateOne2OneAsync("bench-buffered", new FifoBuffer<int>(4096));

@@ -117,7 +117,7 @@ internal static partial class ChannelSuite
     {
         ["ring", string peer, string n, string laps] => RingChild(peer, Parse(n), Parse(laps)),
         ["pi", string iterations, string largest] => PiChild(ParseLong(iterations), ParseLong(largest)),
-        ["net-peer"] => NetPeer(),
+        ["net-peer", string transport] => NetPeer(transport),
         ["net-pi", string darts] => NetPiChild(ParseLong(darts)),
         ["dist-pi", string darts] => DistPiChild(ParseLong(darts)),
         ["net-loop", string ints] => NetLoopChild(Parse(ints)),
