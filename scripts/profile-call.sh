@@ -4,6 +4,8 @@
 # samples by stage (symbol patterns below), printed as CPU nanoseconds per call.
 #
 #   scripts/profile-call.sh [shm|tcp] [int|oneway|pipelined|threads] [SECONDS]     defaults: shm int 8
+#   BENCH_DLL=/work/base/<build>/XCall.Bench.dll scripts/profile-call.sh ...        another build (this tree is not built)
+#   TOP=14 scripts/profile-call.sh shm oneway 5                                      also the 14 busiest symbols per side
 #
 # JIT frames are named through perf maps (DOTNET_PerfMapEnabled=1) with W^X off (DOTNET_EnableWriteXorExecute=0),
 # or perf sees them as anonymous memory. A stage's figure is its samples / the sampling rate / the calls made in
@@ -19,11 +21,13 @@ command -v perf >/dev/null || { echo "profile-call: perf is not installed (Debia
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-dotnet build "$root/bench" -c Release -nologo -v quiet >"$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
+if [[ -z "${BENCH_DLL:-}" ]]; then
+    dotnet build "$root/bench" -c Release -nologo -v quiet >"$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
+fi
 export DOTNET_PerfMapEnabled=1 DOTNET_EnableWriteXorExecute=0
 
 # The loop runs two seconds longer than the recording on each side, so the window sees only the steady loop.
-dotnet "$root/bench/bin/Release/net10.0/XCall.Bench.dll" --loop "$transport" "$form" "$((seconds + 4))" >"$work/loop.out" 2>&1 &
+dotnet "${BENCH_DLL:-$root/bench/bin/Release/net10.0/XCall.Bench.dll}" --loop "$transport" "$form" "$((seconds + 4))" >"$work/loop.out" 2>&1 &
 loop=$!
 for _ in $(seq 100); do grep -q "server pid" "$work/loop.out" && break; sleep 0.1; done
 read -r client server < <(sed -nE 's/^client pid ([0-9]+), server pid ([0-9]+).*/\1 \2/p' "$work/loop.out")
@@ -62,3 +66,15 @@ for side in client server; do
         awk -F'\t' -v n="$n" -v rate="$rate" -v secs="$seconds" -v per="$ns_per_call" \
             '{ ns = ($3 / 100.0) * n / rate / (secs * 1e9 / per) * 1e9; printf "| %s | %s | %.1f |\n", $1, $2, ns }' | sort -t'|' -k4 -gr
 done
+# TOP=N: also each side's N busiest symbols, ungrouped (which method of a stage moved between two builds).
+if [[ -n "${TOP:-}" ]]; then
+    for side in client server; do
+        pid=$([[ $side == client ]] && echo "$client" || echo "$server")
+        n=$(samples "$pid")
+        echo
+        echo "$side: busiest symbols, CPU ns per call"
+        perf report -i "$work/perf.data" -q --no-children --pid "$pid" --sort sym -g none 2>/dev/null | head -"$TOP" |
+            awk -v n="$n" -v rate="$rate" -v secs="$seconds" -v per="$ns_per_call" \
+                '{ pct = $1; sub(/%/, "", pct); $1 = ""; printf "%8.1f %s\n", pct / 100 * n / rate / (secs * 1e9 / per) * 1e9, substr($0, 1, 120) }'
+    done
+fi

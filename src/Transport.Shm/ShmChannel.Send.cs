@@ -14,23 +14,16 @@ internal sealed partial class ShmChannel
     /// <inheritdoc/>
     public override IBufferWriter<byte> BeginFrame(in FrameHeader header, long deadline)
     {
-        if (deadline == 0)
+        SendLock.Outcome entered = deadline == 0 ? _sendLock.Enter() : _sendLock.TryEnter(0);
+        if (entered != SendLock.Outcome.Entered)
         {
-            _sendLock.Enter();
-        }
-        else if (!_sendLock.TryEnter() && !_sendLock.TryEnter(Deadline.RemainingMs(deadline))) // the clock is read only when the lock is held
-        {
-            throw new XCallTimeoutException(_endpoint, "another frame of the connection held the send side for the call's timeout (the peer takes no data)");
+            EnterContended(entered, deadline);
         }
         try
         {
             if (Volatile.Read(ref _stopping) != 0)
             {
                 ThrowStopped();
-            }
-            if (_writer.IsFrameOpen)
-            {
-                throw FrameAlreadyOpen(_endpoint);
             }
             _writer.Deadline = deadline;
             _writer.BeginFrame(header);
@@ -42,6 +35,24 @@ internal sealed partial class ShmChannel
         {
             _sendLock.Exit();
             throw;
+        }
+    }
+
+    /// <summary>BeginFrame found the send lock held: waits for it until <paramref name="deadline"/> (the clock is read only
+    /// here), or throws when this thread holds it (a call made while another call's arguments are being written).</summary>
+    private void EnterContended(SendLock.Outcome entered, long deadline)
+    {
+        if (entered == SendLock.Outcome.TimedOut && deadline != 0)
+        {
+            entered = _sendLock.TryEnter(Deadline.RemainingMs(deadline));
+        }
+        if (entered == SendLock.Outcome.Reentered)
+        {
+            throw FrameAlreadyOpen(_endpoint);
+        }
+        if (entered == SendLock.Outcome.TimedOut)
+        {
+            throw new XCallTimeoutException(_endpoint, "another frame of the connection held the send side for the call's timeout (the peer takes no data)");
         }
     }
 

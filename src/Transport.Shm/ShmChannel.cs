@@ -31,7 +31,7 @@ internal sealed partial class ShmChannel : FrameChannel
     private readonly RingWriter _writer;
     private readonly ShmRing _outgoing;
     private readonly ShmRing _incoming;
-    private readonly Lock _sendLock = new();
+    private readonly SendLock _sendLock = new();
     private readonly Lock _stateLock = new();
     private readonly Thread _monitorThread;
     private Thread? _receiveThread;
@@ -179,7 +179,7 @@ internal sealed partial class ShmChannel : FrameChannel
 
     private void SayGoodbye()
     {
-        if (!_sendLock.TryEnter(100))
+        if (_sendLock.TryEnter(100) != SendLock.Outcome.Entered)
         {
             return;
         }
@@ -277,7 +277,7 @@ internal sealed partial class ShmChannel : FrameChannel
         // A sender stuck between BeginFrame and CommitFrame would still write into the ring: then leave the
         // mapping to the finalizer rather than pull the memory from under it.
         // So would a sender still issuing a wake-up it claimed under the lock (CommitFrame): it touches the ring's words.
-        if (_sendLock.TryEnter(TimeSpan.FromSeconds(5)))
+        if (_sendLock.TryEnter(5000) == SendLock.Outcome.Entered)
         {
             try
             {

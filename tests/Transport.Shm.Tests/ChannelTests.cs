@@ -1,3 +1,5 @@
+using System.Buffers;
+using System.Buffers.Binary;
 using XCall.Runtime.CompilerServices;
 using XCall.Runtime;
 using XCall.Transport.Shm.Interop;
@@ -266,6 +268,87 @@ public sealed class ChannelTests(ITestOutputHelper output) : IDisposable
                     Assert.Equal(-1, Patterns.FirstMismatch(reply, i, t));
                 }
             }, TaskCreationOptions.LongRunning)));
+        }
+    }
+
+    [Theory]
+    [InlineData(ShmIdleStrategy.Adaptive)]
+    [InlineData(ShmIdleStrategy.Blocking)]
+    public async Task One_way_frames_from_many_threads_all_arrive_in_each_threads_order(ShmIdleStrategy strategy)
+    {
+        // Held batches from threads that interleave under the send lock, bursts ended by nothing (the reader must take
+        // each last held head itself), a receive thread that sleeps between bursts.
+        const int Threads = 8;
+        const int PerThread = 20_000;
+        ShmOptions options = _dir.Options(strategy) with { RingSize = 64 * 1024 };
+        using ShmListener listener = ShmTransport.Listen("oneways", options);
+        (FrameChannel client, FrameChannel server) = await PairAsync(listener, options);
+        using (server)
+        using (client)
+        {
+            var handler = new OneWayOrderHandler(Threads, Threads * PerThread);
+            server.Start(handler);
+            client.Start(new OneWayOrderHandler(0, 0));
+            await Task.WhenAll(Enumerable.Range(0, Threads).Select(t => Task.Factory.StartNew(() =>
+            {
+                var random = new Random(t);
+                for (int i = 0; i < PerThread; i++)
+                {
+                    IBufferWriter<byte> output = client.BeginFrame(new FrameHeader(FrameKind.OneWay, 0, (ulong)t, (uint)i));
+                    Span<byte> span = output.GetSpan(8);
+                    BinaryPrimitives.WriteInt32LittleEndian(span, t);
+                    BinaryPrimitives.WriteInt32LittleEndian(span[4..], i);
+                    output.Advance(8);
+                    client.CommitFrame();
+                    if (random.Next(500) == 0)
+                    {
+                        Thread.Yield(); // the others' frames come between, or the reader catches up and sleeps
+                    }
+                }
+            }, TaskCreationOptions.LongRunning)));
+            Assert.True(handler.AllArrived.Wait(TimeSpan.FromSeconds(30)), $"{handler.Count} of {Threads * PerThread} one-way frames arrived");
+            Assert.Null(handler.Failure);
+            Assert.Equal(Threads * PerThread, handler.Count);
+        }
+    }
+
+    /// <summary>Counts one-way frames and checks each sending thread's come in order, with intact payloads.</summary>
+    private sealed class OneWayOrderHandler(int threads, int expected) : IFrameHandler
+    {
+        private readonly int[] _next = new int[threads];
+        private int _count;
+
+        public ManualResetEventSlim AllArrived { get; } = new();
+
+        public int Count => Volatile.Read(ref _count);
+
+        public string? Failure { get; private set; }
+
+        public XCall.Marshal.MarshalLimits Limits => XCall.Marshal.MarshalLimits.Default;
+
+        public void OnFrame(in FrameHeader header, ref XCall.Marshal.MarshalReader payload)
+        {
+            int t = (int)header.ObjectId;
+            byte[] bytes = new byte[8];
+            if (header.Kind != FrameKind.OneWay || payload.Remaining != 8 || t >= _next.Length)
+            {
+                Failure ??= $"unexpected frame {header}";
+                return;
+            }
+            payload.ReadBlock(bytes);
+            int i = _next[t]++;
+            if (header.MethodId != (uint)i || BinaryPrimitives.ReadInt32LittleEndian(bytes) != t || BinaryPrimitives.ReadInt32LittleEndian(bytes[4..]) != i)
+            {
+                Failure ??= $"thread {t}: frame {header.MethodId} came as its frame {i}";
+            }
+            if (Interlocked.Increment(ref _count) == expected)
+            {
+                AllArrived.Set();
+            }
+        }
+
+        public void OnClosed(Exception? error)
+        {
         }
     }
 

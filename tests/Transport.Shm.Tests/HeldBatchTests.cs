@@ -163,6 +163,70 @@ public sealed unsafe class HeldBatchTests
     }
 
     [Fact]
+    public void After_the_reader_took_a_held_head_its_next_sleep_ends_by_itself()
+    {
+        // A frame the writer adds while the reader takes the head may get no wake-up check (RingWriter's design notes):
+        // the sleep after a claim is bounded, so the reader looks again without being woken.
+        using var ring = new NativeRing(1 << 16, ShmIdleStrategy.Blocking);
+        var handler = new RecordingHandler();
+        ring.SendOneWay(OneWay(0), Payload(0));
+        var clock = Stopwatch.StartNew();
+        while (ring.Reader.Poll(handler) == PollResult.Held)
+        {
+            Assert.True(clock.Elapsed < TimeSpan.FromSeconds(30), "the reader never took the held frame");
+        }
+        Assert.Equal(1, ring.Reader.HeldClaims);
+        int seq = ring.Signal.ConsumerSeq;
+        ring.Signal.ArmConsumer();
+        Assert.True(Task.Run(() => ring.Signal.WaitConsumer(seq)).Wait(TimeSpan.FromSeconds(30)), "the sleep after a claim was not bounded");
+        Assert.Equal(seq, ring.Signal.ConsumerSeq); // nobody woke it
+    }
+
+    [Fact]
+    public void Bursts_of_held_frames_that_nothing_follows_all_reach_a_sleeping_reader_in_order()
+    {
+        // Each burst ends the writer's sending until the reader has it all: the last held head is always the reader's to
+        // take, and frames added while it takes one may be seen only after its bounded sleep.
+        using var ring = new NativeRing(1 << 14, ShmIdleStrategy.Blocking);
+        const int Bursts = 1500;
+        var random = new Random(5);
+        int[] ends = new int[Bursts];
+        for (int b = 0, total = 0; b < Bursts; b++)
+        {
+            total += 1 + random.Next(RingWriter.MaxHeldFrames + 8);
+            ends[b] = total;
+        }
+        var handler = new ReadingHandler();
+        using var received = new SemaphoreSlim(0);
+        var reader = new Thread(() =>
+        {
+            int b = 0;
+            while (b < Bursts && handler.Failure is null)
+            {
+                ring.Receive(handler);
+                if (handler.Count == ends[b])
+                {
+                    b++;
+                    received.Release();
+                }
+            }
+        });
+        reader.Start();
+        for (int b = 0, i = 0; b < Bursts; b++)
+        {
+            for (; i < ends[b]; i++)
+            {
+                ring.SendOneWay(OneWay(i), Payload(i));
+            }
+            Assert.True(received.Wait(TimeSpan.FromSeconds(30)), $"burst {b} did not arrive whole ({handler.Count} of {ends[b]} frames)");
+        }
+        reader.Join();
+        Assert.Null(handler.Failure);
+        Assert.Equal(ends[^1], handler.Count);
+        Assert.True(ring.Reader.HeldClaims > 0, "the reader took no held head");
+    }
+
+    [Fact]
     public void A_held_record_that_is_not_a_frame_start_is_a_protocol_error_once_taken()
     {
         using var ring = new NativeRing(4096);

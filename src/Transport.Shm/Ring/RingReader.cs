@@ -170,6 +170,7 @@ internal sealed unsafe class RingReader
             return false;
         }
         Interlocked.Exchange(ref *_ring.ClaimedHead, position + 1);
+        _signal.BoundNextConsumerWait(); // a frame the writer adds now may be missed by this poll (RingWriter's design notes)
         HeldClaims++;
         return true;
     }

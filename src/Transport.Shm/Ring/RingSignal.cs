@@ -119,22 +119,44 @@ internal sealed unsafe class RingSignal
     /// <summary>The leader wake sequence, read before <see cref="ArmLeader"/>.</summary>
     public int LeaderSeq => Volatile.Read(ref *_ring.LeaderWakeSeq);
 
-    /// <summary>Sleeps until the consumer wake sequence moves from <paramref name="seq"/>.</summary>
+    /// <summary>
+    /// How long the receive thread sleeps at most after its reader took a held batch head (<see cref="BoundNextConsumerWait"/>):
+    /// a frame the writer added to that batch as the head was taken gets no wake-up check (RingWriter's design notes), and
+    /// is read after this at the latest.
+    /// </summary>
+    public const int HeldMissBoundMs = 1;
+
+    private int _boundNextWait;
+
+    /// <summary>The reader took a held batch head: the next <see cref="WaitConsumer"/> or <see cref="WaitLeader"/> sleeps at
+    /// most <see cref="HeldMissBoundMs"/>.</summary>
+    public void BoundNextConsumerWait() => Volatile.Write(ref _boundNextWait, 1);
+
+    private bool TakeWaitBound() => Volatile.Read(ref _boundNextWait) != 0 && Interlocked.Exchange(ref _boundNextWait, 0) != 0;
+
+    /// <summary>Sleeps until the consumer wake sequence moves from <paramref name="seq"/> (or, once after a held head was
+    /// taken, <see cref="HeldMissBoundMs"/> passed).</summary>
     public void WaitConsumer(int seq)
     {
+        int timeoutMs = TakeWaitBound() ? HeldMissBoundMs : -1;
         if (_useFutex)
         {
-            Futex.Wait(_ring.ConsumerWakeSeq, seq, -1);
+            Futex.Wait(_ring.ConsumerWakeSeq, seq, timeoutMs);
         }
         else if (ConsumerSeq == seq)
         {
-            _consumerLocal!.Wait();
+            _consumerLocal!.Wait(timeoutMs);
         }
     }
 
-    /// <summary>Sleeps until the leader wake sequence moves from <paramref name="seq"/> or the timeout passes.</summary>
+    /// <summary>Sleeps until the leader wake sequence moves from <paramref name="seq"/> or the timeout passes (at most
+    /// <see cref="HeldMissBoundMs"/> once after a held head was taken).</summary>
     public void WaitLeader(int seq, int timeoutMs)
     {
+        if (TakeWaitBound())
+        {
+            timeoutMs = timeoutMs < 0 ? HeldMissBoundMs : Math.Min(timeoutMs, HeldMissBoundMs);
+        }
         if (_useFutex)
         {
             Futex.Wait(_ring.LeaderWakeSeq, seq, timeoutMs);

@@ -28,17 +28,23 @@ namespace XCall.Transport.Shm.Ring;
 //
 // Held batches (one-way frames, Commit(hold: true)): the first small one-record frame of a batch is published with its
 // length negated (the "held head"; interlocked, so the wake-up check after it is as for any frame); the frames after it
-// get their real lengths, each through an interlocked exchange, and are reachable only through the head. The reader
-// leaves a held head alone for a short while (RingReader.HeldClaimDelay) instead of chasing each frame's cache line as
-// it is written; the batch is published by turning the head's length positive: at MaxHeldFrames frames, with the next
-// frame that is not held, before any wait for room, any streamed frame, padding or control record, and at once when the
-// reader sleeps. A reader that waited long enough takes the held head itself (a lone one-way call arrives all the same)
-// and says so in the ClaimedHead word (head + 1) with a full fence before it reads on; the writer reads that word after
-// each frame it adds, also after a full fence, so either it sees the claim (the batch is over: the frame is published
-// like any other, wake-up check included) or the reader, reading on, sees the frame. A head published after the reader
-// took it writes only a word the reader has passed and the writer has not reused: the writer writes no further than its
-// cached consumer position + capacity, and once that cache moves past the head (RefreshConsumer) the batch is over and
-// the head is never written again.
+// get their real lengths through plain release stores, and are reachable only through the head. The reader leaves a
+// held head alone for a short while (RingReader.HeldClaimDelay) instead of chasing each frame's cache line as it is
+// written; the batch is published by turning the head's length positive (interlocked): at MaxHeldFrames frames, with
+// the next frame that is not held, before any wait for room, any streamed frame, padding or control record, and at once
+// when the reader sleeps. A reader that waited long enough takes the held head itself (a lone one-way call arrives all
+// the same) and says so in the ClaimedHead word (head + 1) with a full fence before it reads on; the writer reads that
+// word after each frame it adds.
+// - Writer sees the claim: the batch is over; a full fence follows the frame's release store, then the wake-up check,
+//   as for any published frame.
+// - Writer does not see it (the claim came after its read, or its release store and the read passed each other, which
+//   a store-to-load reorder allows): the frame needs no wake-up check. The reader either reads it while it polls, or,
+//   when it went to sleep without it, wakes within RingSignal.HeldMissBoundMs (the reader bounds the next sleep after
+//   every claim) and then sees it: the store is long visible by then. The writer's next held frame reads the claim and
+//   ends the batch with a wake-up check, and every later frame is published as any other.
+// A head published after the reader took it writes only a word the reader has passed and the writer has not reused: the
+// writer writes no further than its cached consumer position + capacity, and once that cache moves past the head
+// (RefreshConsumer) the batch is over and the head is never written again.
 internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
 {
     // The first record always gets room for its prefix and this many payload bytes, so the GetSpan(sizeHint)
@@ -262,10 +268,11 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
             _heldCount = 1;
             return true;
         }
-        Publish(_frameStart, length);
+        Volatile.Write(ref *LengthAt(_frameStart), length); // the frame's bytes before its length; no fence (see the design notes)
         if (Volatile.Read(ref *_ring.ClaimedHead) == _heldStart + 1)
         {
             _heldStart = -1; // the reader took the head: the batch is out, and this frame with it
+            Interlocked.MemoryBarrier(); // the frame is visible before the wake-up check reads the reader's sleeping word
             return true;
         }
         if (++_heldCount >= MaxHeldFrames)
