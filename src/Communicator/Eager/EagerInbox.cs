@@ -99,7 +99,7 @@ internal sealed unsafe class EagerInbox : IDisposable
         // MPI's ranks do when oversubscribed) before they sleep: the rank a waiter waits for is then one of the
         // threads its yields run, and no message needs a wake-up.
         _crowded = sources.Length + 1 > Environment.ProcessorCount;
-        _spinTurns = _crowded ? 16 : 2048;
+        _spinTurns = _crowded ? 2 : 2048;
         _progress = new Thread(ProgressLoop) { IsBackground = true, Name = "xcall comm progress" };
         _progress.Start();
     }
