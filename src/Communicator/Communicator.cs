@@ -46,7 +46,7 @@ public sealed partial class Communicator : IAsyncDisposable
 
     private readonly WorldMessaging _messaging;
     private readonly int[] _worldRanks;
-    private readonly Dictionary<int, int> _ranksByWorldRank;
+    private readonly int[] _ranksByWorldRank; // by world rank: its rank here, or -1
     private readonly long _context;
     private int _splits;
 
@@ -54,7 +54,12 @@ public sealed partial class Communicator : IAsyncDisposable
     {
         _messaging = messaging;
         _worldRanks = worldRanks;
-        _ranksByWorldRank = worldRanks.Select((world, rank) => (world, rank)).ToDictionary(p => p.world, p => p.rank);
+        _ranksByWorldRank = new int[messaging.World.Size];
+        Array.Fill(_ranksByWorldRank, -1);
+        for (int rank = 0; rank < worldRanks.Length; rank++)
+        {
+            _ranksByWorldRank[worldRanks[rank]] = rank;
+        }
         _context = context;
         Rank = _ranksByWorldRank[messaging.World.Rank];
     }

@@ -26,6 +26,9 @@ internal sealed class Mailbox : IMailbox
     // answered once: by the receive that takes it, or by Nudge (the sender waited too long), which holds a copy.
     // A blocking receive may take a held message with no request (TryTakeHeld) only while no receive is posted, so
     // receives still match in the order posted; _arrivals counts held messages so a spinning one reads one word.
+    // TryTakeHeld first reads the three collections' counts without the lock: when all are 0 it has nothing to take
+    // and nothing to post for, and a message, receive or failure another thread adds meanwhile is as if it came just
+    // after (the inbox looks at _arrivals again before it takes a ring record; a posted receive reports a failure).
     private readonly object _lock = new();
     private readonly List<Envelope> _unexpected = [];
     private readonly List<ReceiveRequest> _posted = [];
@@ -225,6 +228,10 @@ internal sealed class Mailbox : IMailbox
     public FastTake TryTakeHeld(int source, long context, int tag, Span<byte> destination, out MessageStatus status)
     {
         status = default;
+        if (_unexpected.Count == 0 && _posted.Count == 0 && _failed.Count == 0)
+        {
+            return FastTake.None; // read without the lock: see the design note
+        }
         Envelope? found = null;
         lock (_lock)
         {

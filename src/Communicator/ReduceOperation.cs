@@ -1,4 +1,6 @@
 using System.Numerics;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 
 namespace XCall.Communicator;
 
@@ -40,36 +42,73 @@ public static class ReduceOperation
         }
     }
 
-    private sealed class VectorOperation<T> : ReduceOperation<T> where T : unmanaged, INumber<T>
+    private abstract class VectorOperation<T> : ReduceOperation<T> where T : unmanaged, INumber<T>
     {
-        public static readonly VectorOperation<T> Sum = new(static (a, b) => a + b, static (a, b) => a + b);
-        public static readonly VectorOperation<T> Product = new(static (a, b) => a * b, static (a, b) => a * b);
-        public static readonly VectorOperation<T> Min = new(T.Min, Vector.Min);
-        public static readonly VectorOperation<T> Max = new(T.Max, Vector.Max);
+        public static readonly VectorOperation<T> Sum = new Loop<SumOf>();
+        public static readonly VectorOperation<T> Product = new Loop<ProductOf>();
+        public static readonly VectorOperation<T> Min = new Loop<MinOf>();
+        public static readonly VectorOperation<T> Max = new Loop<MaxOf>();
 
-        private readonly Func<T, T, T> _scalar;
-        private readonly Func<Vector<T>, Vector<T>, Vector<T>> _vector;
-
-        private VectorOperation(Func<T, T, T> scalar, Func<Vector<T>, Vector<T>, Vector<T>> vector)
+        /// <summary>An operation on one value and on a vector of them, which the loop below inlines (a struct type argument).</summary>
+        private interface IOperation
         {
-            _scalar = scalar;
-            _vector = vector;
+            static abstract T Scalar(T a, T b);
+
+            static abstract Vector<T> Vector(Vector<T> a, Vector<T> b);
         }
 
-        public override void Combine(ReadOnlySpan<T> values, Span<T> into)
+        private readonly struct SumOf : IOperation
         {
-            CheckLengths(values, into);
-            int i = 0;
-            if (Vector.IsHardwareAccelerated && Vector<T>.IsSupported)
+            public static T Scalar(T a, T b) => a + b;
+
+            public static Vector<T> Vector(Vector<T> a, Vector<T> b) => a + b;
+        }
+
+        private readonly struct ProductOf : IOperation
+        {
+            public static T Scalar(T a, T b) => a * b;
+
+            public static Vector<T> Vector(Vector<T> a, Vector<T> b) => a * b;
+        }
+
+        private readonly struct MinOf : IOperation
+        {
+            public static T Scalar(T a, T b) => T.Min(a, b);
+
+            public static Vector<T> Vector(Vector<T> a, Vector<T> b) => System.Numerics.Vector.Min(a, b);
+        }
+
+        private readonly struct MaxOf : IOperation
+        {
+            public static T Scalar(T a, T b) => T.Max(a, b);
+
+            public static Vector<T> Vector(Vector<T> a, Vector<T> b) => System.Numerics.Vector.Max(a, b);
+        }
+
+        private sealed class Loop<TOperation> : VectorOperation<T> where TOperation : struct, IOperation
+        {
+            // Fully optimized from the first call: a collective's first large reductions would otherwise run the
+            // unoptimized tier, with no vector operation inlined.
+            [MethodImpl(MethodImplOptions.AggressiveOptimization)]
+            public override void Combine(ReadOnlySpan<T> values, Span<T> into)
             {
-                for (; i <= values.Length - Vector<T>.Count; i += Vector<T>.Count)
+                CheckLengths(values, into);
+                ref T from = ref MemoryMarshal.GetReference(values);
+                ref T to = ref MemoryMarshal.GetReference(into);
+                nuint length = (nuint)values.Length;
+                nuint i = 0;
+                if (System.Numerics.Vector.IsHardwareAccelerated && Vector<T>.IsSupported)
                 {
-                    _vector(new Vector<T>(into[i..]), new Vector<T>(values[i..])).CopyTo(into[i..]);
+                    nuint count = (nuint)Vector<T>.Count;
+                    for (; i + count <= length; i += count)
+                    {
+                        TOperation.Vector(System.Numerics.Vector.LoadUnsafe(ref to, i), System.Numerics.Vector.LoadUnsafe(ref from, i)).StoreUnsafe(ref to, i);
+                    }
                 }
-            }
-            for (; i < values.Length; i++)
-            {
-                into[i] = _scalar(into[i], values[i]);
+                for (; i < length; i++)
+                {
+                    Unsafe.Add(ref to, i) = TOperation.Scalar(Unsafe.Add(ref to, i), Unsafe.Add(ref from, i));
+                }
             }
         }
     }

@@ -51,6 +51,59 @@ public sealed class EagerTests
     }
 
     [Fact]
+    public unsafe void A_ring_read_while_another_thread_writes_gives_every_record_once_in_order_empty_ones_too()
+    {
+        // The reader polls the record's own mark, never the writer's tail: sizes from 0 bytes to the largest
+        // payload, written by one thread while another reads, many times round the ring.
+        const int Records = 20_000;
+        byte* memory = (byte*)NativeMemory.AllocZeroed((nuint)EagerRing.Bytes);
+        try
+        {
+            var ring = new EagerRing(memory);
+            static int SizeOf(int i) => i % 97 == 0 ? EagerRing.MaxPayload : (i * 37) % 300;
+            nint shared = (nint)memory;
+            var writer = Task.Run(() =>
+            {
+                var ringOfWriter = new EagerRing((byte*)shared);
+                for (int i = 0; i < Records; i++)
+                {
+                    byte[] payload = Payload(i, SizeOf(i));
+                    var spin = new SpinWait();
+                    while (!ringOfWriter.TryWrite(i * 3L, i, payload))
+                    {
+                        spin.SpinOnce(sleep1Threshold: -1);
+                    }
+                }
+            });
+            var deadline = Stopwatch.StartNew();
+            for (int read = 0; read < Records;)
+            {
+                Assert.True(deadline.Elapsed < s_hang, $"record {read} never came");
+                if (!ring.TryPeek(out long context, out int tag, out ReadOnlySpan<byte> payload, out long next))
+                {
+                    Assert.False(writer.IsFaulted);
+                    continue;
+                }
+                Assert.Equal(read, tag);
+                Assert.Equal(read * 3L, context);
+                Assert.True(payload.SequenceEqual(Payload(read, SizeOf(read))), $"record {read}'s bytes");
+                ring.Release(next);
+                read++;
+            }
+            writer.GetAwaiter().GetResult();
+            Assert.False(ring.HasData);
+            Assert.True(ring.TryWrite(7, 8, []));
+            Assert.True(ring.HasData);
+            Assert.True(ring.TryPeek(out long lastContext, out int lastTag, out ReadOnlySpan<byte> empty, out _));
+            Assert.Equal((7L, 8, 0), (lastContext, lastTag, empty.Length));
+        }
+        finally
+        {
+            NativeMemory.Free(memory);
+        }
+    }
+
+    [Fact]
     public unsafe void A_corrupt_record_length_is_a_clear_error()
     {
         byte* memory = (byte*)NativeMemory.AllocZeroed((nuint)EagerRing.Bytes);

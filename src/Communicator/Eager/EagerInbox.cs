@@ -68,6 +68,7 @@ internal sealed unsafe class EagerInbox : IDisposable
     private readonly MemoryMappedViewAccessor _view;
     private readonly byte* _base;
     private readonly int _spinTurns;
+    private readonly bool _crowded; // the node's ranks outnumber its cores: a yield is expected to run another rank
     private readonly ManualResetEventSlim _progressWanted = new(false);
     private readonly Thread _progress;
     private int _users;
@@ -95,7 +96,11 @@ internal sealed unsafe class EagerInbox : IDisposable
         // Ranks that fit on the node's cores spin some tens of microseconds before they yield (many round trips of
         // a small message, and the wait for a peer that was briefly descheduled); more ranks than cores yield at
         // once, so a waiter hands its core to a rank that has work.
-        _spinTurns = sources.Length + 1 <= Environment.ProcessorCount ? 2048 : 16;
+        // A crowded node's waiters yield (through their whole yield window, however long each yield takes, as Open
+        // MPI's ranks do when oversubscribed) before they sleep: the rank a waiter waits for is then one of the
+        // threads its yields run, and no message needs a wake-up.
+        _crowded = sources.Length + 1 > Environment.ProcessorCount;
+        _spinTurns = _crowded ? 2 : 2048;
         _progress = new Thread(ProgressLoop) { IsBackground = true, Name = "xcall comm progress" };
         _progress.Start();
     }
@@ -295,11 +300,11 @@ internal sealed unsafe class EagerInbox : IDisposable
                 start = Stopwatch.GetTimestamp();
             }
             long beforeYield = Stopwatch.GetTimestamp();
-            if (!cut && beforeYield - start < s_yieldTicks && beforeYield >= Volatile.Read(ref _noYieldUntil))
+            if (!cut && beforeYield - start < s_yieldTicks && (_crowded || beforeYield >= Volatile.Read(ref _noYieldUntil)))
             {
                 Thread.Yield();
                 long afterYield = Stopwatch.GetTimestamp();
-                if (afterYield - beforeYield < s_busyYieldTicks)
+                if (_crowded || afterYield - beforeYield < s_busyYieldTicks)
                 {
                     continue;
                 }
@@ -330,7 +335,8 @@ internal sealed unsafe class EagerInbox : IDisposable
     /// the source's ring, taking a small message the receive accepts straight from the ring into
     /// <paramref name="destination"/> (or one the mailbox already holds), with no request and no allocation.
     /// Spins as long as a waiting receive would before it yields, less with more threads runnable than cores
-    /// (<see cref="CoreLoad.Oversubscribed"/>). <see cref="FastTake.Post"/> when the receive must be posted (nothing
+    /// (<see cref="CoreLoad.Oversubscribed"/>); on a node whose ranks outnumber its cores it then yields through the
+    /// yield window too. <see cref="FastTake.Post"/> when the receive must be posted (nothing
     /// came in time, the source sends large messages as calls, or the mailbox says so).
     /// </summary>
     /// <exception cref="MessageTruncatedException">The message is longer than <paramref name="destination"/>.</exception>
@@ -346,6 +352,7 @@ internal sealed unsafe class EagerInbox : IDisposable
         {
             EagerRing ring = RingAt(_base, source);
             int seen = int.MinValue;
+            long yieldStart = 0;
             while (true)
             {
                 if (Volatile.Read(ref _largeLast[source]) || Volatile.Read(ref _largeAnnounced[source]) > Volatile.Read(ref _largeArrived[source]))
@@ -366,7 +373,12 @@ internal sealed unsafe class EagerInbox : IDisposable
                 }
                 if (++spun >= _spinTurns || (spun == CoreLoad.ProbeTurn && CoreLoad.Oversubscribed))
                 {
-                    return FastTake.Post;
+                    if (!_crowded || YieldedLongEnough(ref yieldStart))
+                    {
+                        return FastTake.Post;
+                    }
+                    Thread.Yield(); // see _crowded
+                    continue;
                 }
                 Pause();
             }
@@ -375,6 +387,17 @@ internal sealed unsafe class EagerInbox : IDisposable
         {
             Leave();
         }
+    }
+
+    /// <summary>Whether a crowded node's receive has yielded through its yield window (from <paramref name="yieldStart"/>, set at its first yield).</summary>
+    private static bool YieldedLongEnough(ref long yieldStart)
+    {
+        long now = Stopwatch.GetTimestamp();
+        if (yieldStart == 0)
+        {
+            yieldStart = now;
+        }
+        return now - yieldStart >= s_yieldTicks;
     }
 
     /// <summary>One try of <see cref="TryReceive"/>, holding the source's consumer flag so no record of it moves to the mailbox meanwhile.</summary>
