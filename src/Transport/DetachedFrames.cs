@@ -7,15 +7,30 @@ namespace XCall.Transport;
 /// detach frames, and calls the channel's hand-over when the same work is still running on two looks in a row.
 /// </summary>
 /// <remarks>
-/// Design: the receive thread marks a run in _stealable (its managed thread id, written with an interlocked
-/// exchange; _runSeq counts runs and pauses). Whoever swaps _stealable from that id to 0 owns the channel's
-/// receiving: the receive thread when the work returns (<see cref="End"/>) or when it waits for a reply from inside
-/// it (<see cref="Pause"/>, then <see cref="Resume"/> marks the run again), or the watch, which then calls the
-/// hand-over (the channel gives its receiving to a new thread). A thread that finds the mark gone at
-/// <see cref="End"/> lost the receiving: it leaves without touching the channel's receive state. The depth of
-/// detached runs is per thread (a thread is the receive thread of one channel at a time). _watched and the
-/// watch's list change under the watch's lock; a run marks itself and then reads _watched, the watch clears
-/// _watched and then reads the mark (a Dekker pair), so a run never goes unwatched.
+/// Design: the receive thread marks a run in _stealable (its managed thread id; _runSeq counts runs and pauses).
+/// Whoever takes _stealable from that id to 0 owns the channel's receiving: the receive thread when the work returns
+/// (<see cref="End"/>) or when it waits for a reply from inside it (<see cref="Pause"/>, then <see cref="Resume"/>
+/// marks the run again), or the watch, which then calls the hand-over (the channel gives its receiving to a new
+/// thread). A thread that finds the mark gone at <see cref="End"/> lost the receiving: it leaves without touching the
+/// channel's receive state.
+///
+/// The receive thread changes the mark on every call it runs this way, and the watch looks once a millisecond and
+/// steals rarely, so the two sides pay unequally (an asymmetric Dekker pair): the receive thread changes the mark
+/// with plain stores inside a window announced in its own Runner's InTransition word (store the word, then load
+/// _stealing: no fence); the watch, to steal, stores _stealing, issues a process-wide barrier
+/// (<see cref="Interlocked.MemoryBarrierProcessWide"/>: every thread of the process passes a full fence) and then
+/// reads the runner's InTransition. Either the watch sees the window open (it backs off until a later look) or
+/// the receive thread sees _stealing set and changes the mark with interlocked operations, which the watch's
+/// compare-exchange then orders. A window's stores are visible to the watch once it passed the barrier and found
+/// no window open, so it re-reads the mark and the run count there and steals only if neither moved. Each thread
+/// has its own Runner: a thread whose receiving was handed over may still close a window (at <see cref="End"/>)
+/// while the new receive thread opens one, and neither must clear the other's word. _runner (the Runner of the
+/// thread that marked last) is written before the mark, so a watch that read a mark reads its Runner.
+///
+/// The depth of detached runs is per thread (a thread is the receive thread of one channel at a time). _watched
+/// and the watch's list change under the watch's lock; a run marks itself and then reads _watched, the watch
+/// clears _watched, issues the process-wide barrier and then reads the mark (a Dekker pair, asymmetric as above),
+/// so a run never goes unwatched.
 /// </remarks>
 public sealed class DetachedFrames
 {
@@ -26,12 +41,14 @@ public sealed class DetachedFrames
     private const int IdleTicks = 64; // looks without a run before the watch lets go of the channel
 
     [ThreadStatic]
-    private static int t_depth;
+    private static Runner? t_runner;
 
     private readonly Action _handOver;
     private readonly Func<bool> _isStopping;
     private int _stealable;
     private long _runSeq;
+    private Runner? _runner;
+    private int _stealing; // the watch's: 1 while it checks for a steal and makes it
     private int _handedOff;
     private int _handOvers;
     private int _watched;
@@ -49,11 +66,13 @@ public sealed class DetachedFrames
         _isStopping = isStopping;
     }
 
+    private static Runner Me => t_runner ??= new Runner(Environment.CurrentManagedThreadId);
+
     /// <summary>False while this thread runs a detached frame's work, or <see cref="MaxHandedOff"/> threads run work handed over.</summary>
-    public bool MayDetach => t_depth == 0 && Volatile.Read(ref _handedOff) < MaxHandedOff;
+    public bool MayDetach => (t_runner is not { } runner || runner.Depth == 0) && Volatile.Read(ref _handedOff) < MaxHandedOff;
 
     /// <summary>True when this thread runs a detached frame's work of this channel and holds its receiving.</summary>
-    public bool RunsHere => t_depth != 0 && Volatile.Read(ref _stealable) == Environment.CurrentManagedThreadId;
+    public bool RunsHere => t_runner is { Depth: not 0 } runner && Volatile.Read(ref _stealable) == runner.Id;
 
     /// <summary>How many times the receiving was handed to a new thread (tests, diagnostics).</summary>
     public int HandOvers => Volatile.Read(ref _handOvers);
@@ -61,20 +80,17 @@ public sealed class DetachedFrames
     /// <summary>The receive thread begins a detached frame's work.</summary>
     public void Begin()
     {
-        t_depth++;
-        Volatile.Write(ref _runSeq, _runSeq + 1);
-        Interlocked.Exchange(ref _stealable, Environment.CurrentManagedThreadId);
-        if (Volatile.Read(ref _watched) == 0)
-        {
-            DetachWatch.Track(this);
-        }
+        Runner me = Me;
+        me.Depth++;
+        Mark(me);
     }
 
     /// <summary>The work returned: true when this thread still holds the receiving, false when it was handed over.</summary>
     public bool End()
     {
-        t_depth--;
-        if (Interlocked.CompareExchange(ref _stealable, 0, Environment.CurrentManagedThreadId) == Environment.CurrentManagedThreadId)
+        Runner me = Me;
+        me.Depth--;
+        if (Unmark(me))
         {
             return true;
         }
@@ -84,17 +100,73 @@ public sealed class DetachedFrames
 
     /// <summary>The work waits for a reply and receives itself: true when this thread still holds the receiving (then
     /// call <see cref="Resume"/> after receiving), false when it was handed over.</summary>
-    public bool Pause() => Interlocked.CompareExchange(ref _stealable, 0, Environment.CurrentManagedThreadId) == Environment.CurrentManagedThreadId;
+    public bool Pause() => Unmark(Me);
 
     /// <summary>After <see cref="Pause"/>: the work goes on (the watch counts it as a new run, and watches the channel
     /// again if it let go of it during a long pause).</summary>
-    public void Resume()
+    public void Resume() => Mark(Me);
+
+    /// <summary>Marks a run of <paramref name="me"/>'s (it holds the receiving).</summary>
+    private void Mark(Runner me)
     {
-        Volatile.Write(ref _runSeq, _runSeq + 1);
-        Interlocked.Exchange(ref _stealable, Environment.CurrentManagedThreadId);
+        Volatile.Write(ref me.InTransition, 1);
+        if (Volatile.Read(ref _stealing) == 0)
+        {
+            if (!ReferenceEquals(_runner, me))
+            {
+                Volatile.Write(ref _runner, me);
+            }
+            Volatile.Write(ref _runSeq, _runSeq + 1);
+            Volatile.Write(ref _stealable, me.Id);
+            Volatile.Write(ref me.InTransition, 0);
+        }
+        else
+        {
+            Volatile.Write(ref me.InTransition, 0);
+            Volatile.Write(ref _runner, me);
+            Volatile.Write(ref _runSeq, _runSeq + 1);
+            Interlocked.Exchange(ref _stealable, me.Id);
+        }
         if (Volatile.Read(ref _watched) == 0)
         {
             DetachWatch.Track(this);
+        }
+    }
+
+    /// <summary>Takes <paramref name="me"/>'s mark away: true when it was still there (nobody stole the run).</summary>
+    private bool Unmark(Runner me)
+    {
+        Volatile.Write(ref me.InTransition, 1);
+        if (Volatile.Read(ref _stealing) == 0)
+        {
+            bool mine = Volatile.Read(ref _stealable) == me.Id;
+            if (mine)
+            {
+                Volatile.Write(ref _stealable, 0);
+            }
+            Volatile.Write(ref me.InTransition, 0);
+            return mine;
+        }
+        Volatile.Write(ref me.InTransition, 0);
+        return Interlocked.CompareExchange(ref _stealable, 0, me.Id) == me.Id;
+    }
+
+    /// <summary>The watch takes the run of thread <paramref name="runner"/>, seen at run count <paramref name="seq"/>
+    /// on two looks, unless that thread is changing its mark or the run moved meanwhile.</summary>
+    private bool TrySteal(int runner, long seq)
+    {
+        Volatile.Write(ref _stealing, 1);
+        try
+        {
+            Interlocked.MemoryBarrierProcessWide();
+            return Volatile.Read(ref _stealable) == runner
+                && Volatile.Read(ref _runner) is { } owner && owner.Id == runner && Volatile.Read(ref owner.InTransition) == 0
+                && Volatile.Read(ref _runSeq) == seq
+                && Interlocked.CompareExchange(ref _stealable, 0, runner) == runner;
+        }
+        finally
+        {
+            Volatile.Write(ref _stealing, 0);
         }
     }
 
@@ -112,7 +184,7 @@ public sealed class DetachedFrames
         bool stopping = _isStopping();
         bool moved = seq != _watchSeq;
         _watchSeq = seq;
-        if (runner != 0 && (!moved || stopping) && Interlocked.CompareExchange(ref _stealable, 0, runner) == runner)
+        if (runner != 0 && (!moved || stopping) && TrySteal(runner, seq))
         {
             Interlocked.Increment(ref _handedOff);
             Interlocked.Increment(ref _handOvers);
@@ -130,6 +202,7 @@ public sealed class DetachedFrames
             return true;
         }
         Interlocked.Exchange(ref _watched, 0);
+        Interlocked.MemoryBarrierProcessWide(); // a run marked with plain stores is seen now, or it sees _watched cleared
         if (Volatile.Read(ref _stealable) == 0 && Volatile.Read(ref _runSeq) == seq)
         {
             return false;
@@ -137,5 +210,14 @@ public sealed class DetachedFrames
         Volatile.Write(ref _watched, 1);
         _watchIdle = 0;
         return true;
+    }
+
+    /// <summary>A thread that runs detached frames' work: its depth of runs, and the word that announces its changes
+    /// of a channel's mark (see the design notes).</summary>
+    private sealed class Runner(int id)
+    {
+        public readonly int Id = id;
+        public int Depth;
+        public int InTransition;
     }
 }

@@ -62,6 +62,41 @@ public sealed class DrainTests
         await server.DrainAsync().WaitAsync(s_wait);
     }
 
+    [Fact]
+    public async Task A_drain_ends_when_calls_in_flight_answer_at_once_whichever_returns_last()
+    {
+        // The first call takes the connection's spare (counted without an interlocked add), the others pooled calls:
+        // let go together, any of them may return last, and the drain must see it.
+        for (int round = 0; round < 20; round++)
+        {
+            using var server = new XCallServer().Add<ICallbacks>(new Callbacks());
+            (InMemoryChannel c, InMemoryChannel s) = InMemoryChannel.CreatePair();
+            server.Attach(s);
+            using var client = new XCallConnection(c);
+            client.Start();
+            ICallbacks callbacks = client.GetService<ICallbacks>();
+            var gates = new GatedCallback[4];
+            var calls = new Task<int>[gates.Length];
+            for (int i = 0; i < gates.Length; i++)
+            {
+                int index = i;
+                var gate = gates[i] = new GatedCallback(() => index);
+                calls[i] = Task.Run(() => callbacks.CallBack(gate, 1)); // one report of 1, plus i
+                await gate.Entered.Task.WaitAsync(s_wait);
+            }
+            Assert.Equal(gates.Length, server.CallsInFlight);
+            Task drained = server.DrainAsync();
+            Assert.False(drained.IsCompleted, "the drain ended with calls in flight");
+            Parallel.ForEach(gates, gate => gate.Go.Set());
+            for (int i = 0; i < calls.Length; i++)
+            {
+                Assert.Equal(1 + i, await calls[i].WaitAsync(s_wait));
+            }
+            await drained.WaitAsync(s_wait);
+            Assert.Equal(0, server.CallsInFlight);
+        }
+    }
+
     /// <summary>Holds each report until <see cref="Go"/> is set; returns the value plus what <paramref name="inside"/> returns.</summary>
     private sealed class GatedCallback(Func<int> inside) : ICallback
     {

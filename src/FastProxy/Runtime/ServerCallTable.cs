@@ -9,9 +9,11 @@ namespace XCall.Runtime;
 // exchange of an int and gives it back with a release store, as CallTable's spare call; the pool and the
 // in-flight table take _lock. ServerCall.InFlight says whether a call is in the table: it is written under
 // _lock only, and read without it only by the thread that owns the call (the one returning it). _rented counts
-// the calls rented and not returned (one interlocked add each way); a drain publishes _idle first and then reads
-// _rented, and a return decrements _rented first and then reads _idle, so the return that reaches 0 after a drain
-// began, or the drain itself, completes _idle.
+// the pooled calls rented and not returned (one interlocked add each way); the spare counts through _spareTaken,
+// so it costs no add. A drain publishes _idle, issues a process-wide barrier and then reads both; a return lowers
+// its count first (a full fence for a pooled call; for the spare a plain store, which the drain's barrier or the
+// fence the spare's return takes once it sees _idle orders) and then reads _idle; so the return that finds
+// nothing rented after a drain began, or the drain itself, completes _idle.
 internal sealed class ServerCallTable(XCallConnection connection)
 {
     // Registered calls since one found another call in flight (under _lock), up to AloneStreak.
@@ -28,15 +30,15 @@ internal sealed class ServerCallTable(XCallConnection connection)
     private TaskCompletionSource? _idle;
 
     /// <summary>Calls received and not answered yet (rented, not returned).</summary>
-    public int Calls => Volatile.Read(ref _rented);
+    public int Calls => Volatile.Read(ref _rented) + Volatile.Read(ref _spareTaken);
 
     /// <summary>A call for a frame that arrived on link <paramref name="link"/>.</summary>
     public ServerCall Rent(ulong callId, uint methodId, bool oneWay, int link)
     {
-        Interlocked.Increment(ref _rented);
         ServerCall? call = Interlocked.Exchange(ref _spareTaken, 1) == 0 ? _spare : null;
         if (call is null)
         {
+            Interlocked.Increment(ref _rented);
             lock (_lock)
             {
                 _pool.TryPop(out call);
@@ -82,10 +84,6 @@ internal sealed class ServerCallTable(XCallConnection connection)
     /// <summary>Gives a call back after its last use, out of the in-flight table if it was registered.</summary>
     public void Return(ServerCall call)
     {
-        if (Interlocked.Decrement(ref _rented) == 0 && Volatile.Read(ref _idle) is { } idle)
-        {
-            idle.TrySetResult();
-        }
         if (call.InFlight)
         {
             lock (_lock)
@@ -100,6 +98,11 @@ internal sealed class ServerCallTable(XCallConnection connection)
         if (ReferenceEquals(call, _spare))
         {
             Volatile.Write(ref _spareTaken, 0);
+            if (Volatile.Read(ref _idle) is { } drain)
+            {
+                Interlocked.MemoryBarrier(); // draining: order the store above before the count is read
+                CompleteIfIdle(drain);
+            }
             return;
         }
         lock (_lock)
@@ -109,16 +112,26 @@ internal sealed class ServerCallTable(XCallConnection connection)
                 _pool.Push(call);
             }
         }
+        if (Interlocked.Decrement(ref _rented) == 0 && Volatile.Read(ref _idle) is { } idle)
+        {
+            CompleteIfIdle(idle);
+        }
+    }
+
+    private void CompleteIfIdle(TaskCompletionSource idle)
+    {
+        if (Volatile.Read(ref _rented) == 0 && Volatile.Read(ref _spareTaken) == 0)
+        {
+            idle.TrySetResult();
+        }
     }
 
     /// <summary>Completes when no call is rented, from now on: the caller stops new calls from being rented first.</summary>
     public Task WhenIdle()
     {
         TaskCompletionSource idle = Volatile.Read(ref _idle) ?? Interlocked.CompareExchange(ref _idle, new(TaskCreationOptions.RunContinuationsAsynchronously), null) ?? _idle!;
-        if (Volatile.Read(ref _rented) == 0)
-        {
-            idle.TrySetResult();
-        }
+        Interlocked.MemoryBarrierProcessWide(); // the spare's return stores with no fence (see Design)
+        CompleteIfIdle(idle);
         return idle.Task;
     }
 }

@@ -145,6 +145,7 @@ public sealed partial class XCallConnection
     /// the transport hands its receiving to another thread (docs/remoting.md, "Dispatch").
     /// </summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
+    [SkipLocalsInit] // the stack copy is read only as far as the arguments were copied into it
     private void RunDetached(ExposedObject target, ref MarshalReader payload, int length, ServerCall call)
     {
         IPeerMemory? peerMemory = payload.PeerMemory;
@@ -162,10 +163,14 @@ public sealed partial class XCallConnection
         try
         {
             var reader = new MarshalReader(copy[..length], Options.Limits) { Context = ReadContextOf(call.Link), PeerMemory = peerMemory };
-            Invoke(target, call.MethodId, ref reader, call);
-            if (oneWay && rented is null)
+            bool runOn = oneWay && rented is null;
+            if (Invoke(target, call.MethodId, ref reader, call, keep: runOn))
             {
-                RunNextOneWayCalls(copy);
+                RunNextOneWayCalls(copy, call); // completed at once: the run goes on with it and the room it holds
+            }
+            else if (runOn)
+            {
+                RunNextOneWayCalls(copy, null);
             }
         }
         catch (Exception ex)
@@ -205,11 +210,11 @@ public sealed partial class XCallConnection
     /// What does not change from frame to frame is done once per run: the calls run one at a time, so one
     /// <see cref="ServerCall"/> (rented and admitted once) serves each call that completes at once, and the target and the
     /// reader's context are looked up again only when the frame names another object or link. A call that goes on
-    /// asynchronously keeps its <see cref="ServerCall"/>, and the next frame rents a new one.
+    /// asynchronously keeps its <see cref="ServerCall"/>, and the next frame rents a new one. <paramref name="call"/>:
+    /// the detached call the run follows, when it completed at once (the run takes it over), else null.
     /// </remarks>
-    private void RunNextOneWayCalls(Span<byte> buffer)
+    private void RunNextOneWayCalls(Span<byte> buffer, ServerCall? call)
     {
-        ServerCall? call = null;
         ExposedObject? target = null;
         ulong targetId = 0;
         object? context = null;
@@ -234,10 +239,7 @@ public sealed partial class XCallConnection
                 }
                 else
                 {
-                    long admitted = call.Admitted;
-                    call.Prepare(0, header.MethodId, oneWay: true);
-                    call.Link = Channel.LinkGeneration;
-                    call.Admitted = admitted;
+                    call.PrepareNextOneWay(header.MethodId, Channel.LinkGeneration);
                 }
                 if (call.Admitted == 0)
                 {

@@ -1,4 +1,5 @@
 using System.ComponentModel;
+using System.Diagnostics;
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using XCall.Marshal;
@@ -122,6 +123,23 @@ public sealed class ServerCall
             _cts.Dispose();
             _cts = null;
         }
+    }
+
+    /// <summary>
+    /// Readies a one-way call that completed at once for the next one-way call of a run (it keeps the room it was
+    /// admitted with): only what a one-way call that completed can have changed is reset.
+    /// </summary>
+    internal void PrepareNextOneWay(uint methodId, int link)
+    {
+        Debug.Assert(IsOneWay && !Replied && !InFlight && !RegisterOnToken, "only a completed one-way call of a run is prepared again");
+        if (_cts is not null || StartTimestamp != 0 || _argumentsTimestamp != 0 || _frameOpen || _discarding || _cancelRequested)
+        {
+            long admitted = Admitted;
+            Prepare(0, methodId, oneWay: true);
+            Admitted = admitted;
+        }
+        MethodId = methodId;
+        Link = link;
     }
 
     /// <summary>
