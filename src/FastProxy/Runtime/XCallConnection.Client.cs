@@ -245,12 +245,7 @@ public sealed partial class XCallConnection
             call.CompleteWithFailure(call.CallId, new OperationCanceledException(cancellationToken));
             return default;
         }
-        if (call.StartTimestamp != 0)
-        {
-            call.SentTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
-        }
-        SendOpenFrame(batched: call.Pipelined);
-        if (call.IsCompleted || (!call.Pipelined && Channel.TryPollForReply(call)) || !call.AwaitCompletion())
+        if (!SendUnlessCompleted(call) || !call.AwaitCompletion())
         {
             return default; // completed here: no drainer completes its source, and the caller may reuse the call at once
         }
@@ -260,6 +255,23 @@ public sealed partial class XCallConnection
             return call.AsValueTask();
         }
         return WaitWithCancellation(call, cancellationToken, timeout);
+    }
+
+    /// <summary>
+    /// <see cref="SendAsync"/> for a call that can be neither cancelled nor time out, whose caller's task
+    /// <paramref name="reply"/> completes: true when a drainer will complete it, false when the call completed here.
+    /// </summary>
+    internal bool SendAwaited(PendingCall call, AsyncReply reply) => SendUnlessCompleted(call) && call.AwaitWith(reply);
+
+    /// <summary>Publishes an async call's frame (and polls for its reply unless pipelined): false when it completed here.</summary>
+    private bool SendUnlessCompleted(PendingCall call)
+    {
+        if (call.StartTimestamp != 0)
+        {
+            call.SentTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
+        }
+        SendOpenFrame(batched: call.Pipelined);
+        return !call.IsCompleted && (call.Pipelined || !Channel.TryPollForReply(call));
     }
 
     /// <summary>
