@@ -67,7 +67,13 @@ public sealed partial class XCallConnection
     {
         t_continued = this;
         t_continuedDeadline = deadline;
+        s_continuing = true;
     }
+
+    // True once any thread left a deadline with ContinueCall (a reconnect): until then an async call does not look at
+    // its thread's slot (a thread-static read per call). A thread that set its slot saw its own write of this flag;
+    // others may see it late, which only costs them the read.
+    private static bool s_continuing;
 
     [ThreadStatic]
     private static XCallConnection? t_continued;
@@ -78,7 +84,7 @@ public sealed partial class XCallConnection
     /// <summary>The deadline of a call that begins now: the one <see cref="ContinueCall"/> left for it, or the call timeout from now (0: none).</summary>
     private long CallDeadline(bool isAsync)
     {
-        if (isAsync && t_continued is not null)
+        if (isAsync && s_continuing && t_continued is not null)
         {
             bool mine = ReferenceEquals(t_continued, this);
             t_continued = null;
