@@ -47,7 +47,8 @@ internal sealed class CallTable
     /// <summary>A call for method <paramref name="methodId"/> with a new call id; check <see cref="IsClosed"/> after it.</summary>
     public PendingCall Rent(uint methodId, bool isAsync)
     {
-        PendingCall call = Interlocked.Exchange(ref _spareCallTaken, 1) == 0 ? _spareCall : RentSlot();
+        // A spare seen taken is not asked for (pipelined calls find it taken: no interlocked operation for nothing).
+        PendingCall call = Volatile.Read(ref _spareCallTaken) == 0 && Interlocked.Exchange(ref _spareCallTaken, 1) == 0 ? _spareCall : RentSlot();
         call.Prepare(methodId, isAsync);
         if (isAsync)
         {
