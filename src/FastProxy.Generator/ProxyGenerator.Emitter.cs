@@ -435,13 +435,17 @@ public sealed partial class ProxyGenerator
             w.Open("if (__call is null)");
             w.Line($"return __Reconnect(this{(arguments.Length == 0 ? "" : ", " + arguments)});");
             w.Close();
-            w.Line("global::System.Threading.Tasks.ValueTask __send;");
+            // No state machine: the runtime completes the caller's task with what __Read reads from the reply, and
+            // gives the call back (a Task allocates only itself, a ValueTask nothing).
+            bool valueTask = m.ReturnKind is ReturnKind.ValueTask or ReturnKind.ValueTaskOfT;
+            string send = valueTask ? "SendForValueTask" : "SendForTask";
             w.Open("try");
             EmitWriteArguments(w, m);
-            w.Line($"__send = __call.SendAsync(ref __w, {token});");
+            w.Line(m.Result is null
+                ? $"return __call.{send}(ref __w, {token});"
+                : $"return __call.{send}(ref __w, {token}, static __c => __Read(__c));");
             w.Close();
             EmitAbort(w, end: true);
-            w.Line("return __Await(__call, __send);");
             w.Line();
             string resultType = m.Result?.FullName ?? "";
             string asyncReturn = m.ReturnKind switch
@@ -459,25 +463,14 @@ public sealed partial class ProxyGenerator
             string again = $"(({m.DeclaringInterface})__proxy).{Escape(m.Name)}({arguments})";
             w.Line(m.Result is null ? $"await {again}.ConfigureAwait(false);" : $"return await {again}.ConfigureAwait(false);");
             w.Close();
-            w.Line();
-            w.Open($"static async {asyncReturn} __Await({CompilerServices}.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)");
-            w.Open("try");
-            w.Line("await __send.ConfigureAwait(false);");
-            w.Line(m.Result is null ? "__Read(__call);" : "return __Read(__call);");
-            w.Close();
-            EmitMalformedReplyFilter(w);
-            w.Open("finally");
-            w.Line("__call.End();");
-            w.Close();
-            w.Close();
-            w.Line();
-            w.Open($"static {(m.Result is null ? "void" : resultType)} __Read({CompilerServices}.PendingCall __call)");
-            EmitReadReply(w, m, "__call", assignRefs: false);
             if (m.Result is not null)
             {
+                w.Line();
+                w.Open($"static {resultType} __Read({CompilerServices}.PendingCall __call)");
+                EmitReadReply(w, m, "__call", assignRefs: false);
                 w.Line("return __ret;");
+                w.Close();
             }
-            w.Close();
         }
 
         /// <summary>

@@ -1,9 +1,13 @@
 using XCall.Runtime;
+using XCall.Runtime.CompilerServices;
 using XCall.Tests.Contracts;
 
 namespace XCall.FastProxy.Tests;
 
-/// <summary>Where async calls' continuations run: a drainer off the receiving thread, handed on when one blocks.</summary>
+/// <summary>
+/// Where async calls' continuations run (a drainer off the receiving thread, handed on when one blocks), what they
+/// get (async calls completed without a state machine: SendForTask / SendForValueTask), and the call table's free list.
+/// </summary>
 public sealed class CompletionDrainTests : IDisposable
 {
     private static readonly TimeSpan Generous = TimeSpan.FromSeconds(60);
@@ -84,6 +88,144 @@ public sealed class CompletionDrainTests : IDisposable
             stuck.Set();
             release.Wait(Generous);
         }
+    }
+
+    [Fact]
+    public async Task Pipelined_calls_of_every_return_kind_end_with_their_own_results()
+    {
+        const int Count = 3_000;
+        using var cancel = new CancellationTokenSource();
+        var sums = new Task<int>[Count];
+        var concats = new ValueTask<string>[Count];
+        var pings = new ValueTask[Count];
+        var failures = new Task[Count];
+        var delays = new Task[Count];
+        for (int i = 0; i < Count; i++)
+        {
+            // Each kind at its own step, so the calls in flight interleave: direct (no token) and waited (a token).
+            switch (i % 5)
+            {
+                case 0: sums[i] = _shapes.AddAsync(i, 1); break;
+                case 1: concats[i] = _shapes.ConcatAsync("c", i.ToString(System.Globalization.CultureInfo.InvariantCulture)); break;
+                case 2: pings[i] = _shapes.PingAsync(); break;
+                case 3: failures[i] = _shapes.FailAsync("no " + i); break;
+                default: delays[i] = _shapes.DelayAsync(600_000, cancel.Token); break;
+            }
+        }
+        cancel.Cancel(); // the delays are in flight: each ends cancelled, and nothing else does
+        for (int i = 0; i < Count; i++)
+        {
+            switch (i % 5)
+            {
+                case 0:
+                    Assert.Equal(i + 1, await sums[i].WaitAsync(Generous));
+                    break;
+                case 1:
+                    Assert.Equal("c" + i.ToString(System.Globalization.CultureInfo.InvariantCulture), await concats[i].AsTask().WaitAsync(Generous));
+                    break;
+                case 2:
+                    await pings[i].AsTask().WaitAsync(Generous);
+                    break;
+                case 3:
+                    RemoteInvocationException failed = await Assert.ThrowsAsync<RemoteInvocationException>(() => failures[i].WaitAsync(Generous));
+                    Assert.Equal("no " + i, failed.RemoteMessage);
+                    break;
+                default:
+                    await Assert.ThrowsAnyAsync<OperationCanceledException>(() => delays[i].WaitAsync(Generous));
+                    Assert.True(delays[i].IsCanceled);
+                    break;
+            }
+        }
+        Assert.Equal(6, await _shapes.AddAsync(5, 1).WaitAsync(Generous)); // the connection still serves
+    }
+
+    [Fact]
+    public async Task Pipelined_calls_fail_when_the_connection_closes_under_them()
+    {
+        var sums = new Task<int>[2_000];
+        var concats = new ValueTask<string>[2_000];
+        using var held = new CancellationTokenSource();
+        Task delay = _shapes.DelayAsync(600_000, held.Token); // in flight until the close, whatever the timing
+        for (int i = 0; i < sums.Length; i++)
+        {
+            sums[i] = _shapes.AddAsync(i, 2);
+            concats[i] = _shapes.ConcatAsync("a", "b");
+        }
+        _server.Dispose();
+        _client.Dispose();
+        await Assert.ThrowsAnyAsync<Exception>(() => delay.WaitAsync(Generous));
+        Assert.False(delay.IsCompletedSuccessfully);
+        for (int i = 0; i < sums.Length; i++)
+        {
+            // Each call either got its reply before the close or failed with it: none waits for ever, none gets another's.
+            Task<int> sum = sums[i];
+            await Task.WhenAny(sum).WaitAsync(Generous);
+            if (sum.IsCompletedSuccessfully)
+            {
+                Assert.Equal(i + 2, sum.Result);
+            }
+            else
+            {
+                Assert.IsAssignableFrom<XCallException>(sum.Exception!.InnerException);
+            }
+            Task<string> concat = concats[i].AsTask();
+            await Task.WhenAny(concat).WaitAsync(Generous);
+            if (concat.IsCompletedSuccessfully)
+            {
+                Assert.Equal("ab", concat.Result);
+            }
+            else
+            {
+                Assert.IsAssignableFrom<XCallException>(concat.Exception!.InnerException);
+            }
+        }
+    }
+
+    [Fact]
+    public void The_call_table_never_lends_one_call_to_two_renters_at_once()
+    {
+        var table = new CallTable(_client);
+        const int Threads = 4;
+        const int Rounds = 20_000;
+        var holders = new int[1024];
+        int clashes = 0;
+        var workers = new Thread[Threads];
+        for (int t = 0; t < Threads; t++)
+        {
+            int me = t + 1;
+            workers[t] = new Thread(() =>
+            {
+                var random = new Random(me);
+                var mine = new List<PendingCall>();
+                for (int round = 0; round < Rounds; round++)
+                {
+                    for (int k = random.Next(1, 8); k > 0; k--)
+                    {
+                        PendingCall call = table.Rent(1, isAsync: round % 2 == 0);
+                        if (Interlocked.CompareExchange(ref holders[call.Slot], me, 0) != 0)
+                        {
+                            Interlocked.Increment(ref clashes);
+                        }
+                        mine.Add(call);
+                    }
+                    foreach (PendingCall call in mine)
+                    {
+                        Volatile.Write(ref holders[call.Slot], 0);
+                        table.Return(call);
+                    }
+                    mine.Clear();
+                }
+            });
+            workers[t].Start();
+        }
+        foreach (Thread worker in workers)
+        {
+            Assert.True(worker.Join(Generous));
+        }
+        Assert.Equal(0, clashes);
+        // Returned calls are reused: at most as many calls as were ever held at once (the spare's slot 0 included).
+        int made = table.Snapshot().Count(call => call is not null);
+        Assert.InRange(made, 1, Threads * 7 + 1);
     }
 
     public void Dispose()

@@ -35,10 +35,15 @@ public sealed class PipelinedCompletionTests
 
         public IShapes Shapes => Service.Proxy;
 
+        /// <summary>The host's probe, on a connection of its own.</summary>
+        public IProbe Probe => (_probe ??= Remote.Open<IProbe>(Host.Address)).Proxy;
+
         private RemoteService<IShapes>? _service;
+        private RemoteService<IProbe>? _probe;
 
         public void Dispose()
         {
+            _probe?.Dispose();
             _service?.Dispose();
             Host.Dispose();
         }
@@ -175,5 +180,49 @@ public sealed class PipelinedCompletionTests
             }
         }
         Assert.Equal(20, failed);
+    }
+
+    [Theory]
+    [InlineData("shm")]
+    [InlineData("tcp")]
+    public async Task Pipelined_calls_with_some_cancelled_midway_end_each_as_it_should(string transport)
+    {
+        using var cancel = new CancellationTokenSource();
+        using var served = new Served(transport, "pipecancel");
+        IShapes shapes = served.Shapes;
+
+        // Task<int> and ValueTask<string> calls (no token: completed without a state machine) around held calls
+        // with a token, which the test cancels while the rest are in flight.
+        const int Count = 2_000;
+        var calls = new Task[Count];
+        for (int i = 0; i < Count; i++)
+        {
+            calls[i] = (i % 3, i % 100) switch
+            {
+                (_, 50) => shapes.DelayAsync(600_000, cancel.Token),
+                (0, _) => shapes.ConcatAsync("v", i.ToString(System.Globalization.CultureInfo.InvariantCulture)).AsTask(),
+                _ => shapes.AddAsync(i, 5),
+            };
+        }
+        using var started = new CancellationTokenSource(Generous);
+        Assert.Equal(nameof(IShapes.DelayAsync), await served.Probe.NextStartedAsync(started.Token)); // one is held now
+        cancel.Cancel();
+        await Task.WhenAny(Task.WhenAll(calls)).WaitAsync(Generous);
+        for (int i = 0; i < Count; i++)
+        {
+            if (i % 100 == 50)
+            {
+                Assert.True(calls[i].IsCanceled, $"call {i}: {calls[i].Status}");
+            }
+            else if (i % 3 == 0)
+            {
+                Assert.Equal("v" + i.ToString(System.Globalization.CultureInfo.InvariantCulture), await (Task<string>)calls[i]);
+            }
+            else
+            {
+                Assert.Equal(i + 5, await (Task<int>)calls[i]);
+            }
+        }
+        Assert.Equal(9, await shapes.AddAsync(4, 5).WaitAsync(Generous)); // the connection serves on
     }
 }

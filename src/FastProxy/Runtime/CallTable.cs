@@ -11,7 +11,13 @@ namespace XCall.Runtime;
 //   call with another id and is not taken for the one looked for.
 // - Slot 0 holds the spare call: a thread's back-to-back calls rent it with one interlocked exchange of an
 //   int and return it with a release store (an interlocked exchange of an object field is a call into the
-//   runtime, with a write barrier). Calls in flight at the same time take slots from the free list under _lock.
+//   runtime, with a write barrier). Calls in flight at the same time take slots from the free list.
+// - The free list is a stack of slots linked through PendingCall.NextFreeSlot; _freeHead packs the top slot + 1
+//   (0: empty) in its low half and a tag in its high half that every push and pop increments, so a pop's
+//   compare-exchange fails if the slot it read was popped and pushed again in between (no ABA). A push writes
+//   the link before its compare-exchange (full fence) publishes it; a pop reads the link after the head it
+//   read, and a stale link only fails its compare-exchange. One interlocked operation per rent and per return;
+//   _lock only to make a new slot.
 // - Closing: Rent publishes the call's id (PendingCall.Prepare) and then reads _closed; TryClose sets _closed
 //   under _lock and then runs a process-wide barrier before its caller fails the calls it snapshots. So a call
 //   is either refused by the renter (which reads _closed after its id is out) or failed by the closer (an
@@ -19,13 +25,12 @@ namespace XCall.Runtime;
 internal sealed class CallTable
 {
     private readonly object _lock = new();
-    private readonly Stack<int> _freeSlots = new();
     private readonly PendingCall _spareCall;
     private readonly XCallConnection _connection;
     private PendingCall?[] _slots = new PendingCall?[16];
     private int _slotCount = 1;
     private int _spareCallTaken;
-    private int _asyncInFlight;
+    private long _freeHead;
     private ulong _lastAsyncCallId;
     private int _closed;
 
@@ -42,17 +47,19 @@ internal sealed class CallTable
     /// <summary>A call for method <paramref name="methodId"/> with a new call id; check <see cref="IsClosed"/> after it.</summary>
     public PendingCall Rent(uint methodId, bool isAsync)
     {
-        PendingCall call = Interlocked.Exchange(ref _spareCallTaken, 1) == 0 ? _spareCall : RentSlot();
+        // A spare seen taken is not asked for (pipelined calls find it taken: no interlocked operation for nothing).
+        PendingCall call = Volatile.Read(ref _spareCallTaken) == 0 && Interlocked.Exchange(ref _spareCallTaken, 1) == 0 ? _spareCall : RentSlot();
         call.Prepare(methodId, isAsync);
         if (isAsync)
         {
-            // Pipelined: the caller went on without awaiting the async call made just before this one. Counting
-            // the calls in flight alone would also mark every call made while one long call waits (a watch,
-            // a wait for an event), which then lose the caller's own poll for their reply.
-            // No call has id 0. Find checks the id and then the state without a lock: a slot reused in between
-            // can only make the guess wrong (batch or poll), never the call.
-            ulong previous = Interlocked.Exchange(ref _lastAsyncCallId, call.CallId);
-            call.Pipelined = Interlocked.Increment(ref _asyncInFlight) > 1 && previous != 0 && Find(previous) is { IsCompleted: false };
+            // Pipelined: the caller went on without awaiting the async call made just before this one, which is
+            // still in flight (counting the calls in flight alone would also mark every call made while one long
+            // call waits: a watch, a wait for an event; those would lose the caller's own poll for their reply).
+            // No call has id 0. Threads racing here, and Find, which checks the id and then the state without a
+            // lock, can only make the guess wrong (batch or poll), never the call.
+            ulong previous = Volatile.Read(ref _lastAsyncCallId);
+            Volatile.Write(ref _lastAsyncCallId, call.CallId);
+            call.Pipelined = previous != 0 && Find(previous) is { IsCompleted: false };
         }
         else
         {
@@ -63,13 +70,32 @@ internal sealed class CallTable
 
     private PendingCall RentSlot()
     {
+        PendingCall?[] slots = Volatile.Read(ref _slots);
+        long head = Volatile.Read(ref _freeHead);
+        while ((int)head != 0)
+        {
+            int slot = (int)head - 1; // pushed after its slot was published, so within any array read since
+            if ((uint)slot >= (uint)slots.Length)
+            {
+                slots = Volatile.Read(ref _slots);
+            }
+            PendingCall call = slots[slot]!;
+            long next = (long)(((ulong)head & 0xFFFF_FFFF_0000_0000UL) + (1UL << 32)) | (uint)call.NextFreeSlot;
+            long seen = Interlocked.CompareExchange(ref _freeHead, next, head);
+            if (seen == head)
+            {
+                return call;
+            }
+            head = seen;
+        }
+        return NewSlot();
+    }
+
+    private PendingCall NewSlot()
+    {
         lock (_lock)
         {
-            if (_freeSlots.TryPop(out int slot))
-            {
-                return _slots[slot]!;
-            }
-            slot = _slotCount++;
+            int slot = _slotCount++;
             if (slot == _slots.Length)
             {
                 PendingCall?[] grown = new PendingCall?[_slots.Length * 2];
@@ -85,10 +111,6 @@ internal sealed class CallTable
     /// <summary>Gives a call back after its last use.</summary>
     public void Return(PendingCall call)
     {
-        if (call.IsAsync)
-        {
-            Interlocked.Decrement(ref _asyncInFlight);
-        }
         call.CallId = 0;
         call.LoanLink = null;
         if (ReferenceEquals(call, _spareCall))
@@ -96,9 +118,17 @@ internal sealed class CallTable
             Volatile.Write(ref _spareCallTaken, 0); // after the call's last use: the next renter sees it whole
             return;
         }
-        lock (_lock)
+        long head = Volatile.Read(ref _freeHead);
+        while (true)
         {
-            _freeSlots.Push(call.Slot);
+            call.NextFreeSlot = (int)head; // the slot below it + 1, or 0
+            long next = (long)(((ulong)head & 0xFFFF_FFFF_0000_0000UL) + (1UL << 32)) | (uint)(call.Slot + 1);
+            long seen = Interlocked.CompareExchange(ref _freeHead, next, head);
+            if (seen == head)
+            {
+                return;
+            }
+            head = seen;
         }
     }
 

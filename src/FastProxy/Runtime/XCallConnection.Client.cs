@@ -67,7 +67,13 @@ public sealed partial class XCallConnection
     {
         t_continued = this;
         t_continuedDeadline = deadline;
+        s_continuing = true;
     }
+
+    // True once any thread left a deadline with ContinueCall (a reconnect): until then an async call does not look at
+    // its thread's slot (a thread-static read per call). A thread that set its slot saw its own write of this flag;
+    // others may see it late, which only costs them the read.
+    private static bool s_continuing;
 
     [ThreadStatic]
     private static XCallConnection? t_continued;
@@ -78,7 +84,7 @@ public sealed partial class XCallConnection
     /// <summary>The deadline of a call that begins now: the one <see cref="ContinueCall"/> left for it, or the call timeout from now (0: none).</summary>
     private long CallDeadline(bool isAsync)
     {
-        if (isAsync && t_continued is not null)
+        if (isAsync && s_continuing && t_continued is not null)
         {
             bool mine = ReferenceEquals(t_continued, this);
             t_continued = null;
@@ -245,12 +251,7 @@ public sealed partial class XCallConnection
             call.CompleteWithFailure(call.CallId, new OperationCanceledException(cancellationToken));
             return default;
         }
-        if (call.StartTimestamp != 0)
-        {
-            call.SentTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
-        }
-        SendOpenFrame(batched: call.Pipelined);
-        if (call.IsCompleted || (!call.Pipelined && Channel.TryPollForReply(call)) || !call.AwaitCompletion())
+        if (!SendUnlessCompleted(call) || !call.AwaitCompletion())
         {
             return default; // completed here: no drainer completes its source, and the caller may reuse the call at once
         }
@@ -260,6 +261,23 @@ public sealed partial class XCallConnection
             return call.AsValueTask();
         }
         return WaitWithCancellation(call, cancellationToken, timeout);
+    }
+
+    /// <summary>
+    /// <see cref="SendAsync"/> for a call that can be neither cancelled nor time out, whose caller's task
+    /// <paramref name="reply"/> completes: true when a drainer will complete it, false when the call completed here.
+    /// </summary>
+    internal bool SendAwaited(PendingCall call, AsyncReply reply) => SendUnlessCompleted(call) && call.AwaitWith(reply);
+
+    /// <summary>Publishes an async call's frame (and polls for its reply unless pipelined): false when it completed here.</summary>
+    private bool SendUnlessCompleted(PendingCall call)
+    {
+        if (call.StartTimestamp != 0)
+        {
+            call.SentTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
+        }
+        SendOpenFrame(batched: call.Pipelined);
+        return !call.IsCompleted && (call.Pipelined || !Channel.TryPollForReply(call));
     }
 
     /// <summary>

@@ -53,6 +53,102 @@ public sealed partial class PendingCall
         return _connection.SendAsync(this, cancellationToken);
     }
 
+    /// <summary>
+    /// Publishes the call with <paramref name="arguments"/>; the task completes with what <paramref name="read"/>
+    /// reads from its reply, and the call is given back (asynchronous methods returning <see cref="Task{TResult}"/>).
+    /// The only allocation is the task; <paramref name="read"/> runs on the thread that completes the task.
+    /// </summary>
+    public Task<T> SendForTask<T>(ref MarshalWriter arguments, CancellationToken cancellationToken, Func<PendingCall, T> read)
+    {
+        if (cancellationToken.CanBeCanceled || Deadline != 0)
+        {
+            return ReadAfter(SendAsync(ref arguments, cancellationToken), read);
+        }
+        Finish(ref arguments);
+        TaskReply<T> reply = SpareReply(static _ => new TaskReply<T>());
+        Task<T> task = reply.Start(read);
+        if (!_connection.SendAwaited(this, reply))
+        {
+            reply.Complete(this); // completed here: the task is complete when the caller gets it
+        }
+        return task;
+    }
+
+    /// <summary><see cref="SendForTask{T}(ref MarshalWriter, CancellationToken, Func{PendingCall, T})"/> for a method without a result (<see cref="Task"/>).</summary>
+    public Task SendForTask(ref MarshalWriter arguments, CancellationToken cancellationToken) =>
+        SendForTask(ref arguments, cancellationToken, AsyncReply.EndVoid);
+
+    /// <summary>
+    /// Publishes the call with <paramref name="arguments"/> (asynchronous methods returning <see cref="ValueTask{TResult}"/>):
+    /// the value task's source is the pooled call, so nothing is allocated; awaiting it reads the reply with
+    /// <paramref name="read"/> and gives the call back. As for any value task, await it once.
+    /// </summary>
+    public ValueTask<T> SendForValueTask<T>(ref MarshalWriter arguments, CancellationToken cancellationToken, Func<PendingCall, T> read)
+    {
+        if (cancellationToken.CanBeCanceled || Deadline != 0)
+        {
+            return new ValueTask<T>(ReadAfter(SendAsync(ref arguments, cancellationToken), read));
+        }
+        Finish(ref arguments);
+        ValueReply<T> reply = SpareReply(static call => new ValueReply<T>(call));
+        reply.Start(read);
+        if (_connection.SendAwaited(this, reply))
+        {
+            return new ValueTask<T>(reply, _core.Version);
+        }
+        reply.Clear();
+        try
+        {
+            return new ValueTask<T>(ReadReplyAndEnd(read));
+        }
+        catch (Exception error)
+        {
+            return ValueTask.FromException<T>(error);
+        }
+    }
+
+    /// <summary><see cref="SendForValueTask{T}(ref MarshalWriter, CancellationToken, Func{PendingCall, T})"/> for a method without a result (<see cref="ValueTask"/>).</summary>
+    public ValueTask SendForValueTask(ref MarshalWriter arguments, CancellationToken cancellationToken)
+    {
+        if (cancellationToken.CanBeCanceled || Deadline != 0)
+        {
+            return new ValueTask(ReadAfter(SendAsync(ref arguments, cancellationToken), AsyncReply.EndVoid));
+        }
+        Finish(ref arguments);
+        ValueReply<bool> reply = SpareReply(static call => new ValueReply<bool>(call));
+        reply.Start(AsyncReply.EndVoid);
+        if (_connection.SendAwaited(this, reply))
+        {
+            return new ValueTask(reply, _core.Version);
+        }
+        reply.Clear();
+        try
+        {
+            ReadReplyAndEnd(AsyncReply.EndVoid);
+            return default;
+        }
+        catch (Exception error)
+        {
+            return ValueTask.FromException(error);
+        }
+    }
+
+    // A call that can be cancelled or time out waits through SendAsync (its registrations live as long as the wait),
+    // then reads its reply: the state machine's allocation is the price of the token or the timeout.
+    private async Task<T> ReadAfter<T>(ValueTask sent, Func<PendingCall, T> read)
+    {
+        try
+        {
+            await sent.ConfigureAwait(false);
+        }
+        catch
+        {
+            End();
+            throw;
+        }
+        return ReadReplyAndEnd(read);
+    }
+
     private void Finish(ref MarshalWriter arguments)
     {
         arguments.Flush();

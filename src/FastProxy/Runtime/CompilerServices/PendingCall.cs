@@ -81,6 +81,18 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
     /// <summary>The next call in a <see cref="CompletionDrain"/> list (owned by that drain while the call is in it).</summary>
     internal PendingCall? NextCompleted;
 
+    /// <summary>The slot below this one + 1 (0: none) while the call is in its table's free list.</summary>
+    internal int NextFreeSlot;
+
+    /// <summary>
+    /// What completes the caller's task when a drainer takes the call (<see cref="RunContinuation"/>): the typed reply
+    /// of a call made without a state machine (<see cref="SendForTask{T}"/> and friends); null: the call's own source.
+    /// </summary>
+    private AsyncReply? _completion;
+
+    /// <summary>The typed reply last used by this call, reused by its next call with the same result type.</summary>
+    private AsyncReply? _spareReply;
+
     /// <summary>The <see cref="Transport.FrameChannel.LinkGeneration"/> the call went out on (its reply can only come back on it).</summary>
     internal int Link { get; set; }
 
@@ -213,6 +225,7 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
         CancelledBeforeSend = false;
         CancelledToken = default;
         _asyncWait = Undecided;
+        _completion = null;
         EndNested(); // nothing waits here unless a caller's wait ended in an exception
         if (isAsync)
         {
@@ -406,8 +419,78 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
     /// </summary>
     internal bool AwaitCompletion() => Interlocked.CompareExchange(ref _asyncWait, Awaited, Undecided) == Undecided;
 
-    /// <summary>From the drainer: completes the source, running the awaiting continuation on this thread.</summary>
-    internal void RunContinuation() => _core.SetResult(true);
+    /// <summary>
+    /// From the drainer: completes the caller's task, running the awaiting continuation on this thread (through the
+    /// call's typed reply when it has one, else its own source).
+    /// </summary>
+    internal void RunContinuation()
+    {
+        if (_completion is { } reply)
+        {
+            _completion = null;
+            reply.Complete(this);
+            return;
+        }
+        _core.SetResult(true);
+    }
+
+    /// <summary>Completes the call's own source (a <see cref="ValueReply{T}"/>'s completion).</summary>
+    internal void CompleteSource() => _core.SetResult(true);
+
+    internal void GetSourceResult(short token) => _core.GetResult(token);
+
+    internal ValueTaskSourceStatus GetSourceStatus(short token) => _core.GetStatus(token);
+
+    internal void OnSourceCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+        => _core.OnCompleted(continuation, state, token, flags);
+
+    /// <summary>
+    /// Reads the completed call's reply with <paramref name="read"/> and gives the call back, as a generated async
+    /// method does after its await: a reply that cannot be read closes its link first (<see cref="CloseOnMalformedReply"/>).
+    /// </summary>
+    internal T ReadReplyAndEnd<T>(Func<PendingCall, T> read)
+    {
+        try
+        {
+            return read(this);
+        }
+        catch (XCallProtocolException error) when (CloseOnMalformedReply(error))
+        {
+            throw;
+        }
+        finally
+        {
+            End();
+        }
+    }
+
+    /// <summary>This call's reply of type <typeparamref name="TReply"/>, made once and reused by later calls.</summary>
+    private TReply SpareReply<TReply>(Func<PendingCall, TReply> create)
+        where TReply : AsyncReply
+    {
+        if (_spareReply is TReply reply)
+        {
+            return reply;
+        }
+        reply = create(this);
+        _spareReply = reply;
+        return reply;
+    }
+
+    /// <summary>
+    /// Hands the call to the drainer with <paramref name="reply"/> as what completes the caller's task: true when
+    /// the caller is to await it, false when the call completed first (nobody else will touch it).
+    /// </summary>
+    internal bool AwaitWith(AsyncReply reply)
+    {
+        _completion = reply; // before the exchange that lets a completer push the call to the drainer
+        if (AwaitCompletion())
+        {
+            return true;
+        }
+        _completion = null;
+        return false;
+    }
 
     /// <summary>
     /// Finishes a call without results: throws its failure or the remote error, like

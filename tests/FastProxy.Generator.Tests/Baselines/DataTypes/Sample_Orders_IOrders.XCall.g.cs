@@ -45,12 +45,11 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.C
         {
             return __Reconnect(this, key);
         }
-        global::System.Threading.Tasks.ValueTask __send;
         try
         {
             var __w = __call.Arguments();
             __w.Write<global::System.Guid>(key);
-            __send = __call.SendAsync(ref __w, default);
+            return __call.SendForTask(ref __w, default, static __c => __Read(__c));
         }
         catch
         {
@@ -58,29 +57,11 @@ internal sealed class Sample_Orders_IOrders_XCallProxy : global::XCall.Runtime.C
             __call.End();
             throw;
         }
-        return __Await(__call, __send);
 
         static async global::System.Threading.Tasks.Task<global::Sample.Orders.Order?> __Reconnect(Sample_Orders_IOrders_XCallProxy __proxy, global::System.Guid key)
         {
             __proxy.ContinueCall(await __proxy.ReconnectAsync(default).ConfigureAwait(false));
             return await ((global::Sample.Orders.IOrders)__proxy).FindAsync(key).ConfigureAwait(false);
-        }
-
-        static async global::System.Threading.Tasks.Task<global::Sample.Orders.Order?> __Await(global::XCall.Runtime.CompilerServices.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
-        {
-            try
-            {
-                await __send.ConfigureAwait(false);
-                return __Read(__call);
-            }
-            catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
-            {
-                throw;
-            }
-            finally
-            {
-                __call.End();
-            }
         }
 
         static global::Sample.Orders.Order? __Read(global::XCall.Runtime.CompilerServices.PendingCall __call)

@@ -43,12 +43,11 @@ internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runti
         {
             return __Reconnect(this, @event);
         }
-        global::System.Threading.Tasks.ValueTask __send;
         try
         {
             var __w = __call.Arguments();
             global::XCall.Generated.Sample_Inheritance_Item_XCallMarshaller.Write(ref __w, @event);
-            __send = __call.SendAsync(ref __w, default);
+            return __call.SendForTask(ref __w, default, static __c => __Read(__c));
         }
         catch
         {
@@ -56,29 +55,11 @@ internal sealed class Sample_Inheritance_IStore_XCallProxy : global::XCall.Runti
             __call.End();
             throw;
         }
-        return __Await(__call, __send);
 
         static async global::System.Threading.Tasks.Task<string> __Reconnect(Sample_Inheritance_IStore_XCallProxy __proxy, global::Sample.Inheritance.Item @event)
         {
             __proxy.ContinueCall(await __proxy.ReconnectAsync(default).ConfigureAwait(false));
             return await ((global::Sample.Inheritance.IStore)__proxy).DescribeAsync(@event).ConfigureAwait(false);
-        }
-
-        static async global::System.Threading.Tasks.Task<string> __Await(global::XCall.Runtime.CompilerServices.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
-        {
-            try
-            {
-                await __send.ConfigureAwait(false);
-                return __Read(__call);
-            }
-            catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
-            {
-                throw;
-            }
-            finally
-            {
-                __call.End();
-            }
         }
 
         static string __Read(global::XCall.Runtime.CompilerServices.PendingCall __call)

@@ -74,11 +74,10 @@ internal sealed class Sample_IService_XCallProxy : global::XCall.Runtime.Compile
         {
             return __Reconnect(this);
         }
-        global::System.Threading.Tasks.ValueTask __send;
         try
         {
             var __w = __call.Arguments();
-            __send = __call.SendAsync(ref __w, default);
+            return __call.SendForTask(ref __w, default, static __c => __Read(__c));
         }
         catch
         {
@@ -86,29 +85,11 @@ internal sealed class Sample_IService_XCallProxy : global::XCall.Runtime.Compile
             __call.End();
             throw;
         }
-        return __Await(__call, __send);
 
         static async global::System.Threading.Tasks.Task<global::Sample.ICallback> __Reconnect(Sample_IService_XCallProxy __proxy)
         {
             __proxy.ContinueCall(await __proxy.ReconnectAsync(default).ConfigureAwait(false));
             return await ((global::Sample.IService)__proxy).CreateAsync().ConfigureAwait(false);
-        }
-
-        static async global::System.Threading.Tasks.Task<global::Sample.ICallback> __Await(global::XCall.Runtime.CompilerServices.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
-        {
-            try
-            {
-                await __send.ConfigureAwait(false);
-                return __Read(__call);
-            }
-            catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
-            {
-                throw;
-            }
-            finally
-            {
-                __call.End();
-            }
         }
 
         static global::Sample.ICallback __Read(global::XCall.Runtime.CompilerServices.PendingCall __call)

@@ -271,12 +271,11 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.Compiler
         {
             return __Reconnect(this, milliseconds, cancellationToken);
         }
-        global::System.Threading.Tasks.ValueTask __send;
         try
         {
             var __w = __call.Arguments();
             __w.Write<int>(milliseconds);
-            __send = __call.SendAsync(ref __w, cancellationToken);
+            return __call.SendForTask(ref __w, cancellationToken);
         }
         catch
         {
@@ -284,34 +283,11 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.Compiler
             __call.End();
             throw;
         }
-        return __Await(__call, __send);
 
         static async global::System.Threading.Tasks.Task __Reconnect(Sample_IShapes_XCallProxy __proxy, int milliseconds, global::System.Threading.CancellationToken cancellationToken)
         {
             __proxy.ContinueCall(await __proxy.ReconnectAsync(cancellationToken).ConfigureAwait(false));
             await ((global::Sample.IShapes)__proxy).DelayAsync(milliseconds, cancellationToken).ConfigureAwait(false);
-        }
-
-        static async global::System.Threading.Tasks.Task __Await(global::XCall.Runtime.CompilerServices.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
-        {
-            try
-            {
-                await __send.ConfigureAwait(false);
-                __Read(__call);
-            }
-            catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
-            {
-                throw;
-            }
-            finally
-            {
-                __call.End();
-            }
-        }
-
-        static void __Read(global::XCall.Runtime.CompilerServices.PendingCall __call)
-        {
-            __call.EndVoidReply();
         }
     }
 
@@ -322,13 +298,12 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.Compiler
         {
             return __Reconnect(this, a, b);
         }
-        global::System.Threading.Tasks.ValueTask __send;
         try
         {
             var __w = __call.Arguments();
             __w.Write<int>(a);
             __w.Write<int>(b);
-            __send = __call.SendAsync(ref __w, default);
+            return __call.SendForTask(ref __w, default, static __c => __Read(__c));
         }
         catch
         {
@@ -336,29 +311,11 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.Compiler
             __call.End();
             throw;
         }
-        return __Await(__call, __send);
 
         static async global::System.Threading.Tasks.Task<int> __Reconnect(Sample_IShapes_XCallProxy __proxy, int a, int b)
         {
             __proxy.ContinueCall(await __proxy.ReconnectAsync(default).ConfigureAwait(false));
             return await ((global::Sample.IShapes)__proxy).AddAsync(a, b).ConfigureAwait(false);
-        }
-
-        static async global::System.Threading.Tasks.Task<int> __Await(global::XCall.Runtime.CompilerServices.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
-        {
-            try
-            {
-                await __send.ConfigureAwait(false);
-                return __Read(__call);
-            }
-            catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
-            {
-                throw;
-            }
-            finally
-            {
-                __call.End();
-            }
         }
 
         static int __Read(global::XCall.Runtime.CompilerServices.PendingCall __call)
@@ -377,11 +334,10 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.Compiler
         {
             return __Reconnect(this);
         }
-        global::System.Threading.Tasks.ValueTask __send;
         try
         {
             var __w = __call.Arguments();
-            __send = __call.SendAsync(ref __w, default);
+            return __call.SendForValueTask(ref __w, default);
         }
         catch
         {
@@ -389,34 +345,11 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.Compiler
             __call.End();
             throw;
         }
-        return __Await(__call, __send);
 
         static async global::System.Threading.Tasks.ValueTask __Reconnect(Sample_IShapes_XCallProxy __proxy)
         {
             __proxy.ContinueCall(await __proxy.ReconnectAsync(default).ConfigureAwait(false));
             await ((global::Sample.IShapes)__proxy).PingAsync().ConfigureAwait(false);
-        }
-
-        static async global::System.Threading.Tasks.ValueTask __Await(global::XCall.Runtime.CompilerServices.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
-        {
-            try
-            {
-                await __send.ConfigureAwait(false);
-                __Read(__call);
-            }
-            catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
-            {
-                throw;
-            }
-            finally
-            {
-                __call.End();
-            }
-        }
-
-        static void __Read(global::XCall.Runtime.CompilerServices.PendingCall __call)
-        {
-            __call.EndVoidReply();
         }
     }
 
@@ -427,12 +360,11 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.Compiler
         {
             return __Reconnect(this, point, cancellationToken);
         }
-        global::System.Threading.Tasks.ValueTask __send;
         try
         {
             var __w = __call.Arguments();
             global::XCall.Generated.Sample_Point_XCallMarshaller.Write(ref __w, point);
-            __send = __call.SendAsync(ref __w, cancellationToken);
+            return __call.SendForValueTask(ref __w, cancellationToken, static __c => __Read(__c));
         }
         catch
         {
@@ -440,29 +372,11 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.Compiler
             __call.End();
             throw;
         }
-        return __Await(__call, __send);
 
         static async global::System.Threading.Tasks.ValueTask<global::Sample.Point> __Reconnect(Sample_IShapes_XCallProxy __proxy, global::Sample.Point point, global::System.Threading.CancellationToken cancellationToken)
         {
             __proxy.ContinueCall(await __proxy.ReconnectAsync(cancellationToken).ConfigureAwait(false));
             return await ((global::Sample.IShapes)__proxy).MoveAsync(point, cancellationToken).ConfigureAwait(false);
-        }
-
-        static async global::System.Threading.Tasks.ValueTask<global::Sample.Point> __Await(global::XCall.Runtime.CompilerServices.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
-        {
-            try
-            {
-                await __send.ConfigureAwait(false);
-                return __Read(__call);
-            }
-            catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
-            {
-                throw;
-            }
-            finally
-            {
-                __call.End();
-            }
         }
 
         static global::Sample.Point __Read(global::XCall.Runtime.CompilerServices.PendingCall __call)

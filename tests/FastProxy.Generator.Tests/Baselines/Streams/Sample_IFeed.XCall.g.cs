@@ -38,12 +38,11 @@ internal sealed class Sample_IFeed_XCallProxy : global::XCall.Runtime.CompilerSe
         {
             return __Reconnect(this, values);
         }
-        global::System.Threading.Tasks.ValueTask __send;
         try
         {
             var __w = __call.Arguments();
             global::XCall.Runtime.AsyncStreamMarshaller<int, global::XCall.Runtime.CompilerServices.UnmanagedStreamItems<int>>.Write(ref __w, values);
-            __send = __call.SendAsync(ref __w, default);
+            return __call.SendForTask(ref __w, default, static __c => __Read(__c));
         }
         catch
         {
@@ -51,29 +50,11 @@ internal sealed class Sample_IFeed_XCallProxy : global::XCall.Runtime.CompilerSe
             __call.End();
             throw;
         }
-        return __Await(__call, __send);
 
         static async global::System.Threading.Tasks.Task<long> __Reconnect(Sample_IFeed_XCallProxy __proxy, global::System.Collections.Generic.IAsyncEnumerable<int> values)
         {
             __proxy.ContinueCall(await __proxy.ReconnectAsync(default).ConfigureAwait(false));
             return await ((global::Sample.IFeed)__proxy).Sum(values).ConfigureAwait(false);
-        }
-
-        static async global::System.Threading.Tasks.Task<long> __Await(global::XCall.Runtime.CompilerServices.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
-        {
-            try
-            {
-                await __send.ConfigureAwait(false);
-                return __Read(__call);
-            }
-            catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
-            {
-                throw;
-            }
-            finally
-            {
-                __call.End();
-            }
         }
 
         static long __Read(global::XCall.Runtime.CompilerServices.PendingCall __call)
@@ -92,11 +73,10 @@ internal sealed class Sample_IFeed_XCallProxy : global::XCall.Runtime.CompilerSe
         {
             return __Reconnect(this);
         }
-        global::System.Threading.Tasks.ValueTask __send;
         try
         {
             var __w = __call.Arguments();
-            __send = __call.SendAsync(ref __w, default);
+            return __call.SendForTask(ref __w, default, static __c => __Read(__c));
         }
         catch
         {
@@ -104,29 +84,11 @@ internal sealed class Sample_IFeed_XCallProxy : global::XCall.Runtime.CompilerSe
             __call.End();
             throw;
         }
-        return __Await(__call, __send);
 
         static async global::System.Threading.Tasks.Task<global::System.Collections.Generic.IAsyncEnumerable<double>> __Reconnect(Sample_IFeed_XCallProxy __proxy)
         {
             __proxy.ContinueCall(await __proxy.ReconnectAsync(default).ConfigureAwait(false));
             return await ((global::Sample.IFeed)__proxy).Later().ConfigureAwait(false);
-        }
-
-        static async global::System.Threading.Tasks.Task<global::System.Collections.Generic.IAsyncEnumerable<double>> __Await(global::XCall.Runtime.CompilerServices.PendingCall __call, global::System.Threading.Tasks.ValueTask __send)
-        {
-            try
-            {
-                await __send.ConfigureAwait(false);
-                return __Read(__call);
-            }
-            catch (global::XCall.XCallProtocolException __e) when (__call.CloseOnMalformedReply(__e))
-            {
-                throw;
-            }
-            finally
-            {
-                __call.End();
-            }
         }
 
         static global::System.Collections.Generic.IAsyncEnumerable<double> __Read(global::XCall.Runtime.CompilerServices.PendingCall __call)
