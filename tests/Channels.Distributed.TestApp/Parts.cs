@@ -77,6 +77,76 @@ internal static class Parts
         }
     }
 
+    public static async Task BlockingReadAsync(CspWorld csp, int rank)
+    {
+        const int N = 200;
+        NamedBarrier ready = await csp.BarrierAsync("br-ready", 3);
+        if (rank == 0)
+        {
+            One2One<int> one = await csp.CreateOne2OneAsync<int>("br");
+            Any2One<int> any = await csp.CreateAny2OneAsync<int>("br-any");
+            Task<string> reader = Task.Factory.StartNew(() =>
+            {
+                bool inOrder = true;
+                for (int i = 0; i < N; i++)
+                {
+                    inOrder &= one.In.Read() == i;
+                }
+                bool poisoned = ThrowsPoison(() => one.In.Read());
+                int[] next = new int[3];
+                bool writerOrder = true;
+                for (int i = 0; i < 2 * N; i++)
+                {
+                    int value = any.In.Read();
+                    int writer = value / 100_000;
+                    writerOrder &= writer is 1 or 2 && value % 100_000 == next[writer]++;
+                }
+                bool anyPoisoned = ThrowsPoison(() => any.In.Read());
+                return $"blocking reads: o2o {N} in order {inOrder}, poisoned {poisoned}; any2one {next[1]}+{next[2]} in writer order {writerOrder}, poisoned {anyPoisoned}";
+            }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+            await ready.SyncAsync(); // the writers open the channels only now: the reader waits with no writer connected yet
+            Say(rank, await reader);
+            return;
+        }
+        await ready.SyncAsync();
+        NamedBarrier done = await csp.BarrierAsync("br-done", 2);
+        await Task.Run(async () =>
+        {
+            if (rank == 1)
+            {
+                IChannelOut<int> one = await csp.OpenOutAsync<int>("br");
+                for (int i = 0; i < N; i++)
+                {
+                    one.Write(i);
+                }
+                one.Poison();
+            }
+            IChannelOut<int> any = await csp.OpenOutAsync<int>("br-any");
+            for (int i = 0; i < N; i++)
+            {
+                any.Write(rank * 100_000 + i);
+            }
+            done.Sync(); // every write of both writers was taken: the poison comes after all of them
+            if (rank == 1)
+            {
+                any.Poison();
+            }
+        });
+    }
+
+    private static bool ThrowsPoison(Action read)
+    {
+        try
+        {
+            read();
+            return false;
+        }
+        catch (PoisonException)
+        {
+            return true;
+        }
+    }
+
     public static async Task SelectAsync(CspWorld csp, int rank, int size)
     {
         const int PerWriter = 20;

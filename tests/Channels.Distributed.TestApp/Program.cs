@@ -30,6 +30,7 @@ Func<int, Task> part = mode switch
 {
     "kinds" => rank => Parts.KindsAsync(csp, rank, size),
     "rendezvous" => rank => Parts.RendezvousAsync(csp, rank),
+    "blockingread" => rank => Parts.BlockingReadAsync(csp, rank),
     "select" => rank => Parts.SelectAsync(csp, rank, size),
     "poison" => rank => Parts.PoisonAsync(csp, rank, size),
     "barrier" => rank => Parts.BarrierAsync(csp, rank, size),

@@ -55,6 +55,15 @@ public sealed class NamedChannelProcessTests(ITestOutputHelper output)
     [Theory]
     [InlineData(false)]
     [InlineData(true)]
+    public async Task Blocking_reads_take_remote_writes_in_order_and_then_poison(bool standAlone)
+    {
+        string text = await RunAsync(standAlone, "blockingread");
+        Assert.Contains("rank 0 blocking reads: o2o 200 in order True, poisoned True; any2one 200+200 in writer order True, poisoned True", text, StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
     public async Task FairSelect_alternates_over_remote_guards_and_an_output_guard_serves_remote_readers(bool standAlone)
     {
         string text = await RunAsync(standAlone, "select");
