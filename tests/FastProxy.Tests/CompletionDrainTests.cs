@@ -32,7 +32,9 @@ public sealed class CompletionDrainTests : IDisposable
         var threads = new Task<bool>[500];
         for (int i = 0; i < threads.Length; i++)
         {
-            threads[i] = OnPool(_shapes.AddAsync(i, 1));
+            // Made on a pool thread: a call whose reply is in before the await runs its continuation there, inline.
+            int a = i;
+            threads[i] = Task.Run(() => OnPool(_shapes.AddAsync(a, 1)));
         }
         bool[] onPool = await Task.WhenAll(threads).WaitAsync(Generous);
         Assert.All(onPool, Assert.True); // the in-memory channel's receiving thread is a dedicated thread, not the pool's
