@@ -1,3 +1,4 @@
+using System.Globalization;
 using XCall.Runtime;
 using XCall.Runtime.CompilerServices;
 using XCall.Tests.Contracts;
@@ -139,6 +140,27 @@ public sealed class CompletionDrainTests : IDisposable
             }
         }
         Assert.Equal(6, await _shapes.AddAsync(5, 1).WaitAsync(Generous)); // the connection still serves
+    }
+
+    [Fact]
+    public async Task A_value_task_read_before_its_reply_blocks_for_it_and_discarded_ones_leave_the_connection_serving()
+    {
+        for (int i = 0; i < 1_000; i++)
+        {
+            _ = _shapes.ConcatAsync("dropped", "call"); // never awaited: its call still goes back when the reply is in
+        }
+        string[] results = await Task.Run(() =>
+        {
+            var read = new string[100];
+            for (int i = 0; i < read.Length; i++)
+            {
+                // The server yields before it answers, so the reply is usually still on its way here.
+                read[i] = _shapes.ConcatAsync("x", i.ToString(CultureInfo.InvariantCulture)).Result;
+            }
+            return read;
+        }).WaitAsync(Generous);
+        Assert.Equal(Enumerable.Range(0, 100).Select(i => "x" + i.ToString(CultureInfo.InvariantCulture)), results);
+        Assert.Equal("ab", await _shapes.ConcatAsync("a", "b").AsTask().WaitAsync(Generous));
     }
 
     [Fact]

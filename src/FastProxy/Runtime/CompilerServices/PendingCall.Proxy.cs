@@ -80,58 +80,16 @@ public sealed partial class PendingCall
 
     /// <summary>
     /// Publishes the call with <paramref name="arguments"/> (asynchronous methods returning <see cref="ValueTask{TResult}"/>):
-    /// the value task's source is the pooled call, so nothing is allocated; awaiting it reads the reply with
-    /// <paramref name="read"/> and gives the call back. As for any value task, await it once.
+    /// the value task wraps the call's <see cref="Task{TResult}"/> (<see cref="SendForTask{T}(ref MarshalWriter, CancellationToken, Func{PendingCall, T})"/>),
+    /// so the call goes back to the pool when its reply is in, whether or not the caller awaits it, and reading its
+    /// result early blocks as a task's does.
     /// </summary>
-    public ValueTask<T> SendForValueTask<T>(ref MarshalWriter arguments, CancellationToken cancellationToken, Func<PendingCall, T> read)
-    {
-        if (cancellationToken.CanBeCanceled || Deadline != 0)
-        {
-            return new ValueTask<T>(ReadAfter(SendAsync(ref arguments, cancellationToken), read));
-        }
-        Finish(ref arguments);
-        ValueReply<T> reply = SpareReply(static call => new ValueReply<T>(call));
-        reply.Start(read);
-        if (_connection.SendAwaited(this, reply))
-        {
-            return new ValueTask<T>(reply, _core.Version);
-        }
-        reply.Clear();
-        try
-        {
-            return new ValueTask<T>(ReadReplyAndEnd(read));
-        }
-        catch (Exception error)
-        {
-            return ValueTask.FromException<T>(error);
-        }
-    }
+    public ValueTask<T> SendForValueTask<T>(ref MarshalWriter arguments, CancellationToken cancellationToken, Func<PendingCall, T> read) =>
+        new(SendForTask(ref arguments, cancellationToken, read));
 
     /// <summary><see cref="SendForValueTask{T}(ref MarshalWriter, CancellationToken, Func{PendingCall, T})"/> for a method without a result (<see cref="ValueTask"/>).</summary>
-    public ValueTask SendForValueTask(ref MarshalWriter arguments, CancellationToken cancellationToken)
-    {
-        if (cancellationToken.CanBeCanceled || Deadline != 0)
-        {
-            return new ValueTask(ReadAfter(SendAsync(ref arguments, cancellationToken), AsyncReply.EndVoid));
-        }
-        Finish(ref arguments);
-        ValueReply<bool> reply = SpareReply(static call => new ValueReply<bool>(call));
-        reply.Start(AsyncReply.EndVoid);
-        if (_connection.SendAwaited(this, reply))
-        {
-            return new ValueTask(reply, _core.Version);
-        }
-        reply.Clear();
-        try
-        {
-            ReadReplyAndEnd(AsyncReply.EndVoid);
-            return default;
-        }
-        catch (Exception error)
-        {
-            return ValueTask.FromException(error);
-        }
-    }
+    public ValueTask SendForValueTask(ref MarshalWriter arguments, CancellationToken cancellationToken) =>
+        new(SendForTask(ref arguments, cancellationToken));
 
     // A call that can be cancelled or time out waits through SendAsync (its registrations live as long as the wait),
     // then reads its reply: the state machine's allocation is the price of the token or the timeout.

@@ -434,16 +434,6 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
         _core.SetResult(true);
     }
 
-    /// <summary>Completes the call's own source (a <see cref="ValueReply{T}"/>'s completion).</summary>
-    internal void CompleteSource() => _core.SetResult(true);
-
-    internal void GetSourceResult(short token) => _core.GetResult(token);
-
-    internal ValueTaskSourceStatus GetSourceStatus(short token) => _core.GetStatus(token);
-
-    internal void OnSourceCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
-        => _core.OnCompleted(continuation, state, token, flags);
-
     /// <summary>
     /// Reads the completed call's reply with <paramref name="read"/> and gives the call back, as a generated async
     /// method does after its await: a reply that cannot be read closes its link first (<see cref="CloseOnMalformedReply"/>).
