@@ -13,10 +13,7 @@ public sealed class DrainTests
     public async Task A_drain_refuses_new_calls_lets_a_nested_call_through_and_ends_when_the_call_in_flight_answers()
     {
         using var server = new XCallServer().Add<ICallbacks>(new Callbacks()).Add<IShapes>(new Shapes());
-        (InMemoryChannel c, InMemoryChannel s) = InMemoryChannel.CreatePair();
-        server.Attach(s);
-        using var client = new XCallConnection(c);
-        client.Start();
+        using XCallConnection client = Connect(server);
         ICallbacks callbacks = client.GetService<ICallbacks>();
         IShapes shapes = client.GetService<IShapes>();
         Assert.Equal(0, server.CallsInFlight);
@@ -43,10 +40,7 @@ public sealed class DrainTests
     public async Task A_drain_with_nothing_in_flight_ends_at_once_and_a_cancelled_one_leaves_the_call_running()
     {
         using var server = new XCallServer().Add<ICallbacks>(new Callbacks());
-        (InMemoryChannel c, InMemoryChannel s) = InMemoryChannel.CreatePair();
-        server.Attach(s);
-        using var client = new XCallConnection(c);
-        client.Start();
+        using XCallConnection client = Connect(server);
         ICallbacks callbacks = client.GetService<ICallbacks>();
         var gated = new GatedCallback(() => 0);
         Task<int> inFlight = Task.Run(() => callbacks.CallBack(gated, 2));
@@ -70,10 +64,7 @@ public sealed class DrainTests
         for (int round = 0; round < 20; round++)
         {
             using var server = new XCallServer().Add<ICallbacks>(new Callbacks());
-            (InMemoryChannel c, InMemoryChannel s) = InMemoryChannel.CreatePair();
-            server.Attach(s);
-            using var client = new XCallConnection(c);
-            client.Start();
+            using XCallConnection client = Connect(server);
             ICallbacks callbacks = client.GetService<ICallbacks>();
             var gates = new GatedCallback[4];
             var calls = new Task<int>[gates.Length];
@@ -95,6 +86,16 @@ public sealed class DrainTests
             await drained.WaitAsync(s_wait);
             Assert.Equal(0, server.CallsInFlight);
         }
+    }
+
+    /// <summary>A started client connection to <paramref name="server"/> over an in-memory channel pair.</summary>
+    private static XCallConnection Connect(XCallServer server)
+    {
+        (InMemoryChannel c, InMemoryChannel s) = InMemoryChannel.CreatePair();
+        server.Attach(s);
+        var client = new XCallConnection(c);
+        client.Start();
+        return client;
     }
 
     /// <summary>Holds each report until <see cref="Go"/> is set; returns the value plus what <paramref name="inside"/> returns.</summary>
