@@ -65,7 +65,7 @@ public sealed partial class PendingCall
             return ReadAfter(SendAsync(ref arguments, cancellationToken), read);
         }
         Finish(ref arguments);
-        TaskReply<T> reply = SpareReply(static _ => new TaskReply<T>());
+        TaskReply<T> reply = SpareReply<T>();
         Task<T> task = reply.Start(read);
         if (!_connection.SendAwaited(this, reply))
         {

@@ -454,16 +454,13 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
         }
     }
 
-    /// <summary>This call's reply of type <typeparamref name="TReply"/>, made once and reused by later calls.</summary>
-    private TReply SpareReply<TReply>(Func<PendingCall, TReply> create)
-        where TReply : AsyncReply
+    /// <summary>This call's task reply for results of type <typeparamref name="T"/>, made once and reused by later calls.</summary>
+    private TaskReply<T> SpareReply<T>()
     {
-        if (_spareReply is TReply reply)
+        if (_spareReply is not TaskReply<T> reply)
         {
-            return reply;
+            _spareReply = reply = new TaskReply<T>();
         }
-        reply = create(this);
-        _spareReply = reply;
         return reply;
     }
 
