@@ -20,7 +20,17 @@ internal sealed class SocketLink(Socket socket) : TcpLink(socket)
         return n;
     }
 
-    public override int ReceiveIfReady(Span<byte> buffer)
+    /// <summary><see cref="ReceiveIfReady"/>: nothing has arrived yet.</summary>
+    public const int NothingYet = -1;
+
+    /// <summary><see cref="ReceiveIfReady"/>: the receive failed; a blocking <see cref="Receive"/> reports why.</summary>
+    public const int Failed = -2;
+
+    /// <summary>
+    /// Receives what has arrived without blocking: the count of bytes (at least one), 0 when the peer closed its side,
+    /// <see cref="NothingYet"/> or <see cref="Failed"/>.
+    /// </summary>
+    public int ReceiveIfReady(Span<byte> buffer)
     {
         if (OperatingSystem.IsLinux())
         {

@@ -35,7 +35,6 @@ internal sealed partial class TcpFrameChannel
     private const int ReaderCaller = 2;
     private const int MaxParkMs = 16;
     private const int MaxPollMs = 1000;
-    private const int YieldMask = 0;
 
     // A leading caller with no deadline still waits for bytes in slices of this: its call may end without a
     // byte arriving (its token cancelled, its link lost), and a blocking receive would hold it until the peer
@@ -253,16 +252,16 @@ internal sealed partial class TcpFrameChannel
     /// came within the spin (or the receive failed): the caller then receives blocking.</returns>
     private int SpinReceive()
     {
-        if (_replySpinTicks <= 0 || _link is not SocketLink)
+        if (_replySpinTicks <= 0 || _link is not SocketLink socket)
         {
-            return TcpLink.Failed;
+            return SocketLink.Failed;
         }
         Span<byte> free = _rxBuffer.AsSpan(_rxEnd);
         long until = 0;
         for (int i = 0; ; i++)
         {
-            int n = _link.ReceiveIfReady(free);
-            if (n != TcpLink.NothingYet)
+            int n = socket.ReceiveIfReady(free);
+            if (n != SocketLink.NothingYet)
             {
                 return n;
             }
@@ -273,12 +272,9 @@ internal sealed partial class TcpFrameChannel
             }
             else if (now >= until || IsClosed)
             {
-                return TcpLink.NothingYet;
+                return SocketLink.NothingYet;
             }
-            if ((i & YieldMask) == YieldMask)
-            {
-                Thread.Yield(); // a runnable thread of this process (a continuation of the frame just read) gets the core
-            }
+            Thread.Yield(); // a runnable thread of this process (a continuation of the frame just read) gets the core
         }
     }
 

@@ -15,19 +15,6 @@ internal abstract class TcpLink : IDisposable
     /// <summary>Receives at least one byte into <paramref name="buffer"/>; 0 means the peer closed its side.</summary>
     public abstract int Receive(Span<byte> buffer);
 
-    /// <summary><see cref="ReceiveIfReady"/>: nothing has arrived yet.</summary>
-    public const int NothingYet = -1;
-
-    /// <summary><see cref="ReceiveIfReady"/>: the receive failed; a blocking <see cref="Receive"/> reports why.</summary>
-    public const int Failed = -2;
-
-    /// <summary>
-    /// Receives what has arrived without blocking: the count of bytes (at least one), 0 when the peer closed its side,
-    /// <see cref="NothingYet"/> or <see cref="Failed"/>. Links that cannot look without blocking return
-    /// <see cref="Failed"/>, so the caller receives blocking.
-    /// </summary>
-    public virtual int ReceiveIfReady(Span<byte> buffer) => Failed;
-
     /// <summary>Sends all of <paramref name="data"/>; blocks while the socket's send buffer is full.</summary>
     public abstract void Send(ReadOnlySpan<byte> data);
 

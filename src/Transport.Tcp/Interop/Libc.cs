@@ -13,8 +13,8 @@ internal static unsafe partial class Libc
 
     /// <summary>
     /// recv(2) with MSG_DONTWAIT on a socket left in blocking mode: the count of bytes received (at least one), 0 when
-    /// the peer closed its side, <see cref="TcpLink.NothingYet"/> when nothing has arrived (or the call was interrupted),
-    /// <see cref="TcpLink.Failed"/> on any other error (the caller's blocking receive then reports it).
+    /// the peer closed its side, <see cref="SocketLink.NothingYet"/> when nothing has arrived (or the call was interrupted),
+    /// <see cref="SocketLink.Failed"/> on any other error (the caller's blocking receive then reports it).
     /// </summary>
     public static int ReceiveNow(SafeSocketHandle socket, Span<byte> buffer)
     {
@@ -27,7 +27,7 @@ internal static unsafe partial class Libc
             }
         }
         int errno = System.Runtime.InteropServices.Marshal.GetLastPInvokeError();
-        return errno is EAgain or EIntr ? TcpLink.NothingYet : TcpLink.Failed;
+        return errno is EAgain or EIntr ? SocketLink.NothingYet : SocketLink.Failed;
     }
 
     [LibraryImport(LibraryName, EntryPoint = "recv", SetLastError = true)]
