@@ -124,7 +124,7 @@ internal static class MpiSuite
         return results;
     }
 
-    /// <summary>One rank: a warm-up of ROUNDS / 10, then 5 timed batches per size; rank 0 prints <c>xcall-comm BYTES BEST MEDIAN</c>.</summary>
+    /// <summary>One rank: warm-up chunks of ROUNDS / 10 for at least 600 ms, then 5 timed batches per size; rank 0 prints <c>xcall-comm BYTES BEST MEDIAN</c>.</summary>
     private static async Task<int> RankAsync(string[] args)
     {
         string kind = args[0];
@@ -135,8 +135,7 @@ internal static class MpiSuite
             int bytes = int.Parse(parts[0], CultureInfo.InvariantCulture);
             long rounds = long.Parse(parts[1], CultureInfo.InvariantCulture);
             Action<long> run = kind == "pingpong" ? PingPong(c, bytes) : Allreduce(c, bytes);
-            c.Barrier();
-            run(rounds / 10 + 1);
+            WarmUp(c, run, rounds / 10 + 1);
             var ns = new double[5];
             for (int b = 0; b < ns.Length; b++)
             {
@@ -154,6 +153,24 @@ internal static class MpiSuite
         await c.DisposeAsync();
         return 0;
     }
+
+    /// <summary>Runs warm-up chunks until rank 0 has spent <see cref="WarmUpTime"/> in them: the tiered JIT promotes
+    /// the hot methods about 100 ms after their last new tier-0 call, so a warm-up counted in rounds alone can leave
+    /// the timed batches of a fast size running tier-0 code while the C peer runs compiled code from its start.</summary>
+    private static void WarmUp(Communicator.Communicator c, Action<long> run, long chunk)
+    {
+        long start = Stopwatch.GetTimestamp();
+        bool more;
+        do
+        {
+            c.Barrier();
+            run(chunk);
+            more = c.Broadcast(c.Rank == 0 && Stopwatch.GetElapsedTime(start) < WarmUpTime, 0);
+        }
+        while (more);
+    }
+
+    private static readonly TimeSpan WarmUpTime = TimeSpan.FromMilliseconds(600);
 
     private static Action<long> PingPong(Communicator.Communicator c, int bytes)
     {
