@@ -111,6 +111,7 @@ public sealed class ConnectionFailureTests
 
         Assert.True(closed.Task.Wait(TimeSpan.FromSeconds(30)));
         Assert.IsType<XCallProtocolException>(closed.Task.Result);
+        Assert.Equal(0, server.CallsInFlight); // the malformed call's slot went back before the connection closed
         Assert.Throws<XCallDisconnectedException>(() => client.GetProxy<IShapes>().Add(1, 2));
         Assert.Equal(7, otherClient.GetProxy<IShapes>().Add(3, 4));
         otherClient.Dispose();

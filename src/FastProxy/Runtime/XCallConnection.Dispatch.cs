@@ -395,9 +395,10 @@ public sealed partial class XCallConnection
         }
         catch (XCallProtocolException)
         {
-            // The connection closes over it; the call is not returned, but gives its room back all the same.
+            // The connection closes over it; the call goes back all the same, so no count of calls in flight (and no
+            // drain waiting for it) keeps waiting for a call that never ran.
             call.AbortOpenFrame();
-            ReleaseAdmission(call);
+            ReturnServerCall(call);
             throw;
         }
         catch (Exception ex)
