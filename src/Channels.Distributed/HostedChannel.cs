@@ -10,7 +10,11 @@ internal abstract class HostedChannel
 {
     internal const int Completed = -1;
 
+    public abstract int WriteWord(long word);
+
     public abstract ValueTask<int> WriteWordAsync(long word, CancellationToken cancellationToken);
+
+    public abstract int WriteBytes(byte[] value);
 
     public abstract ValueTask<int> WriteBytesAsync(byte[] value, CancellationToken cancellationToken);
 
@@ -40,7 +44,11 @@ internal sealed class HostedChannel<T>(ChannelIn<T> input, ChannelOut<T> output,
 {
     private static readonly byte[] s_none = [];
 
+    public override int WriteWord(long word) => Write(codec.FromWord(word));
+
     public override ValueTask<int> WriteWordAsync(long word, CancellationToken cancellationToken) => WriteAsync(codec.FromWord(word), cancellationToken);
+
+    public override int WriteBytes(byte[] value) => Write(codec.FromBytes(value));
 
     public override ValueTask<int> WriteBytesAsync(byte[] value, CancellationToken cancellationToken) => WriteAsync(codec.FromBytes(value), cancellationToken);
 
@@ -108,11 +116,19 @@ internal sealed class HostedChannel<T>(ChannelIn<T> input, ChannelOut<T> output,
 
     private Intake<T> Intake() => intake ?? throw new InvalidOperationException("This channel has no buffer: its writers write one value at a time.");
 
-    /// <summary>
-    /// Writes <paramref name="value"/>: completes at once when a reader waits or the buffer has room, else when a reader
-    /// takes it, on that reader's thread (the core completes a waiting writer inline, outside its lock), so the remote
-    /// call's answer goes out from there and no host thread waits meanwhile.
-    /// </summary>
+    private int Write(T value)
+    {
+        try
+        {
+            output.Write(value);
+            return 0;
+        }
+        catch (Exception e) when (Ended(e, out int status))
+        {
+            return status;
+        }
+    }
+
     private async ValueTask<int> WriteAsync(T value, CancellationToken cancellationToken)
     {
         try

@@ -9,20 +9,16 @@ namespace XCall.Channels.Distributed;
 [Remotable]
 internal interface IConstructHost
 {
-    /// <summary>
-    /// Writes a word-sized value for a blocking write without a token: completes when the channel took it (for an
-    /// unbuffered channel: when a reader did). Async on the host, so a write that waits for its reader holds no host
-    /// thread, and the thread that takes the value (the reader's) sends the answer; not cancellable.
-    /// </summary>
-    ValueTask<int> PutWordAsync(int id, long word);
+    /// <summary>Writes a word-sized value; returns when the channel took it (for an unbuffered channel: when a reader did).</summary>
+    int WriteWord(int id, long word);
 
-    /// <summary>Writes a word-sized value as <see cref="PutWordAsync"/> does; cancelling it withdraws the value unless it was taken.</summary>
+    /// <summary>The async form of <see cref="WriteWord"/>; cancelling it withdraws the value unless it was taken.</summary>
     ValueTask<int> WriteWordAsync(int id, long word, CancellationToken cancellationToken);
 
-    /// <summary>As <see cref="PutWordAsync"/>, a value marshalled by the channel's codec.</summary>
-    ValueTask<int> PutBytesAsync(int id, byte[] value);
+    /// <summary>Writes a value marshalled by the channel's codec.</summary>
+    int WriteBytes(int id, byte[] value);
 
-    /// <summary>As <see cref="WriteWordAsync"/>, a value marshalled by the channel's codec.</summary>
+    /// <summary>The async form of <see cref="WriteBytes"/>.</summary>
     ValueTask<int> WriteBytesAsync(int id, byte[] value, CancellationToken cancellationToken);
 
     /// <summary>Reads a word-sized value; <paramref name="extended"/> begins an extended rendezvous that <see cref="EndRead"/> ends.</summary>

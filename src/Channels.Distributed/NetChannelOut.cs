@@ -52,10 +52,9 @@ public sealed class NetChannelOut<T> : IChannelOut<T>, IPoisonable
             Blocking.Wait(WriteAsync(item, cancellationToken));
             return;
         }
-        // The host's method is async (its answer leaves from the thread that takes the value); this thread waits for it.
         int status = _codec.IsWord
-            ? _link.Call(_codec.ToWord(item), static (host, id, word) => Blocking.Wait(host.PutWordAsync(id, word)))
-            : _link.Call(_codec.ToBytes(item), static (host, id, bytes) => Blocking.Wait(host.PutBytesAsync(id, bytes)));
+            ? _link.Call(_codec.ToWord(item), static (host, id, word) => host.WriteWord(id, word))
+            : _link.Call(_codec.ToBytes(item), static (host, id, bytes) => host.WriteBytes(id, bytes));
         RemoteStatus.ThrowIfEnded(status);
     }
 

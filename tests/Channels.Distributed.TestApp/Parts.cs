@@ -77,60 +77,6 @@ internal static class Parts
         }
     }
 
-    /// <summary>Remote blocking writes that wait for their readers at the same time, one channel each.</summary>
-    public const int HeldWrites = 12;
-
-    /// <summary>
-    /// Rank 1 makes <see cref="HeldWrites"/> blocking writes at once, each on a thread of its own to one of as many
-    /// unbuffered channels rank 0 hosts; rank 0 waits until every value is offered (none read yet), counts its own
-    /// threads, then one thread reads the channels one after the other. A waiting remote write holds no thread of
-    /// the host (the reader's thread answers it), so the host's threads do not grow with the writes.
-    /// </summary>
-    public static async Task HeldWritesAsync(CspWorld csp, int rank)
-    {
-        if (rank == 2)
-        {
-            return;
-        }
-        NamedBarrier ready = await csp.BarrierAsync("hw-ready", 2);
-        if (rank == 0)
-        {
-            var channels = new One2One<int>[HeldWrites];
-            for (int i = 0; i < channels.Length; i++)
-            {
-                channels[i] = await csp.CreateOne2OneAsync<int>($"hw-{i}");
-            }
-            int before = Process.GetCurrentProcess().Threads.Count;
-            await ready.SyncAsync();
-            foreach (One2One<int> channel in channels)
-            {
-                await channel.In.AsChannelReader().WaitToReadAsync(); // a rendezvous channel: a writer waits in it
-            }
-            int grown = Process.GetCurrentProcess().Threads.Count - before;
-            Say(rank, csp.IsStandAlone ? "held writes offered (stand-alone)" : $"held writes offered; threads grew by {grown}");
-            string read = await Task.Factory.StartNew(
-                () => string.Join(",", channels.Select(c => c.In.Read())),
-                CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
-            Say(rank, $"held writes read {read}");
-            return;
-        }
-        var outs = new IChannelOut<int>[HeldWrites];
-        for (int i = 0; i < outs.Length; i++)
-        {
-            outs[i] = await csp.OpenOutAsync<int>($"hw-{i}");
-        }
-        await ready.SyncAsync();
-        Thread[] writers = [.. outs.Select((output, i) => new Thread(() => output.Write(100 + i)))];
-        foreach (Thread writer in writers)
-        {
-            writer.Start();
-        }
-        await Task.Factory.StartNew(
-            () => Array.ForEach(writers, w => w.Join()),
-            CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
-        Say(rank, "held writes all returned");
-    }
-
     public static async Task BlockingReadAsync(CspWorld csp, int rank)
     {
         const int N = 200;
