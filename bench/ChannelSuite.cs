@@ -208,7 +208,7 @@ internal static partial class ChannelSuite
         public string Finish(string machine)
         {
             Line();
-            Line("Budgets (issue 21):");
+            Line("Budgets (issues 21 and 23):");
             foreach (string budget in _budgets)
             {
                 Line(budget);

@@ -19,6 +19,7 @@ public sealed class InMemoryChannel : FrameChannel
 {
     private readonly object _sendLock = new();
     private int _batchedCommits;
+    private int _lastCommitThread;
     private readonly ArrayBufferWriter<byte> _frame = new();
     private readonly BlockingCollection<byte[]> _inbox = new();
     private InMemoryChannel _peer = null!;
@@ -77,6 +78,7 @@ public sealed class InMemoryChannel : FrameChannel
     /// <inheritdoc />
     public override void CommitFrame()
     {
+        _lastCommitThread = Environment.CurrentManagedThreadId;
         try
         {
             if (!_peer._closed)
@@ -90,6 +92,9 @@ public sealed class InMemoryChannel : FrameChannel
             Monitor.Exit(_sendLock);
         }
     }
+
+    /// <summary>The managed thread id of the thread that committed this side's last frame (0 before the first).</summary>
+    public int LastCommitThread => Volatile.Read(ref _lastCommitThread);
 
     /// <summary>How many frames were committed as batched (<see cref="CommitFrameBatched"/>: an async call pipelined behind others).</summary>
     public int BatchedCommits => Volatile.Read(ref _batchedCommits);

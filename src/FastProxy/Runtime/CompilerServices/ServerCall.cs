@@ -286,6 +286,13 @@ public sealed class ServerCall
         }
     }
 
+    // The Complete methods reply at once when the task is already done; otherwise the reply is written by the
+    // thread that completes the task (its continuations run inline there: ConfigureAwait(false), no context, and
+    // the dispatch's own await in XCallConnection.AwaitDispatch is inline too), so a method whose task another
+    // thread completes (a channel's reader taking a value) answers from that thread with no thread-pool hop, and
+    // the receive thread that dispatched it was free from its first await. A value task is awaited as it is, not
+    // through AsTask (which allocates a task to relay the result).
+
     /// <summary>Replies when <paramref name="task"/> ends (methods returning <see cref="Task"/>).</summary>
     public ValueTask Complete(Task task)
     {
@@ -311,7 +318,13 @@ public sealed class ServerCall
             ReplyVoid();
             return default;
         }
-        return CompleteSlow(task.AsTask());
+        return CompleteSlow(task);
+    }
+
+    private async ValueTask CompleteSlow(ValueTask task)
+    {
+        await task.ConfigureAwait(false);
+        ReplyVoid();
     }
 
     /// <summary>Replies with the result of <paramref name="task"/> when it ends (methods returning <see cref="Task{T}"/>).</summary>
@@ -333,10 +346,16 @@ public sealed class ServerCall
             Reply(task.Result, write);
             return default;
         }
-        return CompleteSlow(task.AsTask(), write);
+        return CompleteSlow(task, write);
     }
 
     private async ValueTask CompleteSlow<T>(Task<T> task, ResultWriter<T> write)
+    {
+        T result = await task.ConfigureAwait(false);
+        Reply(result, write);
+    }
+
+    private async ValueTask CompleteSlow<T>(ValueTask<T> task, ResultWriter<T> write)
     {
         T result = await task.ConfigureAwait(false);
         Reply(result, write);
