@@ -69,18 +69,20 @@ public sealed class CompletionDrainTests : IDisposable
     {
         using var stuck = new ManualResetEventSlim();
         using var release = new ManualResetEventSlim();
-        Task trigger = _shapes.DelayAsync(100, CancellationToken.None);
+        // A token and string results: these calls complete through the drainer (an int result would not).
+        using var live = new CancellationTokenSource();
+        Task trigger = _shapes.DelayAsync(100, live.Token);
         Assert.False(trigger.IsCompleted);
         Task blocker = BlockAfter(trigger);
         Assert.True(stuck.Wait(Generous));
 
-        var behind = new Task<int>[100];
+        var behind = new Task<string>[100];
         for (int i = 0; i < behind.Length; i++)
         {
-            behind[i] = _shapes.AddAsync(i, 1);
+            behind[i] = _shapes.ConcatAsync("b", i.ToString(CultureInfo.InvariantCulture)).AsTask();
         }
-        int[] sums = await Task.WhenAll(behind).WaitAsync(Generous); // only a hand-off by the watch lets these finish
-        Assert.Equal(Enumerable.Range(1, behind.Length), sums);
+        string[] concats = await Task.WhenAll(behind).WaitAsync(Generous); // only a hand-off by the watch lets these finish
+        Assert.Equal(Enumerable.Range(0, behind.Length).Select(i => "b" + i.ToString(CultureInfo.InvariantCulture)), concats);
         Assert.True(_client.Completions.HandOffs >= 1);
         release.Set();
         await blocker.WaitAsync(Generous);
@@ -140,6 +142,57 @@ public sealed class CompletionDrainTests : IDisposable
             }
         }
         Assert.Equal(6, await _shapes.AddAsync(5, 1).WaitAsync(Generous)); // the connection still serves
+    }
+
+    [Fact]
+    public async Task Calls_with_unmanaged_results_complete_where_replied_with_continuations_on_the_pool()
+    {
+        const int Count = 2_000;
+        long drained = _client.Completions.Completed;
+        var sums = new Task<int>[Count];
+        var pings = new ValueTask[Count];
+        var continuedOn = new Task<string?>[Count];
+        for (int i = 0; i < Count; i++)
+        {
+            sums[i] = _shapes.AddAsync(i, 3);
+            pings[i] = _shapes.PingAsync();
+            // Registered while the call is usually in flight: a task completed on the receiving thread must still run
+            // a continuation that asks to run synchronously elsewhere (its source runs continuations asynchronously).
+            continuedOn[i] = sums[i].ContinueWith(static _ => Thread.CurrentThread.Name, CancellationToken.None,
+                TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+        }
+        for (int i = 0; i < Count; i++)
+        {
+            Assert.Equal(i + 3, await sums[i].WaitAsync(Generous));
+            await pings[i].AsTask().WaitAsync(Generous);
+        }
+        string?[] names = await Task.WhenAll(continuedOn).WaitAsync(Generous);
+        Assert.DoesNotContain(names, name => name is not null && name.StartsWith("mem-receive", StringComparison.Ordinal));
+        Assert.Equal(drained, _client.Completions.Completed); // none went through the drainer
+    }
+
+    [Fact]
+    public async Task Calls_completed_where_replied_go_back_to_the_pool_whatever_the_caller_does()
+    {
+        var discarded = new Task<int>[1_000];
+        for (int i = 0; i < discarded.Length; i++)
+        {
+            discarded[i] = _shapes.AddAsync(i, 1); // never awaited nor read below until every call is done
+        }
+        int[] early = await Task.Run(() =>
+        {
+            var read = new int[100];
+            for (int i = 0; i < read.Length; i++)
+            {
+                read[i] = _shapes.AddAsync(i, 2).Result; // read before its reply, usually: blocks for it
+            }
+            return read;
+        }).WaitAsync(Generous);
+        Assert.Equal(Enumerable.Range(2, 100), early);
+        await Task.WhenAll(discarded).WaitAsync(Generous);
+        // Every call object is back: a call's id is cleared when it is given back.
+        Assert.All(_client.CallSlots, call => Assert.Equal(0UL, call?.CallId ?? 0));
+        Assert.Equal(7, await _shapes.AddAsync(5, 2).WaitAsync(Generous));
     }
 
     [Fact]

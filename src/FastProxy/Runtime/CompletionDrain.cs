@@ -7,6 +7,8 @@ namespace XCall.Runtime;
 /// reply, a timeout, a cancellation, a close) pushes it here, and one thread-pool work item, a drainer, runs the
 /// continuations of every call pushed while it runs, one after the other. So a burst of replies costs one pool
 /// hand-off, not one per call, and no continuation (user code) ever runs on the thread that reads the frames.
+/// Calls whose typed reply completes where the reply is read (<see cref="CompilerServices.AsyncReply.CompletesWhereReplied"/>)
+/// never come here: their tasks run continuations asynchronously.
 /// </summary>
 /// <remarks>
 /// A continuation that blocks would hold up the calls behind it, so a drainer hands the rest of its work to a new

@@ -57,6 +57,9 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     /// <summary>True once the connection is closed; every call then fails with <see cref="XCallDisconnectedException"/>.</summary>
     public bool IsClosed => _calls.IsClosed;
 
+    /// <summary>Tests: every call object of the connection's table (a call given back has id 0).</summary>
+    internal PendingCall?[] CallSlots => _calls.Snapshot();
+
     /// <summary>Raised once when the connection closes, with the reason (null after an orderly close).</summary>
     public event Action<XCallConnection, Exception?>? Closed;
 

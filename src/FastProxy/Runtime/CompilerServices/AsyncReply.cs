@@ -15,7 +15,14 @@ internal abstract class AsyncReply
     };
 
     /// <summary>
-    /// <paramref name="call"/> completed and the caller awaits it: from the connection's drainer, completes the caller's
+    /// True when the thread that completes the call (the one that read its reply, a close) completes the caller's
+    /// task at once, with no drainer: the task then runs no continuation on that thread (see <see cref="TaskReply{T}"/>).
+    /// </summary>
+    public virtual bool CompletesWhereReplied => false;
+
+    /// <summary>
+    /// <paramref name="call"/> completed and the caller awaits it: from the connection's drainer (or the completer, see
+    /// <see cref="CompletesWhereReplied"/>), completes the caller's
     /// task (and so runs its continuation on this thread). The call is given back before that continuation runs.
     /// </summary>
     public abstract void Complete(PendingCall call);

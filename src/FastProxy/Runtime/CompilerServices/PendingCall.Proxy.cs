@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Runtime.CompilerServices;
 using XCall.Marshal;
 
 namespace XCall.Runtime.CompilerServices;
@@ -56,7 +57,10 @@ public sealed partial class PendingCall
     /// <summary>
     /// Publishes the call with <paramref name="arguments"/>; the task completes with what <paramref name="read"/>
     /// reads from its reply, and the call is given back (asynchronous methods returning <see cref="Task{TResult}"/>).
-    /// The only allocation is the task; <paramref name="read"/> runs on the thread that completes the task.
+    /// The only allocations are the task and, for a result without references, its source; <paramref name="read"/> runs
+    /// on the thread that completes the task: for a result without references the one that received the reply (so
+    /// a task nobody awaits yet completes with no hand-off, and continuations go to the thread pool), else the
+    /// connection's drainer.
     /// </summary>
     public Task<T> SendForTask<T>(ref MarshalWriter arguments, CancellationToken cancellationToken, Func<PendingCall, T> read)
     {
@@ -66,7 +70,9 @@ public sealed partial class PendingCall
         }
         Finish(ref arguments);
         TaskReply<T> reply = SpareReply<T>();
-        Task<T> task = reply.Start(read);
+        // A result without references is read from the reply by generated code alone (no object graph, no imported
+        // reference): the thread that receives the reply reads it and completes the task there (see TaskReply).
+        Task<T> task = reply.Start(read, completesWhereReplied: !RuntimeHelpers.IsReferenceOrContainsReferences<T>());
         if (!_connection.SendAwaited(this, reply))
         {
             reply.Complete(this); // completed here: the task is complete when the caller gets it

@@ -23,7 +23,9 @@ namespace XCall.Runtime.CompilerServices;
 /// decided once per use in <see cref="_asyncWait"/>: the caller CASes it from Undecided to Awaited when it returns
 /// the value task (<see cref="AwaitCompletion"/>), the completer from Undecided to CompletedFirst after Done. The
 /// one that loses the race knows the other went first: a caller that finds the call completed returns a completed
-/// task and may reuse the call at once, as no drainer will touch it.
+/// task and may reuse the call at once, as no drainer will touch it. A call whose typed reply completes where the
+/// reply is read (<see cref="AsyncReply.CompletesWhereReplied"/>: a result without references) skips the drainer:
+/// the completer reads the reply, gives the call back and completes a task that runs its continuations on the pool.
 /// </para>
 /// <para>
 /// A synchronous caller also serves calls nested in its own call (a callback its call caused, see
@@ -290,6 +292,15 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
         {
             if (Interlocked.CompareExchange(ref _asyncWait, CompletedFirst, Undecided) == Awaited)
             {
+                if (_completion is { CompletesWhereReplied: true } reply)
+                {
+                    // Completed here: the call is ours alone until the reply gives it back, so let go first (a renter
+                    // of the returned call then finds it free), and the task's continuations go to the thread pool.
+                    _completion = null;
+                    Volatile.Write(ref _completing, 0);
+                    reply.Complete(this);
+                    return true;
+                }
                 _connection.Completions.Push(this); // the drainer completes the source and runs the continuation
             }
         }
