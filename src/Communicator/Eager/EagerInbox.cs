@@ -639,6 +639,22 @@ internal sealed unsafe class EagerInbox : IDisposable
         return readable;
     }
 
+    /// <summary>Tells <paramref name="source"/> that a receive starts copying its lent message <paramref name="number"/> (see <see cref="EagerRing.Claim"/>).</summary>
+    public void Claim(int source, long number)
+    {
+        if (source != _self && (uint)source < (uint)_consuming.Length && Enter())
+        {
+            try
+            {
+                RingAt(_base, source).Claim(number);
+            }
+            finally
+            {
+                Leave();
+            }
+        }
+    }
+
     /// <summary>Answers <paramref name="source"/>'s lent message <paramref name="number"/> and rings its bell.</summary>
     public void Answer(int source, long number, LentAnswer answer)
     {
