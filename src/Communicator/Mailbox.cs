@@ -120,8 +120,10 @@ internal sealed class Mailbox : IMailbox
             request.Fail(e);
             return;
         }
+        EagerInbox? inbox = Volatile.Read(ref _inbox);
+        inbox?.Claim(source, lent.Number);
         LentAnswer answer = Read(source, lent, destination, out Exception? error);
-        Volatile.Read(ref _inbox)?.Answer(source, lent.Number, answer);
+        inbox?.Answer(source, lent.Number, answer);
         if (error is not null)
         {
             request.Fail(error);

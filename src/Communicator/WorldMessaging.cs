@@ -21,6 +21,7 @@ internal sealed class WorldMessaging : IDisposable
     private readonly long[] _largeSent; // by world rank on this node: large messages sent to it as calls, announced or not
     private readonly bool[] _local;
     private readonly bool[] _failed;
+    private long _nudges;
 
     public WorldMessaging(ClusterWorld world, Mailbox mailbox)
     {
@@ -132,7 +133,16 @@ internal sealed class WorldMessaging : IDisposable
                 {
                     Peer(to).Nudge(World.Rank);
                 }
-                inbox.WaitLent(() => (answer = outbox.AnswerTo(number)) != LentAnswer.None || Volatile.Read(ref _failed[to]), () => Peer(to).Nudge(World.Rank));
+                inbox.WaitLent(
+                    () => (answer = outbox.AnswerTo(number)) != LentAnswer.None || Volatile.Read(ref _failed[to]),
+                    () =>
+                    {
+                        if (!outbox.Claimed(number))
+                        {
+                            Interlocked.Increment(ref _nudges);
+                            Peer(to).Nudge(World.Rank); // no receive took the message yet: the peer holds a copy
+                        }
+                    });
             }
             finally
             {
@@ -178,6 +188,9 @@ internal sealed class WorldMessaging : IDisposable
 
     /// <summary>Tests: the messages to world rank <paramref name="to"/> written into its inbox, and those sent as one-way calls.</summary>
     public (long Eager, long Posted) SentTo(int to) => (Volatile.Read(ref _outboxes[to])?.Sent ?? 0, Volatile.Read(ref _postsSent[to]));
+
+    /// <summary>Tests: how many lent messages this rank's senders nudged their receivers for (no receive had started copying them after the first wait).</summary>
+    public long Nudges => Volatile.Read(ref _nudges);
 
     /// <summary>Tests: the messages lent to world rank <paramref name="to"/>.</summary>
     public long LentTo(int to) => Volatile.Read(ref _outboxes[to])?.Lent ?? 0;

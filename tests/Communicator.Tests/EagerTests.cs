@@ -104,6 +104,33 @@ public sealed class EagerTests
     }
 
     [Fact]
+    public unsafe void A_claimed_lent_message_stays_claimed_apart_from_its_answer_and_the_records()
+    {
+        byte* memory = (byte*)NativeMemory.AllocZeroed((nuint)EagerRing.Bytes);
+        try
+        {
+            var ring = new EagerRing(memory);
+            Assert.False(ring.Claimed(1));
+            ring.Claim(1);
+            Assert.True(ring.Claimed(1));
+            Assert.False(ring.Claimed(2)); // the next lent message is not claimed by its predecessor's claim
+            Assert.Equal(LentAnswer.None, ring.AnswerTo(1)); // a claim is no answer: the sender keeps waiting
+            ring.Answer(1, LentAnswer.Taken);
+            Assert.Equal(LentAnswer.Taken, ring.AnswerTo(1));
+            Assert.True(ring.Claimed(1));
+            Assert.True(ring.TryWrite(5, 6, [7]));
+            Assert.True(ring.TryPeek(out long context, out int tag, out ReadOnlySpan<byte> payload, out _));
+            Assert.Equal((5L, 6, (byte)7), (context, tag, payload[0]));
+            Assert.Equal(0L, ring.Delivered);
+            Assert.False(ring.ReaderInCalls);
+        }
+        finally
+        {
+            NativeMemory.Free(memory);
+        }
+    }
+
+    [Fact]
     public unsafe void A_corrupt_record_length_is_a_clear_error()
     {
         byte* memory = (byte*)NativeMemory.AllocZeroed((nuint)EagerRing.Bytes);

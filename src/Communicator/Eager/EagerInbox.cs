@@ -44,6 +44,7 @@ internal sealed unsafe class EagerInbox : IDisposable
     private const int ExpectedOpenersOffset = 132; // the receiver's node-local peers
 
     private const int YieldMicroseconds = 200; // how long a waiter yields before it sleeps
+    private const int CrowdedYieldMicroseconds = 2000; // the same on a crowded node: longer than a collective's step, which a peer waiting for a core takes
     private const int BusyYieldMicroseconds = 20; // a yield that took longer than this ran another thread: sleep instead
     private const int SleepSliceMs = 50; // a bound on any sleep, as a safety net: a wake-up is never expected to be lost
     private const int LendSliceMs = 1; // a lender's first sleep: past it, the receiver is nudged to take the message from its connection's thread
@@ -51,6 +52,7 @@ internal sealed unsafe class EagerInbox : IDisposable
     private static readonly TimeSpan s_pumpTimeout = TimeSpan.FromMilliseconds(20); // the announced call is on its way: this only bounds a wait for a call that never comes
     private static readonly TimeSpan s_callSleep = TimeSpan.FromMilliseconds(SleepSliceMs);
     private static readonly long s_yieldTicks = Stopwatch.Frequency * YieldMicroseconds / 1_000_000;
+    private static readonly long s_crowdedYieldTicks = Stopwatch.Frequency * CrowdedYieldMicroseconds / 1_000_000;
     private static readonly long s_busyYieldTicks = Stopwatch.Frequency * BusyYieldMicroseconds / 1_000_000;
     private static readonly long s_noYieldTicks = Stopwatch.Frequency / 20; // after a yield found the cores busy, waits sleep without yielding for 50 ms
 
@@ -69,6 +71,7 @@ internal sealed unsafe class EagerInbox : IDisposable
     private readonly byte* _base;
     private readonly int _spinTurns;
     private readonly bool _crowded; // the node's ranks outnumber its cores: a yield is expected to run another rank
+    private readonly long _yieldTicks; // how long a waiter yields before it sleeps, in Stopwatch ticks
     private readonly ManualResetEventSlim _progressWanted = new(false);
     private readonly Thread _progress;
     private int _users;
@@ -98,9 +101,12 @@ internal sealed unsafe class EagerInbox : IDisposable
         // once, so a waiter hands its core to a rank that has work.
         // A crowded node's waiters yield (through their whole yield window, however long each yield takes, as Open
         // MPI's ranks do when oversubscribed) before they sleep: the rank a waiter waits for is then one of the
-        // threads its yields run, and no message needs a wake-up.
+        // threads its yields run, and no message needs a wake-up. Their window is longer than an uncrowded node's:
+        // a step of a large collective (a copy of a megabyte or more at half a core) outlasts a short one, and a
+        // waiter that slept then wakes onto a runqueue the scheduler has meanwhile rebalanced.
         _crowded = sources.Length + 1 > Environment.ProcessorCount;
         _spinTurns = _crowded ? 2 : 2048;
+        _yieldTicks = _crowded ? s_crowdedYieldTicks : s_yieldTicks;
         _progress = new Thread(ProgressLoop) { IsBackground = true, Name = "xcall comm progress" };
         _progress.Start();
     }
@@ -300,7 +306,7 @@ internal sealed unsafe class EagerInbox : IDisposable
                 start = Stopwatch.GetTimestamp();
             }
             long beforeYield = Stopwatch.GetTimestamp();
-            if (!cut && beforeYield - start < s_yieldTicks && (_crowded || beforeYield >= Volatile.Read(ref _noYieldUntil)))
+            if (!cut && beforeYield - start < _yieldTicks && (_crowded || beforeYield >= Volatile.Read(ref _noYieldUntil)))
             {
                 Thread.Yield();
                 long afterYield = Stopwatch.GetTimestamp();
@@ -390,14 +396,14 @@ internal sealed unsafe class EagerInbox : IDisposable
     }
 
     /// <summary>Whether a crowded node's receive has yielded through its yield window (from <paramref name="yieldStart"/>, set at its first yield).</summary>
-    private static bool YieldedLongEnough(ref long yieldStart)
+    private bool YieldedLongEnough(ref long yieldStart)
     {
         long now = Stopwatch.GetTimestamp();
         if (yieldStart == 0)
         {
             yieldStart = now;
         }
-        return now - yieldStart >= s_yieldTicks;
+        return now - yieldStart >= _yieldTicks;
     }
 
     /// <summary>One try of <see cref="TryReceive"/>, holding the source's consumer flag so no record of it moves to the mailbox meanwhile.</summary>
@@ -637,6 +643,22 @@ internal sealed unsafe class EagerInbox : IDisposable
             Volatile.Write(ref _readable[source], readable ? 1 : 2); // a sender that is gone decides nothing
         }
         return readable;
+    }
+
+    /// <summary>Tells <paramref name="source"/> that a receive starts copying its lent message <paramref name="number"/> (see <see cref="EagerRing.Claim"/>).</summary>
+    public void Claim(int source, long number)
+    {
+        if (source != _self && (uint)source < (uint)_consuming.Length && Enter())
+        {
+            try
+            {
+                RingAt(_base, source).Claim(number);
+            }
+            finally
+            {
+                Leave();
+            }
+        }
     }
 
     /// <summary>Answers <paramref name="source"/>'s lent message <paramref name="number"/> and rings its bell.</summary>

@@ -129,6 +129,15 @@ internal sealed unsafe class EagerOutbox : IDisposable
         }
     }
 
+    /// <summary>Whether the peer started copying lent message <paramref name="number"/>: its answer follows.</summary>
+    public bool Claimed(long number)
+    {
+        lock (_lock)
+        {
+            return !_disposed && _ring.Claimed(number);
+        }
+    }
+
     /// <summary>The lent message's wait is over (answered with <paramref name="answer"/>, or given up): another may be lent.</summary>
     public void EndLend(LentAnswer answer)
     {

@@ -8,7 +8,7 @@ namespace XCall.Communicator.Eager;
 /// </summary>
 /// <remarks>
 /// Layout from <see cref="_base"/>: the producer's tail and its cached copy of the head at 0; the delivered count,
-/// the reader-in-calls flag and the lent-message answer (consumer's, seldom written) at 128; the consumer's head at
+/// the reader-in-calls flag and the lent-message answer and claim (consumer's, seldom written) at 128; the consumer's head at
 /// 256; the data area of <see cref="Capacity"/> bytes at <see cref="HeaderBytes"/>. Each group is two cache lines
 /// from the next, so the head the consumer moves on every message shares no line with what the producer reads on
 /// every message.
@@ -35,6 +35,8 @@ internal readonly unsafe struct EagerRing
     // a call. A lent message (a record of LendTag, see LentMessage) names bytes in the sender's memory; the
     // consumer side answers it in Answer ({number << 2 | LentAnswer}) once it copied them out (or refused to), and
     // the sender's thread waits for that answer before it lets the bytes change: one lent message per ring at a time.
+    // Claim (consumer's, the number of the last lent message whose copy a receive started) tells a sender that
+    // waited long that the answer is on its way: the copy itself is slow, not the receiver, so it needs no nudge.
     public const int Capacity = 64 << 10;
     public const int HeaderBytes = 384;
     public const int Bytes = HeaderBytes + Capacity;
@@ -65,6 +67,7 @@ internal readonly unsafe struct EagerRing
     private int* ReaderInCallsWord => (int*)(_base + 136);
 
     private long* AnswerWord => (long*)(_base + 144);
+    private long* ClaimWord => (long*)(_base + 152);
 
     private long* Head => (long*)(_base + 256);
 
@@ -88,6 +91,12 @@ internal readonly unsafe struct EagerRing
         long answer = Volatile.Read(ref *AnswerWord);
         return answer >> 2 == number ? (LentAnswer)(answer & 3) : LentAnswer.None;
     }
+
+    /// <summary>Consumer side: claims lent message <paramref name="number"/>: a receive took it and starts copying its bytes, so its answer follows with no nudge.</summary>
+    public void Claim(long number) => Volatile.Write(ref *ClaimWord, number);
+
+    /// <summary>Whether lent message <paramref name="number"/> was claimed (see <see cref="Claim"/>).</summary>
+    public bool Claimed(long number) => Volatile.Read(ref *ClaimWord) >= number;
 
     /// <summary>Consumer side: answers lent message <paramref name="number"/> (a full fence follows, before the sender's bell).</summary>
     public void Answer(long number, LentAnswer answer) => Interlocked.Exchange(ref *AnswerWord, (number << 2) | (long)answer);
