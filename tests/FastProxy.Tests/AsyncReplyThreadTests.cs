@@ -13,6 +13,9 @@ public interface IDeferredReplies
 
     /// <summary>Completes when the test completes the service's source.</summary>
     ValueTask WaitAsync();
+
+    /// <summary>Completes the service's source before it returns its task.</summary>
+    ValueTask DoneAsync();
 }
 
 /// <summary>
@@ -66,6 +69,25 @@ public sealed class AsyncReplyThreadTests
         }
     }
 
+    [Fact]
+    public async Task A_value_task_complete_when_returned_is_consumed_so_its_source_can_be_reused()
+    {
+        var service = new DeferredReplies();
+        using var server = new XCallServer().Add<IDeferredReplies>(service);
+        (InMemoryChannel clientChannel, InMemoryChannel serverChannel) = InMemoryChannel.CreatePair();
+        server.Attach(serverChannel);
+        using var client = new XCallConnection(clientChannel);
+        client.Start();
+        IDeferredReplies proxy = client.GetService<IDeferredReplies>();
+        for (int round = 0; round < 3; round++)
+        {
+            // The source resets in GetResult: a reply sent without reading the task leaves it completed, and the
+            // next round's SetResult throws.
+            await proxy.DoneAsync().AsTask().WaitAsync(s_wait);
+        }
+        Assert.Equal(0, server.CallsInFlight);
+    }
+
     private static async Task<int> Ended(ValueTask pending)
     {
         await pending;
@@ -91,6 +113,12 @@ public sealed class AsyncReplyThreadTests
         public ValueTask WaitAsync()
         {
             _add = 0;
+            return new ValueTask(this, _core.Version);
+        }
+
+        public ValueTask DoneAsync()
+        {
+            _core.SetResult(0);
             return new ValueTask(this, _core.Version);
         }
 

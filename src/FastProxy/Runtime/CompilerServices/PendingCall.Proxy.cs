@@ -70,8 +70,10 @@ public sealed partial class PendingCall
         }
         Finish(ref arguments);
         TaskReply<T> reply = SpareReply<T>();
-        // A result without references is read from the reply by generated code alone (no object graph, no imported
-        // reference): the thread that receives the reply reads it and completes the task there (see TaskReply).
+        // A result without references is read from the reply without an object graph or an imported reference: the
+        // thread that receives the reply reads it and completes the task there (see TaskReply). That read still runs a
+        // [Data] struct's constructor and init setters and the telemetry listeners on the receiving thread, as inline
+        // dispatch runs server methods there; a malformed reply closes the connection from that thread.
         Task<T> task = reply.Start(read, completesWhereReplied: !RuntimeHelpers.IsReferenceOrContainsReferences<T>());
         if (!_connection.SendAwaited(this, reply))
         {

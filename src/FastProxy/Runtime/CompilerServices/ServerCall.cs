@@ -315,6 +315,7 @@ public sealed class ServerCall
     {
         if (task.IsCompletedSuccessfully)
         {
+            task.GetAwaiter().GetResult(); // consumed once: a pooled IValueTaskSource resets in GetResult
             ReplyVoid();
             return default;
         }
