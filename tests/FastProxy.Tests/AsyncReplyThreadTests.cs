@@ -35,10 +35,8 @@ public sealed class AsyncReplyThreadTests
     {
         var service = new DeferredReplies();
         using var server = new XCallServer().Add<IDeferredReplies>(service);
-        (InMemoryChannel clientChannel, InMemoryChannel serverChannel) = InMemoryChannel.CreatePair();
-        server.Attach(serverChannel);
-        using var client = new XCallConnection(clientChannel);
-        client.Start();
+        (InMemoryChannel serverChannel, XCallConnection client) = Connect(server);
+        using XCallConnection connected = client;
         IDeferredReplies proxy = client.GetService<IDeferredReplies>();
         bool failing = form == "ValueTask<T> failing";
         for (int round = 0; round < 3; round++)
@@ -74,10 +72,7 @@ public sealed class AsyncReplyThreadTests
     {
         var service = new DeferredReplies();
         using var server = new XCallServer().Add<IDeferredReplies>(service);
-        (InMemoryChannel clientChannel, InMemoryChannel serverChannel) = InMemoryChannel.CreatePair();
-        server.Attach(serverChannel);
-        using var client = new XCallConnection(clientChannel);
-        client.Start();
+        using XCallConnection client = Connect(server).Client;
         IDeferredReplies proxy = client.GetService<IDeferredReplies>();
         for (int round = 0; round < 3; round++)
         {
@@ -86,6 +81,16 @@ public sealed class AsyncReplyThreadTests
             await proxy.DoneAsync().AsTask().WaitAsync(s_wait);
         }
         Assert.Equal(0, server.CallsInFlight);
+    }
+
+    /// <summary>A started client connected to <paramref name="server"/> over an in-memory pair; returns the server's end too.</summary>
+    private static (InMemoryChannel ServerChannel, XCallConnection Client) Connect(XCallServer server)
+    {
+        (InMemoryChannel clientChannel, InMemoryChannel serverChannel) = InMemoryChannel.CreatePair();
+        server.Attach(serverChannel);
+        var client = new XCallConnection(clientChannel);
+        client.Start();
+        return (serverChannel, client);
     }
 
     private static async Task<int> Ended(ValueTask pending)
