@@ -24,7 +24,7 @@ public sealed partial class Communicator
     /// when the size is not a power of two); smaller ones use recursive doubling, whose fewer steps cost less where
     /// each step waits for a peer that may have no core.
     /// </summary>
-    private const int LargeAllreduceBytes = 128 << 10;
+    private const int LargeAllreduceBytes = 64 << 10;
 
     /// <summary>Allreduce messages up to this size take the partners' values into a span on the stack, with no pooled array.</summary>
     private const int StackAllreduceBytes = 1 << 10;
