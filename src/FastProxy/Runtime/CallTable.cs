@@ -80,7 +80,7 @@ internal sealed class CallTable
                 slots = Volatile.Read(ref _slots);
             }
             PendingCall call = slots[slot]!;
-            long next = (long)(((ulong)head & 0xFFFF_FFFF_0000_0000UL) + (1UL << 32)) | (uint)call.NextFreeSlot;
+            long next = Retagged(head, call.NextFreeSlot);
             long seen = Interlocked.CompareExchange(ref _freeHead, next, head);
             if (seen == head)
             {
@@ -90,6 +90,9 @@ internal sealed class CallTable
         }
         return NewSlot();
     }
+
+    /// <summary>The free-list head whose top is <paramref name="top"/> (a slot + 1, 0: empty), its tag one past <paramref name="head"/>'s.</summary>
+    private static long Retagged(long head, int top) => (long)(((ulong)head & 0xFFFF_FFFF_0000_0000UL) + (1UL << 32)) | (uint)top;
 
     private PendingCall NewSlot()
     {
@@ -122,7 +125,7 @@ internal sealed class CallTable
         while (true)
         {
             call.NextFreeSlot = (int)head; // the slot below it + 1, or 0
-            long next = (long)(((ulong)head & 0xFFFF_FFFF_0000_0000UL) + (1UL << 32)) | (uint)(call.Slot + 1);
+            long next = Retagged(head, call.Slot + 1);
             long seen = Interlocked.CompareExchange(ref _freeHead, next, head);
             if (seen == head)
             {

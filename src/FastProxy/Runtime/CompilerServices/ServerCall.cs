@@ -290,25 +290,12 @@ public sealed class ServerCall
     // thread that completes the task (its continuations run inline there: ConfigureAwait(false), no context, and
     // the dispatch's own await in XCallConnection.AwaitDispatch is inline too), so a method whose task another
     // thread completes (a channel's reader taking a value) answers from that thread with no thread-pool hop, and
-    // the receive thread that dispatched it was free from its first await. A value task is awaited as it is, not
-    // through AsTask (which allocates a task to relay the result).
+    // the receive thread that dispatched it was free from its first await. A task is awaited through a value task
+    // that wraps it (no allocation), and a value task as it is, not through AsTask (which allocates a task to relay
+    // the result).
 
     /// <summary>Replies when <paramref name="task"/> ends (methods returning <see cref="Task"/>).</summary>
-    public ValueTask Complete(Task task)
-    {
-        if (task.IsCompletedSuccessfully)
-        {
-            ReplyVoid();
-            return default;
-        }
-        return CompleteSlow(task);
-    }
-
-    private async ValueTask CompleteSlow(Task task)
-    {
-        await task.ConfigureAwait(false);
-        ReplyVoid();
-    }
+    public ValueTask Complete(Task task) => Complete(new ValueTask(task));
 
     /// <summary>Replies when <paramref name="task"/> ends (methods returning <see cref="ValueTask"/>).</summary>
     public ValueTask Complete(ValueTask task)
@@ -329,15 +316,7 @@ public sealed class ServerCall
     }
 
     /// <summary>Replies with the result of <paramref name="task"/> when it ends (methods returning <see cref="Task{T}"/>).</summary>
-    public ValueTask Complete<T>(Task<T> task, ResultWriter<T> write)
-    {
-        if (task.IsCompletedSuccessfully)
-        {
-            Reply(task.Result, write);
-            return default;
-        }
-        return CompleteSlow(task, write);
-    }
+    public ValueTask Complete<T>(Task<T> task, ResultWriter<T> write) => Complete(new ValueTask<T>(task), write);
 
     /// <summary>Replies with the result of <paramref name="task"/> when it ends (methods returning <see cref="ValueTask{T}"/>).</summary>
     public ValueTask Complete<T>(ValueTask<T> task, ResultWriter<T> write)
@@ -348,12 +327,6 @@ public sealed class ServerCall
             return default;
         }
         return CompleteSlow(task, write);
-    }
-
-    private async ValueTask CompleteSlow<T>(Task<T> task, ResultWriter<T> write)
-    {
-        T result = await task.ConfigureAwait(false);
-        Reply(result, write);
     }
 
     private async ValueTask CompleteSlow<T>(ValueTask<T> task, ResultWriter<T> write)
