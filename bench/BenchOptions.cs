@@ -100,6 +100,8 @@ internal sealed record BenchOptions
           --peer-pair [ROUNDS [CALLS]]    gRPC and StreamJsonRpc int over a Unix socket and over XCall shm (the peer
                                           rows' servers and clients), alternating bursts of CALLS (15 rounds of 400, 8 s warm-up):
                                           per-round ratios, medians, the budget lines (XCall shm >= 1.5x faster)
+          --peer-loop ROW SECONDS         one peer row (grpc-uds, grpc-xcall-shm, jsonrpc-uds, ...) called in bursts for
+                                          SECONDS after 8 s of warm-up, for a profiler to attach to (prints both pids)
         """;
 }
 

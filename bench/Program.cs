@@ -82,6 +82,11 @@ if (args.Length > 0 && args[0] == "--peer-pair")
     return PeerPair.Run(args[1..]);
 }
 
+if (args.Length > 0 && args[0] == "--peer-loop")
+{
+    return PeerPair.Loop(args[1..]);
+}
+
 if (args.Length > 0 && args[0] == "--stream")
 {
     return StreamProbe.Run(args[1..]);

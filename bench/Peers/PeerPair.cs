@@ -103,6 +103,46 @@ internal static class PeerPair
         }
     }
 
+    /// <summary>
+    /// <c>--peer-loop ROW SECONDS</c>: one peer row (e.g. <c>grpc-xcall-shm</c>) set up as in <see cref="Run"/>, warmed
+    /// for 8 s, then called in bursts for SECONDS, for profilers (perf, off-CPU tracing) to attach to: prints both
+    /// process ids before the timed loop and the mean call, context switches and CPU per call after it.
+    /// </summary>
+    public static int Loop(string[] args)
+    {
+        if (args.Length != 2)
+        {
+            Console.Error.WriteLine($"usage: --peer-loop ROW SECONDS (rows: {string.Join(", ", PeerBenchmarks.AllPeers)})");
+            return 2;
+        }
+        var peer = new PeerBenchmarks { Peer = args[0] };
+        TimeSpan span = TimeSpan.FromSeconds(double.Parse(args[1], CultureInfo.InvariantCulture));
+        try
+        {
+            PeerBenchmarks.WarmUp = s_warmUp;
+            peer.Setup();
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"LOOP client {Environment.ProcessId} server {peer.ServerProcessId}"));
+            Console.Out.Flush();
+            (long switchesBefore, long cpuBefore) = Counters(peer.ServerProcessId);
+            long start = Stopwatch.GetTimestamp();
+            long calls = 0;
+            while (Stopwatch.GetElapsedTime(start) < span)
+            {
+                Burst(peer, 400);
+                calls += 400;
+            }
+            double wall = Stopwatch.GetElapsedTime(start).TotalMicroseconds;
+            (long switchesAfter, long cpuAfter) = Counters(peer.ServerProcessId);
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"{args[0]}: {calls} calls, mean {wall / calls:0.0} µs, {(double)(switchesAfter - switchesBefore) / calls:0.00} context switches and {(cpuAfter - cpuBefore) / 1000.0 / calls:0.0} µs of CPU per call (both processes)"));
+            return 0;
+        }
+        finally
+        {
+            peer.Cleanup();
+        }
+    }
+
     /// <summary>Makes <paramref name="calls"/> awaited int calls; returns the mean and the median time of one, in µs.</summary>
     private static (double Mean, double Median) Burst(PeerBenchmarks peer, int calls)
     {
