@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using XCall.Transport;
 
 namespace XCall.Parallel.Host;
@@ -17,6 +18,9 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
     //   CommitFrame / AbortFrame (the timer takes it with -1 to flush). Only the owner touches _bytes, _length,
     //   _frameStart, _open, _held, _heldObjects and starts batches, so batches start in frame order with increasing
     //   sequences. A one-way call takes and gives it back once each (one CAS, one store): nothing else is locked.
+    // - _last is the header of the last full record committed; while _held > 0 the buffer ends with a one-way record
+    //   whose header equals _last but for its method, so a one-way call that FrameRecords.MayShorten after it is
+    //   written as a short record (_openShort).
     //   Nobody waits while owning it: a chain of calls that comes back to this rank may need to send here meanwhile.
     // - A batch carries either one-way calls only, or one frame of another kind alone (a call first sends the held
     //   one-way calls as their own batch).
@@ -50,6 +54,8 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
     private int _owner;
     private int _frameStart = -1;
     private FrameHeader _open;
+    private FrameHeader _last;
+    private bool _openShort;
     private int _held;
     private ulong _lastHeldObject;
     private long _nextSequence;
@@ -81,9 +87,7 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
         {
             if (Volatile.Read(ref _closed) is null && _bytes.Length - _length >= FrameRecords.Prefix)
             {
-                _open = header;
-                _frameStart = _length;
-                _length += FrameRecords.Prefix;
+                Open(header);
                 return this;
             }
             ReleaseSendSide();
@@ -116,10 +120,8 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
             {
                 SendHeldUnsynchronized(); // other threads' one-way calls held meanwhile: the call leaves alone
             }
-            _open = header;
             Ensure(FrameRecords.Prefix);
-            _frameStart = _length;
-            _length += FrameRecords.Prefix;
+            Open(header);
             return this;
         }
         catch
@@ -129,16 +131,38 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
         }
     }
 
+    /// <summary>Starts the record of <paramref name="header"/> at the end of the buffer (room for a full prefix is there).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void Open(in FrameHeader header)
+    {
+        _open = header;
+        _openShort = _held != 0 && FrameRecords.MayShorten(header, _last);
+        _frameStart = _length;
+        _length += _openShort ? FrameRecords.ShortPrefix : FrameRecords.Prefix;
+    }
+
     public override void CommitFrame()
     {
-        FrameRecords.WritePrefix(_bytes.AsSpan(_frameStart), _open, _length - _frameStart - FrameRecords.Prefix);
-        _frameStart = -1;
-        // The common case: one more one-way call to the object of the one before, the batch below its bounds.
-        if (_open.Kind == FrameKind.OneWay && _held != 0 && _open.ObjectId == _lastHeldObject && _held < _maxCalls - 1 && _length < _maxBytes)
+        if (_openShort)
         {
-            _held++;
-            ReleaseSendSide();
-            return;
+            // BeginFrame reserved the prefix's bytes at _frameStart (the buffer only grows): no bounds check needed.
+            ref byte prefix = ref Unsafe.Add(ref MemoryMarshal.GetArrayDataReference(_bytes), _frameStart);
+            Unsafe.WriteUnaligned(ref prefix, ~(_length - _frameStart - FrameRecords.ShortPrefix));
+            Unsafe.WriteUnaligned(ref Unsafe.Add(ref prefix, sizeof(int)), _open.MethodId);
+            _frameStart = -1;
+            // The common case: one more one-way call to the object of the one before, the batch below its bounds.
+            if (_held < _maxCalls - 1 && _length < _maxBytes)
+            {
+                _held++;
+                ReleaseSendSide();
+                return;
+            }
+        }
+        else
+        {
+            FrameRecords.WritePrefix(_bytes.AsSpan(_frameStart), _open, _length - _frameStart - FrameRecords.Prefix);
+            _last = _open;
+            _frameStart = -1;
         }
         CommitFrameSlow();
     }

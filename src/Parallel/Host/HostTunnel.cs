@@ -86,7 +86,7 @@ internal sealed class HostTunnel
             while (!rest.IsEmpty)
             {
                 int offset = all.Length - rest.Length;
-                FrameHeader header = FrameRecords.Read(ref rest, out _);
+                FrameHeader header = FrameRecords.Read(ref rest, last, out _); // a short record's object and kind are last's
                 // Aggregated calls mostly go to the object of the frame before: look the runner up when that changes.
                 if (!first && header.ObjectId == last.ObjectId && header.Kind == last.Kind)
                 {

@@ -130,13 +130,14 @@ internal sealed class ObjectRunner : FrameChannel, IBufferWriter<byte>, IThreadP
         _next = segment.Start;
         _end = segment.End;
         _ran = 0;
+        _currentFrame = default; // a segment starts with a full record
         long start = Stopwatch.GetTimestamp();
         try
         {
             while (_next < _end)
             {
                 ReadOnlySpan<byte> records = _frames.AsSpan(_next, _end - _next);
-                FrameHeader header = FrameRecords.Read(ref records, out ReadOnlySpan<byte> payload);
+                FrameHeader header = FrameRecords.Read(ref records, _currentFrame, out ReadOnlySpan<byte> payload);
                 _next = _end - records.Length;
                 if (header.Kind == FrameKind.Call)
                 {
@@ -184,7 +185,7 @@ internal sealed class ObjectRunner : FrameChannel, IBufferWriter<byte>, IThreadP
         while (_next < _end)
         {
             ReadOnlySpan<byte> records = _frames.AsSpan(_next, _end - _next);
-            FrameHeader header = FrameRecords.Read(ref records, out ReadOnlySpan<byte> payload);
+            FrameHeader header = FrameRecords.Read(ref records, _currentFrame, out ReadOnlySpan<byte> payload);
             if (header.Kind != FrameKind.OneWay || header.Flags != 0 || header.Version != FrameHeader.CurrentVersion || header.ObjectId != objectId)
             {
                 break;
