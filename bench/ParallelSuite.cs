@@ -23,7 +23,7 @@ internal static partial class ParallelSuite
           --calls N    one-way calls per burst (default 2000000)
           --rounds R   alternated bursts of each kind (default 7); the median is reported
           --no-apps    leaves out the application rows (the sieve and the ray tracer on 1, 2 and 4 ranks)
-          --app-rounds K  runs of each sieve cell, alternated within its row (default 3); the median is reported
+          --app-rounds K  runs of each sieve cell, alternated within its row (default 5); the median is reported
         """;
 
     public static int Run(string[] args)
@@ -35,7 +35,7 @@ internal static partial class ParallelSuite
         int calls = 2_000_000;
         int rounds = 7;
         bool apps = true;
-        int appRounds = 3;
+        int appRounds = 5;
         for (int i = 0; i < args.Length; i++)
         {
             switch (args[i])
