@@ -42,7 +42,7 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
     // - After its one-way batch left, a sender waits while MaxInFlight batches in flight carry one of its objects.
     // - Answers are delivered to the handler one at a time (_deliverLock).
     // - Once _closed is set it stays; every later BeginFrame throws it.
-    private const int MaxInFlight = 4;
+    private const int MaxInFlight = 16;
     private const int MaxSteals = 8;
     private readonly Func<long, byte[], Task<BatchResult>> _send;
     private readonly AggregationOptions _aggregation;
