@@ -15,11 +15,15 @@ namespace XCall.Bench;
 /// </summary>
 internal static partial class ParallelSuite
 {
+    /// <summary>The process id of the last rank 1 started.</summary>
+    private static int s_child;
+
     public const string Usage = """
         usage: dotnet run -c Release --project bench -- --suite parallel [--calls N] [--rounds R]
           --calls N    one-way calls per burst (default 2000000)
           --rounds R   alternated bursts of each kind (default 7); the median is reported
           --no-apps    leaves out the application rows (the sieve and the ray tracer on 1, 2 and 4 ranks)
+          --app-rounds K  runs of each sieve cell, alternated within its row (default 5); the median is reported
         """;
 
     public static int Run(string[] args)
@@ -31,12 +35,16 @@ internal static partial class ParallelSuite
         int calls = 2_000_000;
         int rounds = 7;
         bool apps = true;
+        int appRounds = 5;
         for (int i = 0; i < args.Length; i++)
         {
             switch (args[i])
             {
                 case "--calls":
                     calls = int.Parse(args[++i], CultureInfo.InvariantCulture);
+                    break;
+                case "--app-rounds":
+                    appRounds = Math.Max(1, int.Parse(args[++i], CultureInfo.InvariantCulture));
                     break;
                 case "--no-apps":
                     apps = false;
@@ -49,14 +57,16 @@ internal static partial class ParallelSuite
                     return 2;
             }
         }
-        return RunAsync(calls, rounds, apps).GetAwaiter().GetResult();
+        return RunAsync(calls, rounds, apps, appRounds).GetAwaiter().GetResult();
     }
 
-    private static async Task<int> RunAsync(int calls, int rounds, bool apps)
+    private static async Task<int> RunAsync(int calls, int rounds, bool apps, int appRounds)
     {
         Console.WriteLine($"# parallel suite on {Machine.Describe()}; {calls:N0} calls per burst, {rounds} rounds, median");
         var aggregated = new List<double>();
         var plain = new List<double>();
+        var callerNs = new List<double>();
+        var hostNs = new List<double>();
         await using (ParallelWorld world = await JoinWithChildAsync(ParallelWorldOptions.Default))
         {
             IParallelSink sink = await world.CreateAsync<IParallelSink>();
@@ -64,7 +74,12 @@ internal static partial class ParallelSuite
             WarmUp(sink, service, calls / 10);
             for (int round = 0; round < rounds; round++)
             {
+                long callerBefore = ThreadCpuNanoseconds();
+                Dictionary<int, long> hostBefore = ProcessCpuNanoseconds(s_child);
                 aggregated.Add(Burst(sink, calls));
+                long callerAfter = ThreadCpuNanoseconds();
+                callerNs.Add(callerBefore < 0 || callerAfter < 0 ? -1 : (callerAfter - callerBefore) / (double)calls);
+                hostNs.Add(CpuSince(hostBefore, ProcessCpuNanoseconds(s_child)) / (double)calls);
                 plain.Add(Burst(service, calls / 4));
             }
         }
@@ -104,9 +119,15 @@ internal static partial class ParallelSuite
         Console.WriteLine($"budget: aggregated >= 20,000,000 calls/s: {(a >= 20_000_000 ? "met" : "NOT met")} ({a:N0})");
         Console.WriteLine($"all bursts, aggregated: {string.Join(", ", aggregated.Select(x => x.ToString("N0", CultureInfo.InvariantCulture)))}");
         Console.WriteLine($"all bursts, plain: {string.Join(", ", plain.Select(x => x.ToString("N0", CultureInfo.InvariantCulture)))}");
+        if (callerNs.All(x => x >= 0) && hostNs.All(x => x >= 0)) // else not Linux
+        {
+            // CPU time, not wall time: what each side spends per aggregated call, whatever else ran on the cores.
+            Console.WriteLine($"CPU per aggregated call (median of the bursts): caller thread {Stats.Median(callerNs):F1} ns, "
+                + $"rank 1's process {Stats.Median(hostNs):F1} ns (all its threads, the ring reader's polling included)");
+        }
         if (apps)
         {
-            RunApps();
+            RunApps(appRounds);
         }
         return 0;
     }
@@ -166,6 +187,50 @@ internal static partial class ParallelSuite
         }
     }
 
+    /// <summary>The calling thread's CPU time in ns (Linux schedstat), or -1 where there is none.</summary>
+    private static long ThreadCpuNanoseconds() => Schedstat("/proc/thread-self/schedstat");
+
+    /// <summary>
+    /// The CPU time in ns of each thread of process <paramref name="pid"/> (Linux schedstat), by thread id; empty
+    /// where there is none.
+    /// </summary>
+    private static Dictionary<int, long> ProcessCpuNanoseconds(int pid)
+    {
+        var threads = new Dictionary<int, long>();
+        string tasks = $"/proc/{pid}/task";
+        if (pid == 0 || !Directory.Exists(tasks))
+        {
+            return threads;
+        }
+        foreach (string task in Directory.EnumerateDirectories(tasks))
+        {
+            long ns = Schedstat(Path.Combine(task, "schedstat"));
+            if (ns >= 0 && int.TryParse(Path.GetFileName(task), CultureInfo.InvariantCulture, out int tid))
+            {
+                threads[tid] = ns;
+            }
+        }
+        return threads;
+    }
+
+    /// <summary>The CPU time the threads of <paramref name="after"/> ran since <paramref name="before"/> (a thread that ended meanwhile is not counted); -1 when none was read.</summary>
+    private static long CpuSince(Dictionary<int, long> before, Dictionary<int, long> after) =>
+        after.Count == 0 ? -1 : after.Sum(t => t.Value - before.GetValueOrDefault(t.Key));
+
+    private static long Schedstat(string path)
+    {
+        try
+        {
+            // schedstat: time on a CPU (ns), time waiting for one, time slices.
+            string text = File.ReadAllText(path);
+            return long.Parse(text.AsSpan(0, text.IndexOf(' ')), CultureInfo.InvariantCulture);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException or FormatException or ArgumentOutOfRangeException)
+        {
+            return -1; // not Linux, or the thread ended while it was read
+        }
+    }
+
     private static double Median(List<double> values) => values.Count == 0 ? 0 : Stats.Median(values);
 
     private static ParallelTypes Types() => new ParallelTypes().Add<IParallelSink>(() => new ParallelSink(), Agglomeration.Never);
@@ -182,7 +247,10 @@ internal static partial class ParallelSuite
         start.Environment[WorldEnvironment.RankVariable] = "1";
         start.Environment[WorldEnvironment.SizeVariable] = "2";
         start.Environment[WorldEnvironment.JobIdVariable] = job;
-        Process.Start(start)!.Dispose();
+        using (Process child = Process.Start(start)!)
+        {
+            s_child = child.Id;
+        }
         var variables = new Dictionary<string, string>
         {
             [WorldEnvironment.RankVariable] = "0", [WorldEnvironment.SizeVariable] = "2", [WorldEnvironment.JobIdVariable] = job,

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using XCall.Transport;
 
 namespace XCall.Parallel.Host;
@@ -16,7 +17,19 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
     // - The send side belongs to one thread at a time: _owner holds its managed thread id from BeginFrame to
     //   CommitFrame / AbortFrame (the timer takes it with -1 to flush). Only the owner touches _bytes, _length,
     //   _frameStart, _open, _held, _heldObjects and starts batches, so batches start in frame order with increasing
-    //   sequences. A one-way call takes and gives it back once each (one CAS, one store): nothing else is locked.
+    //   sequences. Nothing else is locked.
+    // - A caller thread keeps the send side parked between its frames (_sticky, _owner its id), so its next one-way
+    //   call takes it without an interlocked operation: it stores _busy = 1, then reads _revoke, _owner and _sticky;
+    //   it gives it back with _busy = 0. Another thread (or the timer) steals a parked side under _stealLock: it stores
+    //   _revoke = 1, makes every thread of the process pass a full barrier (Interlocked.MemoryBarrierProcessWide), so
+    //   the owner either sees _revoke or has its _busy = 1 seen, waits until _busy is 0, then takes _owner while
+    //   _sticky still names the victim, and clears _revoke last. A parked owner that does not see _revoke = 1 (it
+    //   read _revoke after the steal ended) sees the new _owner (read after _revoke, in order). After MaxSteals
+    //   steals by other caller threads the tunnel parks no more (one CAS and one store per call).
+    // - _stickyHeld says how the holder took the side (parked: give back with _busy = 0; else release _owner).
+    // - _last is the header of the last full record committed; while _held > 0 the buffer ends with a one-way record
+    //   whose header equals _last but for its method, so a one-way call that FrameRecords.MayShorten after it is
+    //   written as a short record (_openShort).
     //   Nobody waits while owning it: a chain of calls that comes back to this rank may need to send here meanwhile.
     // - A batch carries either one-way calls only, or one frame of another kind alone (a call first sends the held
     //   one-way calls as their own batch).
@@ -29,7 +42,8 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
     // - After its one-way batch left, a sender waits while MaxInFlight batches in flight carry one of its objects.
     // - Answers are delivered to the handler one at a time (_deliverLock).
     // - Once _closed is set it stays; every later BeginFrame throws it.
-    private const int MaxInFlight = 4;
+    private const int MaxInFlight = 16;
+    private const int MaxSteals = 8;
     private readonly Func<long, byte[], Task<BatchResult>> _send;
     private readonly AggregationOptions _aggregation;
     private readonly ParallelMeasurements _measurements;
@@ -48,8 +62,16 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
     private readonly Timer _timer;
     private IFrameHandler? _handler;
     private int _owner;
+    private bool _sticky;
+    private bool _stickyHeld;
+    private int _busy;
+    private int _revoke;
+    private int _steals;
+    private readonly object _stealLock = new();
     private int _frameStart = -1;
     private FrameHeader _open;
+    private FrameHeader _last;
+    private bool _openShort;
     private int _held;
     private ulong _lastHeldObject;
     private long _nextSequence;
@@ -76,19 +98,47 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
 
     public override IBufferWriter<byte> BeginFrame(in FrameHeader header, long deadline)
     {
-        // The common case: a one-way call, the send side free, the tunnel open, room for the record's prefix.
-        if (header.Kind == FrameKind.OneWay && Interlocked.CompareExchange(ref _owner, Environment.CurrentManagedThreadId, 0) == 0)
+        // The common case: a one-way call, the send side parked by this thread (or free), the tunnel open, room for
+        // the record's prefix.
+        if (header.Kind == FrameKind.OneWay)
         {
-            if (Volatile.Read(ref _closed) is null && _bytes.Length - _length >= FrameRecords.Prefix)
+            int me = Environment.CurrentManagedThreadId;
+            bool taken = TakeParked(me);
+            if (!taken && Interlocked.CompareExchange(ref _owner, me, 0) == 0)
             {
-                _open = header;
-                _frameStart = _length;
-                _length += FrameRecords.Prefix;
-                return this;
+                _stickyHeld = false;
+                taken = true;
             }
-            ReleaseSendSide();
+            if (taken)
+            {
+                if (Volatile.Read(ref _closed) is null && _bytes.Length - _length >= FrameRecords.Prefix)
+                {
+                    Open(header);
+                    return this;
+                }
+                ReleaseSendSide();
+            }
         }
         return BeginFrameSlow(header);
+    }
+
+    /// <summary>Takes the send side when thread <paramref name="me"/> has it parked and no steal is under way (no interlocked operation).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool TakeParked(int me)
+    {
+        if (_owner != me || !_sticky || _frameStart >= 0)
+        {
+            return false;
+        }
+        Volatile.Write(ref _busy, 1);
+        // A thief's process-wide barrier orders this store before its read of _busy, or this read after its _revoke = 1.
+        if (Volatile.Read(ref _revoke) == 0 && _owner == me && _sticky)
+        {
+            _stickyHeld = true;
+            return true;
+        }
+        Volatile.Write(ref _busy, 0);
+        return false;
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -116,10 +166,8 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
             {
                 SendHeldUnsynchronized(); // other threads' one-way calls held meanwhile: the call leaves alone
             }
-            _open = header;
             Ensure(FrameRecords.Prefix);
-            _frameStart = _length;
-            _length += FrameRecords.Prefix;
+            Open(header);
             return this;
         }
         catch
@@ -129,16 +177,38 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
         }
     }
 
+    /// <summary>Starts the record of <paramref name="header"/> at the end of the buffer (room for a full prefix is there).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void Open(in FrameHeader header)
+    {
+        _open = header;
+        _openShort = _held != 0 && FrameRecords.MayShorten(header, _last);
+        _frameStart = _length;
+        _length += _openShort ? FrameRecords.ShortPrefix : FrameRecords.Prefix;
+    }
+
     public override void CommitFrame()
     {
-        FrameRecords.WritePrefix(_bytes.AsSpan(_frameStart), _open, _length - _frameStart - FrameRecords.Prefix);
-        _frameStart = -1;
-        // The common case: one more one-way call to the object of the one before, the batch below its bounds.
-        if (_open.Kind == FrameKind.OneWay && _held != 0 && _open.ObjectId == _lastHeldObject && _held < _maxCalls - 1 && _length < _maxBytes)
+        if (_openShort)
         {
-            _held++;
-            ReleaseSendSide();
-            return;
+            // BeginFrame reserved the prefix's bytes at _frameStart (the buffer only grows): no bounds check needed.
+            ref byte prefix = ref Unsafe.Add(ref MemoryMarshal.GetArrayDataReference(_bytes), _frameStart);
+            Unsafe.WriteUnaligned(ref prefix, ~(_length - _frameStart - FrameRecords.ShortPrefix));
+            Unsafe.WriteUnaligned(ref Unsafe.Add(ref prefix, sizeof(int)), _open.MethodId);
+            _frameStart = -1;
+            // The common case: one more one-way call to the object of the one before, the batch below its bounds.
+            if (_held < _maxCalls - 1 && _length < _maxBytes)
+            {
+                _held++;
+                ReleaseSendSide();
+                return;
+            }
+        }
+        else
+        {
+            FrameRecords.WritePrefix(_bytes.AsSpan(_frameStart), _open, _length - _frameStart - FrameRecords.Prefix);
+            _last = _open;
+            _frameStart = -1;
         }
         CommitFrameSlow();
     }
@@ -264,22 +334,99 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
     private void TakeSendSide()
     {
         int me = Environment.CurrentManagedThreadId;
-        if (Interlocked.CompareExchange(ref _owner, me, 0) == 0)
-        {
-            return;
-        }
-        if (Volatile.Read(ref _owner) == me)
-        {
-            throw FrameAlreadyOpen(_endpoint);
-        }
         var spin = new SpinWait();
-        while (Interlocked.CompareExchange(ref _owner, me, 0) != 0)
+        while (true)
         {
+            if (Interlocked.CompareExchange(ref _owner, me, 0) == 0)
+            {
+                _stickyHeld = false;
+                return;
+            }
+            int owner = Volatile.Read(ref _owner);
+            if (owner == me)
+            {
+                if (TakeParked(me))
+                {
+                    return;
+                }
+                // Not a steal under way (which ends with _owner the thief's, before _revoke = 0), not parked: this
+                // thread holds the side, a frame open.
+                if (Volatile.Read(ref _revoke) == 0 && Volatile.Read(ref _owner) == me && !(_sticky && _frameStart < 0))
+                {
+                    throw FrameAlreadyOpen(_endpoint);
+                }
+            }
+            else if (Volatile.Read(ref _sticky) && TrySteal(owner, me, wait: true))
+            {
+                return;
+            }
             spin.SpinOnce(sleep1Threshold: -1);
         }
     }
 
-    private void ReleaseSendSide() => Volatile.Write(ref _owner, 0);
+    /// <summary>
+    /// Takes the send side from thread <paramref name="victim"/>, which has it parked, for <paramref name="thief"/>
+    /// (-1: the timer); with <paramref name="wait"/>, waits for the victim's open frame to be committed, else gives
+    /// up on it. False when the side was not parked by the victim any more.
+    /// </summary>
+    private bool TrySteal(int victim, int thief, bool wait)
+    {
+        lock (_stealLock)
+        {
+            if (!(Volatile.Read(ref _sticky) && Volatile.Read(ref _owner) == victim))
+            {
+                return false;
+            }
+            Volatile.Write(ref _revoke, 1);
+            try
+            {
+                Interlocked.MemoryBarrierProcessWide();
+                var spin = new SpinWait();
+                while (Volatile.Read(ref _busy) != 0)
+                {
+                    if (!wait)
+                    {
+                        return false;
+                    }
+                    spin.SpinOnce(sleep1Threshold: -1);
+                }
+                if (!(Volatile.Read(ref _sticky) && Volatile.Read(ref _owner) == victim))
+                {
+                    return false;
+                }
+                _sticky = false;
+                Volatile.Write(ref _owner, thief);
+                _stickyHeld = false;
+                if (thief > 0)
+                {
+                    _steals++;
+                }
+                return true;
+            }
+            finally
+            {
+                Volatile.Write(ref _revoke, 0);
+            }
+        }
+    }
+
+    /// <summary>Gives the send side back: parked for a caller thread (while no other caller thread stole it often), else free.</summary>
+    private void ReleaseSendSide()
+    {
+        if (_stickyHeld)
+        {
+            Volatile.Write(ref _busy, 0);
+        }
+        else if (_steals < MaxSteals && Volatile.Read(ref _owner) > 0)
+        {
+            _stickyHeld = false;
+            Volatile.Write(ref _sticky, true); // _busy is 0: a thief may take it from here
+        }
+        else
+        {
+            Volatile.Write(ref _owner, 0);
+        }
+    }
 
     private void SendHeld()
     {
@@ -297,7 +444,8 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
 
     private void OnTimer()
     {
-        if (Interlocked.CompareExchange(ref _owner, -1, 0) != 0)
+        int owner = Interlocked.CompareExchange(ref _owner, -1, 0);
+        if (owner != 0 && !(Volatile.Read(ref _sticky) && TrySteal(owner, -1, wait: false)))
         {
             // The owner flushes on its own bound, or commits a frame that re-arms the timer; try again shortly.
             if (_held > 0 && _closed is null)

@@ -1,3 +1,4 @@
+using System.Runtime.InteropServices;
 using XCall.Transport;
 
 namespace XCall.Parallel.Host;
@@ -85,8 +86,19 @@ internal sealed class HostTunnel
             FrameHeader last = default;
             while (!rest.IsEmpty)
             {
+                // A short record goes to the object of the record before: skipped by its length alone (one that runs
+                // past the end is left to Read, which throws).
+                if (!first && last.Kind == FrameKind.OneWay && rest.Length >= FrameRecords.ShortPrefix)
+                {
+                    int word = MemoryMarshal.Read<int>(rest);
+                    if (word < 0 && ~word <= rest.Length - FrameRecords.ShortPrefix)
+                    {
+                        rest = rest[(FrameRecords.ShortPrefix + ~word)..];
+                        continue;
+                    }
+                }
                 int offset = all.Length - rest.Length;
-                FrameHeader header = FrameRecords.Read(ref rest, out _);
+                FrameHeader header = FrameRecords.Read(ref rest, last, out _);
                 // Aggregated calls mostly go to the object of the frame before: look the runner up when that changes.
                 if (!first && header.ObjectId == last.ObjectId && header.Kind == last.Kind)
                 {

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Diagnostics;
+using System.Runtime.CompilerServices;
 using XCall.Runtime;
 using XCall.Runtime.CompilerServices;
 using XCall.Transport;
@@ -23,7 +24,7 @@ internal sealed class ObjectRunner : FrameChannel, IBufferWriter<byte>, IThreadP
     //   written only under it, from BeginFrame to CommitFrame / AbortFrame.
     // - A call's reply goes to the batch recorded for its call id in _owed (under _sendLock), which holds its
     //   answer until then.
-    // - _current, _currentFrame, _frames, _next, _end and _ran are the running segment's batch, frame, bytes, next
+    // - _current, _currentFrame (the last full record's header; _currentMethod is the running frame's method), _frames, _next, _end and _ran are the running segment's batch, frame, bytes, next
     //   frame's offset, end and count of calls run, touched only by the running work item (and the dispatch it makes).
     private readonly ParallelHost _host;
     private readonly int _clientRank;
@@ -39,6 +40,7 @@ internal sealed class ObjectRunner : FrameChannel, IBufferWriter<byte>, IThreadP
     private bool _retired;
     private HostBatch? _current;
     private FrameHeader _currentFrame;
+    private uint _currentMethod;
     private byte[] _frames = [];
     private int _next;
     private int _end;
@@ -130,13 +132,14 @@ internal sealed class ObjectRunner : FrameChannel, IBufferWriter<byte>, IThreadP
         _next = segment.Start;
         _end = segment.End;
         _ran = 0;
+        _currentFrame = default; // a segment starts with a full record
         long start = Stopwatch.GetTimestamp();
         try
         {
             while (_next < _end)
             {
                 ReadOnlySpan<byte> records = _frames.AsSpan(_next, _end - _next);
-                FrameHeader header = FrameRecords.Read(ref records, out ReadOnlySpan<byte> payload);
+                FrameHeader header = FrameRecords.Read(ref records, _currentFrame, out ReadOnlySpan<byte> payload);
                 _next = _end - records.Length;
                 if (header.Kind == FrameKind.Call)
                 {
@@ -148,6 +151,7 @@ internal sealed class ObjectRunner : FrameChannel, IBufferWriter<byte>, IThreadP
                 }
                 _ran += header.Kind is FrameKind.Call or FrameKind.OneWay ? 1 : 0;
                 _currentFrame = header;
+                _currentMethod = header.MethodId;
                 var reader = new Marshal.MarshalReader(payload, _handler!.Limits);
                 _handler.OnFrame(header, ref reader);
             }
@@ -181,19 +185,35 @@ internal sealed class ObjectRunner : FrameChannel, IBufferWriter<byte>, IThreadP
     {
         ulong objectId = _currentFrame.ObjectId;
         Marshal.MarshalLimits limits = _handler!.Limits;
+        byte[] frames = _frames;
         while (_next < _end)
         {
-            ReadOnlySpan<byte> records = _frames.AsSpan(_next, _end - _next);
-            FrameHeader header = FrameRecords.Read(ref records, out ReadOnlySpan<byte> payload);
-            if (header.Kind != FrameKind.OneWay || header.Flags != 0 || header.Version != FrameHeader.CurrentVersion || header.ObjectId != objectId)
+            scoped ReadOnlySpan<byte> payload;
+            ReadOnlySpan<byte> records;
+            int word = _end - _next >= FrameRecords.ShortPrefix ? Unsafe.ReadUnaligned<int>(ref frames[_next]) : 0;
+            if (word < 0 && ~word <= _end - _next - FrameRecords.ShortPrefix && _currentFrame.Flags == 0 && _currentFrame.Version == FrameHeader.CurrentVersion)
             {
-                break;
+                // A short record: the header of the frame before (checked below, or by the connection) with its own
+                // method; read in place, without copying a header.
+                _currentMethod = Unsafe.ReadUnaligned<uint>(ref frames[_next + sizeof(int)]);
+                payload = new ReadOnlySpan<byte>(frames, _next + FrameRecords.ShortPrefix, ~word);
+                _next += FrameRecords.ShortPrefix + ~word;
             }
-            _next = _end - records.Length;
+            else
+            {
+                records = frames.AsSpan(_next, _end - _next);
+                FrameHeader header = FrameRecords.Read(ref records, _currentFrame, out payload);
+                if (header.Kind != FrameKind.OneWay || header.Flags != 0 || header.Version != FrameHeader.CurrentVersion || header.ObjectId != objectId)
+                {
+                    break;
+                }
+                _next = _end - records.Length;
+                _currentFrame = header;
+                _currentMethod = header.MethodId;
+            }
             _ran++;
-            _currentFrame = header;
             var reader = new Marshal.MarshalReader(payload, limits) { Context = context };
-            ValueTask pending = dispatcher.Dispatch(target, header.MethodId, ref reader, call);
+            ValueTask pending = dispatcher.Dispatch(target, _currentMethod, ref reader, call);
             if (!pending.IsCompletedSuccessfully)
             {
                 return pending;
@@ -208,7 +228,7 @@ internal sealed class ObjectRunner : FrameChannel, IBufferWriter<byte>, IThreadP
     private void OnOneWayCallFailed(XCallConnection connection, Exception error)
     {
         FrameHeader frame = _currentFrame;
-        string method = _target.Dispatcher.GetMethodName(frame.MethodId);
+        string method = _target.Dispatcher.GetMethodName(_currentMethod);
         _current?.AddFailure(new OneWayFailure(frame.ObjectId, method, error.GetType().FullName ?? error.GetType().Name, error.Message));
     }
 
