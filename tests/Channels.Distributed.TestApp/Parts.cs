@@ -428,6 +428,81 @@ internal static class Parts
     }
 
     /// <summary>
+    /// One remote end of a buffered One2One written by threads of rank 1 taking turns: four new threads one after
+    /// another, then two threads handing the end to each other forty times, then a lone value after them. The end's
+    /// fast path belongs to one thread at a time, so each turn takes it from the previous thread (and the many short
+    /// turns make the end stop giving it): the reader must see one sequence, nothing lost, repeated or reordered.
+    /// </summary>
+    public static async Task TurnsAsync(CspWorld csp, int rank)
+    {
+        const int LongTurns = 4;
+        const int LongTurn = 3_000;
+        const int ShortTurns = 40;
+        const int ShortTurn = 250;
+        const int Total = (LongTurns * LongTurn) + (ShortTurns * ShortTurn);
+        if (rank == 0)
+        {
+            One2One<long> turns = await csp.CreateOne2OneAsync("t-turns", new FifoBuffer<long>(1024));
+            bool sequence = true;
+            for (long i = 1; i <= Total; i++)
+            {
+                sequence &= await turns.In.ReadAsync() == i;
+            }
+            Say(rank, $"turns gave {Total} values as one sequence: {sequence}");
+            long lone = await turns.In.ReadAsync();
+            IChannelOut<long> ack = await csp.OpenOutAsync<long>("t-turns-ack");
+            await ack.WriteAsync(lone);
+            return;
+        }
+        if (rank != 1)
+        {
+            return;
+        }
+        One2One<long> answer = await csp.CreateOne2OneAsync<long>("t-turns-ack");
+        IChannelOut<long> output = await csp.OpenOutAsync<long>("t-turns");
+        long next = 1;
+        await Task.Run(() =>
+        {
+            for (int t = 0; t < LongTurns; t++)
+            {
+                var writer = new Thread(() =>
+                {
+                    for (int i = 0; i < LongTurn; i++)
+                    {
+                        output.Write(next++);
+                    }
+                });
+                writer.Start();
+                writer.Join();
+            }
+            SemaphoreSlim[] turn = [new(1), new(0)];
+            Thread[] pair = [.. Enumerable.Range(0, 2).Select(me => new Thread(() =>
+            {
+                for (int round = me; round < ShortTurns; round += 2)
+                {
+                    turn[me].Wait();
+                    for (int i = 0; i < ShortTurn; i++)
+                    {
+                        output.Write(next++);
+                    }
+                    turn[1 - me].Release();
+                }
+            }))];
+            foreach (Thread writer in pair)
+            {
+                writer.Start();
+            }
+            foreach (Thread writer in pair)
+            {
+                writer.Join();
+            }
+        });
+        output.Write(-7);
+        // Nothing else goes to rank 0 until it answers: the lone value must get there by itself.
+        Say(rank, $"lone write after the turns was read: {await answer.In.ReadAsync()}");
+    }
+
+    /// <summary>
     /// Remote writers' batches meet a reader thread blocked in Read and a local writer that takes buffer room the
     /// credits counted on: the host puts what fits in one step and waits for room for the rest, in each writer's order.
     /// </summary>
