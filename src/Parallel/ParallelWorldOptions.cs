@@ -14,9 +14,13 @@ public sealed record ParallelWorldOptions
 
     /// <summary>
     /// With <see cref="Agglomeration.Adaptive"/>: a new object is created locally when its contract's measured grain
-    /// is below this many times the overhead of a remote call (<see cref="GrainMeasurement.OverheadNanoseconds"/>). Default 1.
+    /// is below this many times the overhead of a remote call (<see cref="GrainMeasurement.OverheadNanoseconds"/>). Default 2:
+    /// a call goes to another rank only when it moves away at least twice the work that moving it adds, since the probe
+    /// and the overhead are each timed in a few milliseconds and a grain near the overhead would be placed one way or
+    /// the other from run to run, and since the other rank's cores may be busy (its time per call is then a multiple
+    /// of the probe's).
     /// </summary>
-    public double GrainFactor { get; init; } = 1.0;
+    public double GrainFactor { get; init; } = 2.0;
 
     /// <summary>
     /// Releases an object on another rank once every proxy of it is collected: each proxy (made by
