@@ -18,15 +18,18 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
     //   CommitFrame / AbortFrame (the timer takes it with -1 to flush). Only the owner touches _bytes, _length,
     //   _frameStart, _open, _held, _heldObjects and starts batches, so batches start in frame order with increasing
     //   sequences. Nothing else is locked.
-    // - A caller thread keeps the send side parked between its frames (_sticky, _owner its id), so its next one-way
-    //   call takes it without an interlocked operation: it stores _busy = 1, then reads _revoke, _owner and _sticky;
-    //   it gives it back with _busy = 0. Another thread (or the timer) steals a parked side under _stealLock: it stores
-    //   _revoke = 1, makes every thread of the process pass a full barrier (Interlocked.MemoryBarrierProcessWide), so
-    //   the owner either sees _revoke or has its _busy = 1 seen, waits until _busy is 0, then takes _owner while
-    //   _sticky still names the victim, and clears _revoke last. A parked owner that does not see _revoke = 1 (it
-    //   read _revoke after the steal ended) sees the new _owner (read after _revoke, in order). After MaxSteals
-    //   steals by other caller threads the tunnel parks no more (one CAS and one store per call).
-    // - _stickyHeld says how the holder took the side (parked: give back with _busy = 0; else release _owner).
+    // - A caller thread keeps the send side parked between its frames (_parked, a Parker of its own made for this
+    //   parking; _owner its id), so its next one-way call takes it without an interlocked operation: it stores the
+    //   parker's Busy = 1, then reads _revoke and _parked; it gives it back with Busy = 0. Another thread (or the
+    //   timer) steals a parked side under _stealLock: it stores _revoke = 1, makes every thread of the process pass
+    //   a full barrier (Interlocked.MemoryBarrierProcessWide), so the owner either sees _revoke or has its Busy = 1
+    //   seen, waits until that parker's Busy is 0, then clears _parked, takes _owner, and clears _revoke last. A
+    //   parked owner that does not see _revoke = 1 (it read _revoke after the steal ended) sees _parked changed (read
+    //   after _revoke, in order) and backs off. Each parking has its own Busy flag, so a thread that backs off late
+    //   clears only the flag of a parking that is over, never the current holder's. After MaxSteals steals by other
+    //   caller threads the tunnel parks no more (one CAS and one store per call).
+    // - _holding is the parker the holder took the side through (give back with its Busy = 0), or null (the holder
+    //   took _owner: park it, or release _owner). A holder's own Busy = 1 makes a nested frame on its thread fail.
     // - _last is the header of the last full record committed; while _held > 0 the buffer ends with a one-way record
     //   whose header equals _last but for its method, so a one-way call that FrameRecords.MayShorten after it is
     //   written as a short record (_openShort).
@@ -62,9 +65,8 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
     private readonly Timer _timer;
     private IFrameHandler? _handler;
     private int _owner;
-    private bool _sticky;
-    private bool _stickyHeld;
-    private int _busy;
+    private Parker? _parked;
+    private Parker? _holding;
     private int _revoke;
     private int _steals;
     private readonly object _stealLock = new();
@@ -106,7 +108,7 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
             bool taken = TakeParked(me);
             if (!taken && Interlocked.CompareExchange(ref _owner, me, 0) == 0)
             {
-                _stickyHeld = false;
+                _holding = null;
                 taken = true;
             }
             if (taken)
@@ -126,18 +128,19 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool TakeParked(int me)
     {
-        if (_owner != me || !_sticky || _frameStart >= 0)
+        Parker? parker = Volatile.Read(ref _parked);
+        if (parker is null || parker.ThreadId != me || parker.Busy != 0 || _frameStart >= 0)
         {
-            return false;
+            return false; // not parked by this thread, or held by it already (a nested frame)
         }
-        Volatile.Write(ref _busy, 1);
-        // A thief's process-wide barrier orders this store before its read of _busy, or this read after its _revoke = 1.
-        if (Volatile.Read(ref _revoke) == 0 && _owner == me && _sticky)
+        Volatile.Write(ref parker.Busy, 1);
+        // A thief's process-wide barrier orders this store before its read of Busy, or this read after its _revoke = 1.
+        if (Volatile.Read(ref _revoke) == 0 && Volatile.Read(ref _parked) == parker)
         {
-            _stickyHeld = true;
+            _holding = parker;
             return true;
         }
-        Volatile.Write(ref _busy, 0);
+        Volatile.Write(ref parker.Busy, 0);
         return false;
     }
 
@@ -339,7 +342,7 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
         {
             if (Interlocked.CompareExchange(ref _owner, me, 0) == 0)
             {
-                _stickyHeld = false;
+                _holding = null;
                 return;
             }
             int owner = Volatile.Read(ref _owner);
@@ -349,14 +352,16 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
                 {
                     return;
                 }
-                // Not a steal under way (which ends with _owner the thief's, before _revoke = 0), not parked: this
-                // thread holds the side, a frame open.
-                if (Volatile.Read(ref _revoke) == 0 && Volatile.Read(ref _owner) == me && !(_sticky && _frameStart < 0))
+                // Not a steal under way (which ends with _owner the thief's, before _revoke = 0), not parked idle:
+                // this thread holds the side (a frame open, or a send under way that called back into it).
+                Parker? parker = Volatile.Read(ref _parked);
+                bool parkedIdle = parker is not null && parker.ThreadId == me && parker.Busy == 0 && _frameStart < 0;
+                if (!parkedIdle && Volatile.Read(ref _revoke) == 0 && Volatile.Read(ref _owner) == me)
                 {
                     throw FrameAlreadyOpen(_endpoint);
                 }
             }
-            else if (Volatile.Read(ref _sticky) && TrySteal(owner, me, wait: true))
+            else if (Volatile.Read(ref _parked) is not null && TrySteal(owner, me, wait: true))
             {
                 return;
             }
@@ -373,7 +378,8 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
     {
         lock (_stealLock)
         {
-            if (!(Volatile.Read(ref _sticky) && Volatile.Read(ref _owner) == victim))
+            Parker? parker = Volatile.Read(ref _parked);
+            if (parker is null || parker.ThreadId != victim || Volatile.Read(ref _owner) != victim)
             {
                 return false;
             }
@@ -382,7 +388,7 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
             {
                 Interlocked.MemoryBarrierProcessWide();
                 var spin = new SpinWait();
-                while (Volatile.Read(ref _busy) != 0)
+                while (Volatile.Read(ref parker.Busy) != 0)
                 {
                     if (!wait)
                     {
@@ -390,13 +396,13 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
                     }
                     spin.SpinOnce(sleep1Threshold: -1);
                 }
-                if (!(Volatile.Read(ref _sticky) && Volatile.Read(ref _owner) == victim))
+                if (Volatile.Read(ref _parked) != parker)
                 {
                     return false;
                 }
-                _sticky = false;
+                Volatile.Write(ref _parked, null);
                 Volatile.Write(ref _owner, thief);
-                _stickyHeld = false;
+                _holding = null;
                 if (thief > 0)
                 {
                     _steals++;
@@ -413,14 +419,14 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
     /// <summary>Gives the send side back: parked for a caller thread (while no other caller thread stole it often), else free.</summary>
     private void ReleaseSendSide()
     {
-        if (_stickyHeld)
+        if (_holding is { } parker)
         {
-            Volatile.Write(ref _busy, 0);
+            _holding = null; // before Busy = 0: from then on a thief may take the side and set its own
+            Volatile.Write(ref parker.Busy, 0);
         }
-        else if (_steals < MaxSteals && Volatile.Read(ref _owner) > 0)
+        else if (_steals < MaxSteals && Volatile.Read(ref _owner) is > 0 and var owner)
         {
-            _stickyHeld = false;
-            Volatile.Write(ref _sticky, true); // _busy is 0: a thief may take it from here
+            Volatile.Write(ref _parked, new Parker(owner)); // Busy 0: a thief may take it from here
         }
         else
         {
@@ -445,7 +451,7 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
     private void OnTimer()
     {
         int owner = Interlocked.CompareExchange(ref _owner, -1, 0);
-        if (owner != 0 && !(Volatile.Read(ref _sticky) && TrySteal(owner, -1, wait: false)))
+        if (owner != 0 && !(Volatile.Read(ref _parked) is not null && TrySteal(owner, -1, wait: false)))
         {
             // The owner flushes on its own bound, or commits a frame that re-arms the timer; try again shortly.
             if (_held > 0 && _closed is null)
@@ -646,5 +652,12 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
         public Task Applied => _applied.Task;
 
         public void SetApplied() => _applied.TrySetResult();
+    }
+
+    /// <summary>One parking of the send side by a caller thread: its busy flag, shared with no other parking.</summary>
+    private sealed class Parker(int threadId)
+    {
+        public readonly int ThreadId = threadId;
+        public int Busy;
     }
 }
