@@ -55,45 +55,15 @@ internal static partial class ChannelSuite
         Buffered,
     }
 
-    private static void RunNet(SuiteOptions options, SuiteLog log, List<CallResult> results)
+    private static void RunNet(SuiteLog log, List<CallResult> results)
     {
-        NetForm[] forms = [.. NetFormsOf(options.NetForms)];
-        foreach (string transport in options.NetTransports)
+        foreach (string transport in new[] { "shm", "tcp" })
         {
-            RunNetPair(transport, forms, log, results);
+            RunNetPair(transport, log, results);
         }
     }
 
-    /// <summary>The forms the <c>--net-forms</c> names select, in the order they run; the int call, the baseline, always.</summary>
-    private static IEnumerable<NetForm> NetFormsOf(string[] names)
-    {
-        yield return NetForm.Call;
-        if (names.Contains("diagnostic"))
-        {
-            yield return NetForm.CallPlain;
-            yield return NetForm.CallThread;
-            yield return NetForm.CallPoolItem;
-        }
-        if (names.Contains("write"))
-        {
-            yield return NetForm.Write;
-        }
-        if (names.Contains("roundtrip"))
-        {
-            yield return NetForm.RoundTrip;
-        }
-        if (names.Contains("diagnostic"))
-        {
-            yield return NetForm.WriteAsyncReader;
-            yield return NetForm.RoundTripAsyncReader;
-        }
-        if (names.Contains("buffered"))
-        {
-            yield return NetForm.Buffered;
-        }
-    }
-
-    private static void RunNetPair(string transport, NetForm[] forms, SuiteLog log, List<CallResult> results)
+    private static void RunNetPair(string transport, SuiteLog log, List<CallResult> results)
     {
         string job = $"bnet{Environment.ProcessId}{transport}";
         Dictionary<string, string> variables = NetVariables(transport, job);
@@ -116,7 +86,7 @@ internal static partial class ChannelSuite
         try
         {
             var environment = WorldEnvironment.Detect(variables, Environment.MachineName, Environment.ProcessId);
-            NetMeasure(transport, forms, environment, peer.Id, log, results).GetAwaiter().GetResult();
+            NetMeasure(transport, environment, peer.Id, log, results).GetAwaiter().GetResult();
         }
         finally
         {
@@ -156,7 +126,7 @@ internal static partial class ChannelSuite
         return variables;
     }
 
-    private static async Task NetMeasure(string transport, NetForm[] forms, WorldEnvironment environment, int peerPid, SuiteLog log, List<CallResult> results)
+    private static async Task NetMeasure(string transport, WorldEnvironment environment, int peerPid, SuiteLog log, List<CallResult> results)
     {
         await using CspWorld csp = await CspWorld.JoinAsync(new ClusterOptions { Environment = environment, Remote = NetRemote(transport) });
         ClusterWorld world = csp.World!;
@@ -168,6 +138,7 @@ internal static partial class ChannelSuite
         IChannelOut<int> writeAsync = await csp.OpenOutAsync<int>("bench-write-a");
         IChannelOut<int> pingAsync = await csp.OpenOutAsync<int>("bench-ping-a");
         using RemoteService<ICallCost> plain = await Remote.OpenAsync<ICallCost>(world.GetAddress(1), NetRemote(transport));
+        NetForm[] forms = [NetForm.Call, NetForm.CallPlain, NetForm.CallThread, NetForm.CallPoolItem, NetForm.Write, NetForm.RoundTrip, NetForm.WriteAsyncReader, NetForm.RoundTripAsyncReader, NetForm.Buffered];
         if (Environment.GetEnvironmentVariable("XCALL_BENCH_NET_PROFILE") is { } only)
         {
             // For a profiler attached to both processes (docs/benchmarks.md): one form for 12 s before the rows.
@@ -239,7 +210,7 @@ internal static partial class ChannelSuite
             }
         }
         var switches = new List<string>();
-        foreach (NetForm form in new[] { NetForm.Call, NetForm.Write, NetForm.RoundTrip, NetForm.WriteAsyncReader, NetForm.Buffered }.Where(forms.Contains))
+        foreach (NetForm form in new[] { NetForm.Call, NetForm.Write, NetForm.RoundTrip, NetForm.WriteAsyncReader, NetForm.Buffered })
         {
             // Buffered: switches per batch (CreditWriter.BatchSize values), CPU time still per value.
             int per = form == NetForm.Buffered ? CreditWriter<int>.BatchSize : 1;
@@ -267,7 +238,7 @@ internal static partial class ChannelSuite
             (NetForm.WriteAsyncReader, "named One2One<int>: rendezvous write, the reader an async loop (diagnostic)", $"net-write-async-reader-{transport}"),
             (NetForm.RoundTripAsyncReader, "named One2One<int>: there and back, the peer's reader an async loop (diagnostic)", $"net-roundtrip-async-reader-{transport}"),
             (NetForm.Buffered, "named One2One<int>, buffer of 4096: sync writes, reader draining", $"net-buffered-{transport}"),
-        }.Where(row => forms.Contains(row.Item1)))
+        })
         {
             double value = Median(ns[form]);
             log.Line($"| {name} | {value:0.0} | {Format(value / baseline, "0.00")} | {Format(1e9 / value, "N0")} |");
@@ -276,19 +247,10 @@ internal static partial class ChannelSuite
         log.Line($"Context switches and CPU time per operation over {transport} (voluntary+involuntary switches, ns on a CPU; threads with 0.05 switches or 20 ns; a diagnostic burst after the rounds): {string.Join("; ", switches)}");
         if (transport == "shm")
         {
-            if (forms.Contains(NetForm.Write))
-            {
-                log.Budget("named One2One rendezvous write over shm / XCall shm int call", Median(ns[NetForm.Write]) / baseline, 1.2, $"{Median(ns[NetForm.Write]):0.0} vs {baseline:0.0} ns");
-            }
-            if (forms.Contains(NetForm.RoundTrip))
-            {
-                log.Budget("named One2One value there and back over shm / XCall shm int call", Median(ns[NetForm.RoundTrip]) / baseline, 2.4, $"{Median(ns[NetForm.RoundTrip]):0.0} vs {baseline:0.0} ns");
-            }
-            if (forms.Contains(NetForm.Buffered))
-            {
-                double perSecond = 1e9 / Median(ns[NetForm.Buffered]);
-                log.Budget("buffered named channel over shm, million ints per second (inverted: 10 / rate)", 10 / (perSecond / 1e6), 1.0, $"{perSecond / 1e6:0.00} M ints/s, budget >= 10 M");
-            }
+            log.Budget("named One2One rendezvous write over shm / XCall shm int call", Median(ns[NetForm.Write]) / baseline, 1.2, $"{Median(ns[NetForm.Write]):0.0} vs {baseline:0.0} ns");
+            log.Budget("named One2One value there and back over shm / XCall shm int call", Median(ns[NetForm.RoundTrip]) / baseline, 2.4, $"{Median(ns[NetForm.RoundTrip]):0.0} vs {baseline:0.0} ns");
+            double perSecond = 1e9 / Median(ns[NetForm.Buffered]);
+            log.Budget("buffered named channel over shm, million ints per second (inverted: 10 / rate)", 10 / (perSecond / 1e6), 1.0, $"{perSecond / 1e6:0.00} M ints/s, budget >= 10 M");
         }
     }
 

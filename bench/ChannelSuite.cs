@@ -17,8 +17,6 @@ internal static partial class ChannelSuite
 {
     private static readonly string[] s_parts = ["ring", "loop", "select", "pi", "net", "netpi", "netloop", "distpi"];
     private static readonly string[] s_peers = ["xcall", "stc", "go", "erlang"];
-    private static readonly string[] s_netTransports = ["shm", "tcp"];
-    private static readonly string[] s_netForms = ["write", "roundtrip", "diagnostic", "buffered"];
 
     public const string Usage = """
         usage: dotnet run -c Release --project bench -- --suite channels [options]
@@ -29,9 +27,6 @@ internal static partial class ChannelSuite
           --loop-ints N         ints round the 3-process loop (default 500000, as CSP.NET's Table 1)
           --pi-iterations N     Monte Carlo Pi table 2: iterations split over 1 ... 600 processes (default 1.2e8)
           --pi-largest N        Monte Carlo Pi table 3: the largest of 1e3, 1e4, ... (default 1e8)
-          --net-transports LIST shm,tcp: the transports of the net part (default: both)
-          --net-forms LIST      write,roundtrip,diagnostic,buffered: the net part's rows beside the int call,
-                                its baseline (default: all; diagnostic: the int-call and async-reader variants)
           --net-loop-ints N     ints round the 3-process loop in three OS processes (default 50000)
           --net-pi-darts N      distributed Monte Carlo Pi on 1, 2, 3 OS processes, named channels and
                                 DistParallel: darts (default 1e9)
@@ -88,7 +83,7 @@ internal static partial class ChannelSuite
             }
             if (options.Parts.Contains("net"))
             {
-                RunNet(options, log, results);
+                RunNet(log, results);
             }
             if (options.Parts.Contains("netpi"))
             {
@@ -164,8 +159,6 @@ internal static partial class ChannelSuite
         public long PiLargest { get; init; } = 100_000_000;
         public long NetPiDarts { get; init; } = 1_000_000_000;
         public int NetLoopInts { get; init; } = 50_000;
-        public string[] NetTransports { get; init; } = s_netTransports;
-        public string[] NetForms { get; init; } = s_netForms;
         public string? OutDirectory { get; init; }
 
         public static SuiteOptions Parse(string[] args)
@@ -184,8 +177,6 @@ internal static partial class ChannelSuite
                     "--pi-iterations" => options with { PiIterations = ParseLong(Next()) },
                     "--pi-largest" => options with { PiLargest = ParseLong(Next()) },
                     "--net-pi-darts" => options with { NetPiDarts = ParseLong(Next()) },
-                    "--net-transports" => options with { NetTransports = BenchOptions.Split(Next(), s_netTransports, "transport") },
-                    "--net-forms" => options with { NetForms = BenchOptions.Split(Next(), s_netForms, "form") },
                     "--net-loop-ints" => options with { NetLoopInts = (int)ParseLong(Next()) },
                     "--out" => options with { OutDirectory = Next() },
                     _ => throw new ArgumentException($"Unknown option {args[i]}."),

@@ -7,10 +7,10 @@ namespace XCall.Channels.Distributed;
 /// </summary>
 internal sealed class CountedBuffer<T> : IBuffer<T>
 {
-    // Design: the channel calls Put and Get under its own lock; _held changes only there (plain stores, no update is
-    // lost) and is read by the intake without that lock. Get tells the intake after its store, with no fence of its
-    // own: the intake publishes a new waiting request and then runs a process-wide barrier before it reads _held
-    // (Intake.PublishWakeAtUnsynchronized), so either it sees the freed slot or Get sees the request.
+    // Design: the channel calls Put and Get under its own lock; _held changes only there (Put a plain store, Get an
+    // Interlocked decrement, a full fence) and is read by the intake without that lock. Get tells the intake after its
+    // decrement, so an intake that reads _held after publishing a waiting request (also behind a full fence) sees the
+    // freed slot, or Get sees the request.
     private readonly IBuffer<T> _inner;
     private int _held;
 
@@ -46,7 +46,7 @@ internal sealed class CountedBuffer<T> : IBuffer<T>
     public T Get()
     {
         T item = _inner.Get();
-        Volatile.Write(ref _held, _held - 1);
+        Interlocked.Decrement(ref _held);
         Intake?.OnSlotFreed();
         return item;
     }

@@ -18,29 +18,9 @@ internal sealed class CreditWriter<T> : IConfirmable
     // the buffer is free, or with the channel's end. A writer that runs out makes an urgent request (answered at the
     // first free slot) and waits for it; the writers of a shared channel (Any2One, Any2Any) make only those, and
     // give their unused credits back when they pause, so credits idle in one writer never hold another up.
-    //
-    // Design of the biased fast path (a lone writer's values skip _gate): the batch state (_count, _words,
-    // _creditsUsed, _writes, and reads of _listed and _flushQueued) belongs either to the thread in _owner while it is
-    // inside the fast path (_inFast 1) or to whoever holds _gate once the bias is off. A write from _owner stores
-    // _inFast = 1, then reads _owner again and writes without _gate only if it still owns the bias; any other thread
-    // that takes _gate to touch that state first revokes: it clears _owner, runs a process-wide memory barrier
-    // (Interlocked.MemoryBarrierProcessWide, so that store-load pair needs no fence on the owner's side: either the
-    // owner's _inFast = 1 is visible after the barrier or its second read of _owner sees 0) and waits for _inFast = 0.
-    // The owner's own slow path (under _gate) needs no revocation: its fast path is not running then. _creditsAdded
-    // only grows, under _gate, so the fast path reads it without revoking; every change of _status, _lost, _fault
-    // drops the bias (the owner's too), so a write after the writer heard of the channel's end throws as on the slow
-    // path. The fast path never fills a batch nor starts one (the first value queues the pause flush, the last sends
-    // the batch: both under _gate). The bias goes to the thread whose write takes the slow path; writers of a shared
-    // channel never hold it, and after MaxStolenBiases revocations by other writing threads (threads taking turns on
-    // one end) it is never given again, so the barrier's cost stays off the per-value path. A pause flush that finds
-    // the writer still writing looks again later without revoking; one that finds it paused revokes (one barrier per
-    // pause).
 
     /// <summary>The most values one batch carries.</summary>
     internal const int BatchSize = 256;
-
-    /// <summary>How many times other writing threads may take the bias from its owner before it is never given again.</summary>
-    private const int MaxStolenBiases = 8;
 
     private static readonly Action<CreditWriter<T>> s_autoFlush = static writer => writer.AutoFlush();
 
@@ -53,11 +33,7 @@ internal sealed class CreditWriter<T> : IConfirmable
     private readonly ArrayBufferWriter<byte>? _bytes;
     private readonly int[]? _lengths;
     private int _count;
-    private long _creditsAdded;
-    private long _creditsUsed;
-    private int _owner;
-    private int _inFast;
-    private int _stolenBiases;
+    private int _credits;
     private long _sequence;
     private long _writes;
     private long _writesSeen = -1;
@@ -76,7 +52,7 @@ internal sealed class CreditWriter<T> : IConfirmable
         _codec = codec;
         _writer = grant.Writer;
         _shared = shared;
-        _creditsAdded = grant.Credits;
+        _credits = grant.Credits;
         _status = grant.Poison;
         if (codec.IsWord)
         {
@@ -99,11 +75,6 @@ internal sealed class CreditWriter<T> : IConfirmable
     /// <exception cref="Cluster.RankFailedException">The host is gone.</exception>
     public bool TryWrite(T item)
     {
-        int thread = Environment.CurrentManagedThreadId;
-        if (Volatile.Read(ref _owner) == thread && TryWriteBiased(item, thread))
-        {
-            return true;
-        }
         if (Unconfirmed.Count > (_listed ? 1 : 0))
         {
             // Values written to other channels are in their buffers before this one is written.
@@ -111,14 +82,13 @@ internal sealed class CreditWriter<T> : IConfirmable
         }
         lock (_gate)
         {
-            TakeStateUnsynchronized(thread, write: true);
             ThrowIfEndedUnsynchronized();
-            if (CreditsUnsynchronized == 0)
+            if (_credits == 0)
             {
                 return false;
             }
-            _creditsUsed++;
-            Volatile.Write(ref _writes, _writes + 1);
+            _credits--;
+            _writes++;
             if (!_listed)
             {
                 _listed = true;
@@ -143,74 +113,8 @@ internal sealed class CreditWriter<T> : IConfirmable
                 _flushQueued = true;
                 ThreadPool.UnsafeQueueUserWorkItem(s_autoFlush, this, preferLocal: false);
             }
-            if (_owner == 0 && !_shared && _words is not null && _stolenBiases < MaxStolenBiases)
-            {
-                Volatile.Write(ref _owner, thread);
-            }
             return true;
         }
-    }
-
-    /// <summary>
-    /// The owner's write without <see cref="_gate"/>: a value in the middle of a batch already listed, with a pause
-    /// flush queued and a credit at hand; false (nothing written) when any of that does not hold or the bias is gone.
-    /// </summary>
-    private bool TryWriteBiased(T item, int thread)
-    {
-        Volatile.Write(ref _inFast, 1);
-        // The revoking thread's barrier orders this store before the read below (see the design note).
-        bool written = false;
-        if (Volatile.Read(ref _owner) == thread
-            && _count < BatchSize - 1
-            && _flushQueued
-            && _listed
-            && Unconfirmed.Count == 1
-            && _creditsUsed < Volatile.Read(ref _creditsAdded))
-        {
-            _words![_count++] = _codec.ToWord(item);
-            _creditsUsed++;
-            Volatile.Write(ref _writes, _writes + 1);
-            written = true;
-        }
-        Volatile.Write(ref _inFast, 0);
-        return written;
-    }
-
-    /// <summary>Credits at hand.</summary>
-    private int CreditsUnsynchronized => (int)(Volatile.Read(ref _creditsAdded) - _creditsUsed);
-
-    /// <summary>
-    /// Makes the batch state this thread's to touch under <see cref="_gate"/>: revokes the bias unless this thread
-    /// holds it. A <paramref name="write"/> from another thread counts toward never biasing again.
-    /// </summary>
-    private void TakeStateUnsynchronized(int thread, bool write)
-    {
-        int owner = _owner;
-        if (owner == 0 || owner == thread)
-        {
-            return;
-        }
-        Volatile.Write(ref _owner, 0);
-        Interlocked.MemoryBarrierProcessWide();
-        SpinWait spin = default;
-        while (Volatile.Read(ref _inFast) != 0)
-        {
-            spin.SpinOnce();
-        }
-        if (write)
-        {
-            _stolenBiases++;
-        }
-    }
-
-    /// <summary><see cref="TakeStateUnsynchronized(int, bool)"/> for the current thread, not a write.</summary>
-    private void TakeStateUnsynchronized() => TakeStateUnsynchronized(Environment.CurrentManagedThreadId, write: false);
-
-    /// <summary>The channel ended for this writer (or its host is gone): no write takes the fast path any more, the owner's neither.</summary>
-    private void DropBiasUnsynchronized()
-    {
-        TakeStateUnsynchronized();
-        Volatile.Write(ref _owner, 0);
     }
 
     /// <summary>
@@ -223,8 +127,7 @@ internal sealed class CreditWriter<T> : IConfirmable
         bool ask;
         lock (_gate)
         {
-            TakeStateUnsynchronized();
-            if (_lost is not null || _fault is not null || _status != 0 || CreditsUnsynchronized > 0)
+            if (_lost is not null || _fault is not null || _status != 0 || _credits > 0)
             {
                 return default;
             }
@@ -255,7 +158,6 @@ internal sealed class CreditWriter<T> : IConfirmable
     {
         lock (_gate)
         {
-            TakeStateUnsynchronized();
             if (_lost is not null)
             {
                 throw _link.Lost(_lost);
@@ -272,7 +174,6 @@ internal sealed class CreditWriter<T> : IConfirmable
             }
             if (strength == 0)
             {
-                DropBiasUnsynchronized();
                 _status = HostedChannel.Completed;
             }
         }
@@ -301,14 +202,6 @@ internal sealed class CreditWriter<T> : IConfirmable
     {
         lock (_gate)
         {
-            if (lost is not null)
-            {
-                DropBiasUnsynchronized();
-            }
-            else
-            {
-                TakeStateUnsynchronized();
-            }
             _lost ??= lost;
             _confirmed = Math.Max(_confirmed, batches);
             if (_lost is not null || (_count == 0 && _sequence == _confirmed))
@@ -323,7 +216,6 @@ internal sealed class CreditWriter<T> : IConfirmable
     {
         lock (_gate)
         {
-            TakeStateUnsynchronized();
             if (_lost is null)
             {
                 try
@@ -396,26 +288,29 @@ internal sealed class CreditWriter<T> : IConfirmable
     {
         lock (_gate)
         {
-            long writes = Volatile.Read(ref _writes);
-            if (writes != _writesSeen)
+            if (_count == 0 && (!_shared || _credits == 0))
             {
-                // The writer is writing: look again later, without taking the bias from it.
-                _writesSeen = writes;
+                // A full batch went out and nothing waits in the next one, nor are credits to give back: the
+                // next write queues a flush again. So a writer that keeps writing costs one pool item per batch.
+                _flushQueued = false;
+                return;
+            }
+            if (_writes != _writesSeen)
+            {
+                _writesSeen = _writes;
                 ThreadPool.UnsafeQueueUserWorkItem(s_autoFlush, this, preferLocal: false);
                 return;
             }
-            TakeStateUnsynchronized();
             _flushQueued = false;
-            if (_lost is not null || (_count == 0 && (!_shared || CreditsUnsynchronized == 0)))
+            if (_lost is not null)
             {
-                // Nothing waits in the batch, nor are credits to give back: the next write queues a flush again.
                 return;
             }
-            int returned = _shared && _status == 0 ? CreditsUnsynchronized : 0;
+            int returned = _shared && _status == 0 ? _credits : 0;
             try
             {
                 FlushUnsynchronized(returned);
-                _creditsUsed += returned;
+                _credits -= returned;
             }
             catch (Cluster.RankFailedException)
             {
@@ -426,14 +321,12 @@ internal sealed class CreditWriter<T> : IConfirmable
 
     private void AddUnsynchronized(WriterGrant grant)
     {
-        Volatile.Write(ref _creditsAdded, _creditsAdded + grant.Credits);
+        _credits += grant.Credits;
         if (grant.Poison != 0 && _status == 0)
         {
-            // Writes from now on throw, the owner's too.
-            DropBiasUnsynchronized();
             _status = grant.Poison;
         }
-        if (CreditsUnsynchronized > 0 || _status != 0)
+        if (_credits > 0 || _status != 0)
         {
             WakeUnsynchronized();
         }
@@ -448,7 +341,6 @@ internal sealed class CreditWriter<T> : IConfirmable
 
     private void LostUnsynchronized(XCallDisconnectedException e)
     {
-        DropBiasUnsynchronized();
         _lost ??= e;
         WakeUnsynchronized();
     }
@@ -500,7 +392,6 @@ internal sealed class CreditWriter<T> : IConfirmable
     {
         lock (_gate)
         {
-            DropBiasUnsynchronized();
             _urgentOut = false;
             if (e is XCallDisconnectedException lost)
             {

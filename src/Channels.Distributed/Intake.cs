@@ -16,9 +16,9 @@ internal sealed class Intake<T> : IIntake
     // channel's room allows (ChannelOut.TryWriteMany: one lock and one reader wake-up per step). A writer's batches
     // enter the queue in their sequence (a batch that comes early waits in its writer's Parked), and its end enters
     // after its last batch. _wakeAt (the least free count some waiting request needs, int.MaxValue when none) is
-    // published, a new value followed by a process-wide barrier, before the free count is read, and read after the
-    // buffer's count falls (CountedBuffer, no fence on the reader's side), so no freed slot is missed. Requests are
-    // answered outside the lock (their continuations run asynchronously anyway).
+    // published with a full fence before the free count is read, and read after the buffer's count falls
+    // (CountedBuffer), so no freed slot is missed. Requests are answered outside the lock (their continuations run
+    // asynchronously anyway).
 
     /// <summary>The most credits out at once for a buffer without a capacity.</summary>
     internal const int Window = 65_536;
@@ -34,7 +34,6 @@ internal sealed class Intake<T> : IIntake
     private bool _putting;
     private int _status;
     private int _wakeAt = int.MaxValue;
-    private int _fencedWakeAt = int.MaxValue;
 
     public Intake(ChannelOut<T> output, CountedBuffer<T> buffer, int immunity)
     {
@@ -140,8 +139,7 @@ internal sealed class Intake<T> : IIntake
 
     void IIntake.OnSlotFreed()
     {
-        int wakeAt = Volatile.Read(ref _wakeAt);
-        if (wakeAt != int.MaxValue && wakeAt <= FreeRacy())
+        if (Volatile.Read(ref _wakeAt) <= FreeRacy())
         {
             // Under the channel's lock: answering only queues the request's continuation.
             Serve();
@@ -350,7 +348,7 @@ internal sealed class Intake<T> : IIntake
                     }
                 }
             }
-            PublishWakeAtUnsynchronized(wakeAt);
+            Interlocked.Exchange(ref _wakeAt, wakeAt);
             // A slot a reader freed before _wakeAt was published went unseen by OnSlotFreed: serve again.
             again = wakeAt != int.MaxValue && Free() >= wakeAt;
         }
@@ -365,24 +363,6 @@ internal sealed class Intake<T> : IIntake
         {
             Serve();
         }
-    }
-
-    /// <summary>
-    /// Publishes the least free count a waiting request needs. A new one is followed by a process-wide barrier before
-    /// the caller reads the free count, so a reader's Get (which stores the buffer's count and then reads _wakeAt with
-    /// no fence) either freed its slot before the barrier, and the caller sees it, or reads the new value after it.
-    /// The same value published again needs no barrier: it stayed visible since its own.
-    /// </summary>
-    private void PublishWakeAtUnsynchronized(int wakeAt)
-    {
-        Volatile.Write(ref _wakeAt, wakeAt);
-        if (wakeAt == int.MaxValue || wakeAt == _fencedWakeAt)
-        {
-            _fencedWakeAt = wakeAt;
-            return;
-        }
-        Interlocked.MemoryBarrierProcessWide();
-        _fencedWakeAt = wakeAt;
     }
 
     private static List<TaskCompletionSource>? TakeReached(List<(long Batches, TaskCompletionSource Done)> waiting, long put)

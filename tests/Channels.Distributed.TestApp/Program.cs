@@ -15,7 +15,6 @@ using XCall.Cluster;
 //   kill        started one by one: rank 1 hosts a channel rank 0 writes to and dies by kill -9 while the write
 //               waits; rank 0 sees the failure, then ranks 0 and 2 go on talking
 //   buffered    buffered channels: values in order, many writers, poison and completion after values, a lone write
-//   turns       threads of one process take turns on one remote end of a buffered One2One
 //   killbuffered started one by one: rank 0 writes on to a buffered channel rank 1 hosts, reads from and kills -9
 string mode = args.Length > 0 ? args[0] : "kinds";
 int standAloneRanks = args.Length > 1 ? int.Parse(args[1], CultureInfo.InvariantCulture) : 3;
@@ -38,7 +37,6 @@ Func<int, Task> part = mode switch
     "kill" => rank => Parts.KillAsync(csp, rank),
     "buffered" => rank => Parts.BufferedAsync(csp, rank, size),
     "batched" => rank => Parts.BatchedAsync(csp, rank, size),
-    "turns" => rank => Parts.TurnsAsync(csp, rank),
     "killbuffered" => rank => Parts.KillBufferedAsync(csp, rank),
     _ => throw new ArgumentException($"unknown mode {mode}"),
 };

@@ -120,16 +120,6 @@ public sealed class NamedChannelProcessTests(ITestOutputHelper output)
         Assert.Contains("rank 0 batched buffer got 90000 values from 3 writers, each writer's in order: True", text, StringComparison.Ordinal);
     }
 
-    [Theory]
-    [InlineData(false)]
-    [InlineData(true)]
-    public async Task Threads_taking_turns_on_a_remote_buffered_end_lose_repeat_and_reorder_nothing(bool standAlone)
-    {
-        string text = await RunAsync(standAlone, "turns");
-        Assert.Contains("rank 0 turns gave 22000 values as one sequence: True", text, StringComparison.Ordinal);
-        Assert.Contains("rank 1 lone write after the turns was read: -7", text, StringComparison.Ordinal);
-    }
-
     [Fact]
     public async Task A_buffered_channel_reader_killed_with_sigkill_fails_the_writer()
     {
