@@ -233,7 +233,15 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
             }
             if (++_held == 1 && _aggregation.MaxDelay > TimeSpan.Zero)
             {
-                _timer.Change(_aggregation.MaxDelay, Timeout.InfiniteTimeSpan);
+                try
+                {
+                    _timer.Change(_aggregation.MaxDelay, Timeout.InfiniteTimeSpan);
+                }
+                catch (ObjectDisposedException)
+                {
+                    ThrowIfClosed(); // closed meanwhile (Close disposes the timer): the caller hears why
+                    throw;
+                }
             }
             if (_held >= _maxCalls || _length >= _maxBytes)
             {
