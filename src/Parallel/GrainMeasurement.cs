@@ -14,8 +14,18 @@ namespace XCall.Parallel;
 /// <param name="CallerNanoseconds">What an aggregated one-way call costs its caller (measured when the world was joined).</param>
 public sealed record GrainMeasurement(string Contract, long Calls, double HostNanoseconds, double DispatchNanoseconds, double CallerNanoseconds)
 {
-    /// <summary>The mean time of a call's method alone: <see cref="HostNanoseconds"/> less <see cref="DispatchNanoseconds"/>, at least 0.</summary>
-    public double GrainNanoseconds => Math.Max(0, HostNanoseconds - DispatchNanoseconds);
+    /// <summary>
+    /// The time of a call's method alone: <see cref="LeastBatchNanoseconds"/> (or <see cref="HostNanoseconds"/> when
+    /// there is none) less <see cref="DispatchNanoseconds"/>, at least 0.
+    /// </summary>
+    public double GrainNanoseconds => Math.Max(0, (LeastBatchNanoseconds ?? HostNanoseconds) - DispatchNanoseconds);
+
+    /// <summary>
+    /// The least of the batches' mean times per call on the host, dispatch included (null before any call was measured):
+    /// a batch during which the host was preempted, or ran code the JIT had not optimized yet, does not decide the
+    /// grain, as a grain probe's least round decides it.
+    /// </summary>
+    public double? LeastBatchNanoseconds { get; init; }
 
     /// <summary>
     /// The mean time of the contract's grain probe (<see cref="ParallelTypes.SetGrainProbe{T}"/>), run
