@@ -21,9 +21,10 @@ public sealed record GrainMeasurement(string Contract, long Calls, double HostNa
     public double GrainNanoseconds => Math.Max(0, (LeastBatchNanoseconds ?? HostNanoseconds) - DispatchNanoseconds);
 
     /// <summary>
-    /// The least of the batches' mean times per call on the host, dispatch included (null before any call was measured):
-    /// a batch during which the host was preempted, or ran code the JIT had not optimized yet, does not decide the
-    /// grain, as a grain probe's least round decides it.
+    /// The least of the batches' mean times per call on the host, dispatch included, over the batches that carried at
+    /// least 64 calls of the contract (null before one did): a batch during which the host was preempted, or ran code
+    /// the JIT had not optimized yet, does not decide the grain, as a grain probe's least round decides it; a call
+    /// that travels alone (a synchronous one, a cheap getter) does not either.
     /// </summary>
     public double? LeastBatchNanoseconds { get; init; }
 

@@ -15,6 +15,12 @@ internal sealed class ParallelMeasurements
     /// <summary>What an aggregated one-way call costs its caller.</summary>
     public double CallerNanoseconds { get; set; }
 
+    /// <summary>
+    /// The fewest calls of a contract one batch must carry to count towards its least batch mean: a synchronous call
+    /// travels alone, and a cheap getter of a coarse contract must not set its grain.
+    /// </summary>
+    internal const int LeastBatchCalls = 64;
+
     public void AddHostTime(string[] contracts, long[] calls, long[] nanoseconds)
     {
         lock (_lock)
@@ -22,7 +28,7 @@ internal sealed class ParallelMeasurements
             for (int i = 0; i < contracts.Length; i++)
             {
                 (long c, long n, double least) = _contracts.TryGetValue(contracts[i], out var known) ? known : (0, 0, double.MaxValue);
-                if (calls[i] > 0)
+                if (calls[i] >= LeastBatchCalls)
                 {
                     least = Math.Min(least, (double)nanoseconds[i] / calls[i]);
                 }
@@ -48,7 +54,7 @@ internal sealed class ParallelMeasurements
             return new GrainMeasurement(contract, calls, calls == 0 ? 0 : (double)nanoseconds / calls, DispatchNanoseconds, CallerNanoseconds)
             {
                 ProbeNanoseconds = _probes.TryGetValue(contract, out double probe) ? probe : null,
-                LeastBatchNanoseconds = calls == 0 ? null : least,
+                LeastBatchNanoseconds = least == double.MaxValue ? null : least,
             };
         }
     }

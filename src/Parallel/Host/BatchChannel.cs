@@ -360,11 +360,15 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
                 {
                     return;
                 }
-                // Not a steal under way (which ends with _owner the thief's, before _revoke = 0), not parked idle:
-                // this thread holds the side (a frame open, or a send under way that called back into it).
+                // This thread holds the side (a frame open, or a send under way that called back into it) when its own
+                // parker is busy (only this thread sets its Busy, and clears it before it leaves TakeParked or the
+                // side), even while a thief waits for that Busy; or when it took _owner itself: _owner names it, the
+                // side is not parked idle, and no steal is under way (a steal ends with _owner the thief's, before
+                // _revoke = 0).
                 Parker? parker = Volatile.Read(ref _parked);
-                bool parkedIdle = parker is not null && parker.ThreadId == me && parker.Busy == 0 && _frameStart < 0;
-                if (!parkedIdle && Volatile.Read(ref _revoke) == 0 && Volatile.Read(ref _owner) == me)
+                bool mine = parker is not null && parker.ThreadId == me;
+                bool parkedIdle = mine && parker!.Busy == 0 && _frameStart < 0;
+                if ((mine && parker!.Busy != 0) || (!parkedIdle && Volatile.Read(ref _revoke) == 0 && Volatile.Read(ref _owner) == me))
                 {
                     throw FrameAlreadyOpen(_endpoint);
                 }
