@@ -195,9 +195,8 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
         if (_openShort)
         {
             // BeginFrame reserved the prefix's bytes at _frameStart (the buffer only grows): no bounds check needed.
-            ref byte prefix = ref Unsafe.Add(ref MemoryMarshal.GetArrayDataReference(_bytes), _frameStart);
-            Unsafe.WriteUnaligned(ref prefix, ~(_length - _frameStart - FrameRecords.ShortPrefix));
-            Unsafe.WriteUnaligned(ref Unsafe.Add(ref prefix, sizeof(int)), _open.MethodId);
+            FrameRecords.WriteShortPrefix(ref Unsafe.Add(ref MemoryMarshal.GetArrayDataReference(_bytes), _frameStart),
+                _open.MethodId, _length - _frameStart - FrameRecords.ShortPrefix);
             _frameStart = -1;
             // The common case: one more one-way call to the object of the one before, the batch below its bounds.
             if (_held < _maxCalls - 1 && _length < _maxBytes)

@@ -27,11 +27,15 @@ internal static class FrameRecords
         MemoryMarshal.Write(buffer[sizeof(int)..], in header);
     }
 
-    /// <summary>Writes a short record's prefix at the start of <paramref name="buffer"/> once its payload length is known.</summary>
-    public static void WriteShortPrefix(Span<byte> buffer, uint methodId, int payloadLength)
+    /// <summary>
+    /// Writes a short record's prefix at <paramref name="prefix"/> once its payload length is known; the caller reserved
+    /// its <see cref="ShortPrefix"/> bytes there, so nothing is bounds-checked (the one-way hot path).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static void WriteShortPrefix(ref byte prefix, uint methodId, int payloadLength)
     {
-        MemoryMarshal.Write(buffer, ~payloadLength);
-        MemoryMarshal.Write(buffer[sizeof(int)..], in methodId);
+        Unsafe.WriteUnaligned(ref prefix, ~payloadLength);
+        Unsafe.WriteUnaligned(ref Unsafe.Add(ref prefix, sizeof(int)), methodId);
     }
 
     /// <summary>Whether a one-way call with <paramref name="header"/> may follow a record of <paramref name="previous"/> as a short record.</summary>

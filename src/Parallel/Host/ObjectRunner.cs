@@ -24,8 +24,9 @@ internal sealed class ObjectRunner : FrameChannel, IBufferWriter<byte>, IThreadP
     //   written only under it, from BeginFrame to CommitFrame / AbortFrame.
     // - A call's reply goes to the batch recorded for its call id in _owed (under _sendLock), which holds its
     //   answer until then.
-    // - _current, _currentFrame (the last full record's header; _currentMethod is the running frame's method), _frames, _next, _end and _ran are the running segment's batch, frame, bytes, next
-    //   frame's offset, end and count of calls run, touched only by the running work item (and the dispatch it makes).
+    // - _current, _currentFrame (the last full record's header; _currentMethod is the running frame's method), _frames,
+    //   _next, _end and _ran are the running segment's batch, frame, bytes, next frame's offset, end and count of calls
+    //   run, touched only by the running work item (and the dispatch it makes).
     private readonly ParallelHost _host;
     private readonly int _clientRank;
     private readonly HostedObject _target;
