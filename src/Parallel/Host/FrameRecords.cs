@@ -38,6 +38,29 @@ internal static class FrameRecords
         Unsafe.WriteUnaligned(ref Unsafe.Add(ref prefix, sizeof(int)), methodId);
     }
 
+    /// <summary>
+    /// Whether the first record of <paramref name="records"/> is a short one whose payload lies within them: then its
+    /// method id and payload length. The one decoder of a short record's prefix; whether a short record may stand where
+    /// it is (after a one-way call) is the caller's to check.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static bool TryReadShort(ReadOnlySpan<byte> records, out uint methodId, out int payloadLength)
+    {
+        if (records.Length >= ShortPrefix)
+        {
+            int word = MemoryMarshal.Read<int>(records);
+            if (word < 0 && ~word <= records.Length - ShortPrefix)
+            {
+                methodId = MemoryMarshal.Read<uint>(records[sizeof(int)..]);
+                payloadLength = ~word;
+                return true;
+            }
+        }
+        methodId = 0;
+        payloadLength = 0;
+        return false;
+    }
+
     /// <summary>Whether a one-way call with <paramref name="header"/> may follow a record of <paramref name="previous"/> as a short record.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static bool MayShorten(in FrameHeader header, in FrameHeader previous) =>
@@ -78,18 +101,16 @@ internal static class FrameRecords
         int length = MemoryMarshal.Read<int>(records);
         if (length < 0)
         {
-            length = ~length;
             if (previous.Kind != FrameKind.OneWay)
             {
                 throw new XCallProtocolException("A short record in a batch follows no one-way call.");
             }
-            if (length > records.Length - ShortPrefix)
+            if (!TryReadShort(records, out uint methodId, out int shortLength))
             {
-                throw new XCallProtocolException($"A frame in a batch claims {length} bytes of payload; {records.Length - ShortPrefix} are left.");
+                throw new XCallProtocolException($"A frame in a batch claims {~length} bytes of payload; {records.Length - ShortPrefix} are left.");
             }
-            uint methodId = MemoryMarshal.Read<uint>(records[sizeof(int)..]);
-            payload = records.Slice(ShortPrefix, length);
-            records = records[(ShortPrefix + length)..];
+            payload = records.Slice(ShortPrefix, shortLength);
+            records = records[(ShortPrefix + shortLength)..];
             return previous with { MethodId = methodId };
         }
         if (records.Length < Prefix)

@@ -1,4 +1,3 @@
-using System.Runtime.InteropServices;
 using XCall.Transport;
 
 namespace XCall.Parallel.Host;
@@ -88,14 +87,10 @@ internal sealed class HostTunnel
             {
                 // A short record goes to the object of the record before: skipped by its length alone (one that runs
                 // past the end is left to Read, which throws).
-                if (!first && last.Kind == FrameKind.OneWay && rest.Length >= FrameRecords.ShortPrefix)
+                if (!first && last.Kind == FrameKind.OneWay && FrameRecords.TryReadShort(rest, out _, out int payloadLength))
                 {
-                    int word = MemoryMarshal.Read<int>(rest);
-                    if (word < 0 && ~word <= rest.Length - FrameRecords.ShortPrefix)
-                    {
-                        rest = rest[(FrameRecords.ShortPrefix + ~word)..];
-                        continue;
-                    }
+                    rest = rest[(FrameRecords.ShortPrefix + payloadLength)..];
+                    continue;
                 }
                 int offset = all.Length - rest.Length;
                 FrameHeader header = FrameRecords.Read(ref rest, last, out _);

@@ -1,6 +1,5 @@
 using System.Buffers;
 using System.Diagnostics;
-using System.Runtime.CompilerServices;
 using XCall.Runtime;
 using XCall.Runtime.CompilerServices;
 using XCall.Transport;
@@ -191,14 +190,14 @@ internal sealed class ObjectRunner : FrameChannel, IBufferWriter<byte>, IThreadP
         {
             scoped ReadOnlySpan<byte> payload;
             ReadOnlySpan<byte> records;
-            int word = _end - _next >= FrameRecords.ShortPrefix ? Unsafe.ReadUnaligned<int>(ref frames[_next]) : 0;
-            if (word < 0 && ~word <= _end - _next - FrameRecords.ShortPrefix && _currentFrame.Flags == 0 && _currentFrame.Version == FrameHeader.CurrentVersion)
+            if (_currentFrame.Flags == 0 && _currentFrame.Version == FrameHeader.CurrentVersion
+                && FrameRecords.TryReadShort(new ReadOnlySpan<byte>(frames, _next, _end - _next), out uint method, out int length))
             {
                 // A short record: the header of the frame before (checked below, or by the connection) with its own
                 // method; read in place, without copying a header.
-                _currentMethod = Unsafe.ReadUnaligned<uint>(ref frames[_next + sizeof(int)]);
-                payload = new ReadOnlySpan<byte>(frames, _next + FrameRecords.ShortPrefix, ~word);
-                _next += FrameRecords.ShortPrefix + ~word;
+                _currentMethod = method;
+                payload = new ReadOnlySpan<byte>(frames, _next + FrameRecords.ShortPrefix, length);
+                _next += FrameRecords.ShortPrefix + length;
             }
             else
             {
