@@ -30,6 +30,8 @@ internal static partial class ChannelSuite
           --net-loop-ints N     ints round the 3-process loop in three OS processes (default 50000)
           --net-pi-darts N      distributed Monte Carlo Pi on 1, 2, 3 OS processes, named channels and
                                 DistParallel: darts (default 1e9)
+          --net-pi-rounds N     alternating rounds of the sequential loop and the processes, per process
+                                count; the ratio is the median of the rounds' (default 3)
           --out DIR             write calls.json, calls.md, calls.csv there (default: a new folder it prints)
         """;
 
@@ -158,6 +160,7 @@ internal static partial class ChannelSuite
         public long PiIterations { get; init; } = 120_000_000;
         public long PiLargest { get; init; } = 100_000_000;
         public long NetPiDarts { get; init; } = 1_000_000_000;
+        public int NetPiRounds { get; init; } = 3;
         public int NetLoopInts { get; init; } = 50_000;
         public string? OutDirectory { get; init; }
 
@@ -177,6 +180,7 @@ internal static partial class ChannelSuite
                     "--pi-iterations" => options with { PiIterations = ParseLong(Next()) },
                     "--pi-largest" => options with { PiLargest = ParseLong(Next()) },
                     "--net-pi-darts" => options with { NetPiDarts = ParseLong(Next()) },
+                    "--net-pi-rounds" => options with { NetPiRounds = Math.Max(1, ChannelSuite.Parse(Next())) },
                     "--net-loop-ints" => options with { NetLoopInts = (int)ParseLong(Next()) },
                     "--out" => options with { OutDirectory = Next() },
                     _ => throw new ArgumentException($"Unknown option {args[i]}."),
