@@ -9,8 +9,8 @@ namespace XCall.Bench;
 
 /// <summary>
 /// Monte Carlo Pi by DistParallel (CSP.NET's listing 6 way): rank 0 ships one share of the darts to each worker
-/// rank and runs one share itself, against the sequential loop in this process measured just before, next to
-/// the named-channel Pi (ChannelSuite.NetPi.cs). The time runs from DistParallel's start (the worker ranks are
+/// rank and runs one share itself, against the sequential loop in this process measured just before, in
+/// alternating rounds as the named-channel Pi (ChannelSuite.NetPi.cs) is. The time runs from DistParallel's start (the worker ranks are
 /// serving) to its return, so it holds finding the workers, reserving their slots and shipping the processes.
 /// </summary>
 internal static partial class ChannelSuite

@@ -82,22 +82,51 @@ public sealed class BatchRecordTests
         host.Close();
     }
 
-    [Fact]
-    public async Task A_batch_that_starts_with_a_short_record_fails_alone_and_runs_nothing()
+    /// <summary>Appends <paramref name="values"/> to the first recorder and flushes: the one batch sent (which ran), and
+    /// what follows its first record, the first call's full one.</summary>
+    private static (ParallelHost Host, Recorder First, Tunnel Tunnel, byte[] Batch, int Second) OneBatch(params int[] values)
     {
         (ParallelHost host, Recorder first, ulong firstId, _, _, Tunnel tunnel, List<byte[]> sent) = Wired(AggregationOptions.Default with { MaxDelay = TimeSpan.FromHours(1) });
         IRecorder recorder = tunnel.Connection.GetProxy<IRecorder>(firstId);
-        recorder.Append(1);
-        recorder.Append(2);
+        foreach (int value in values)
+        {
+            recorder.Append(value);
+        }
         tunnel.Channel.Flush();
         byte[] batch = Assert.Single(sent);
         ReadOnlySpan<byte> rest = batch;
         FrameRecords.Read(ref rest, out _);
-        byte[] headless = rest.ToArray(); // the second call's short record alone, with no call before it
+        return (host, first, tunnel, batch, batch.Length - rest.Length);
+    }
+
+    [Fact]
+    public async Task A_batch_that_starts_with_a_short_record_fails_alone_and_runs_nothing()
+    {
+        (ParallelHost host, Recorder first, Tunnel tunnel, byte[] batch, int second) = OneBatch(1, 2);
+        byte[] headless = batch[second..]; // the second call's short record alone, with no call before it
 
         XCallProtocolException error = await Assert.ThrowsAsync<XCallProtocolException>(() => host.ExchangeAsync(0, 1, headless).WaitAsync(s_hang));
         Assert.Contains("short record", error.Message, StringComparison.Ordinal);
         Assert.Equal([1, 2], first.Values());
+        tunnel.Dispose();
+        host.Close();
+    }
+
+    [Fact]
+    public async Task A_short_record_that_claims_more_than_its_batch_holds_fails_the_batch_and_runs_none_of_it()
+    {
+        (ParallelHost host, Recorder first, Tunnel tunnel, byte[] batch, int second) = OneBatch(1, 2, 3);
+        ReadOnlySpan<byte> rest = batch.AsSpan(second); // the second call's short record, and the third's
+        Assert.True(FrameRecords.TryReadShort(rest, out uint methodId, out int payloadLength));
+        Assert.Equal(FrameRecords.Read(ref rest, default(FrameHeader) with { Kind = FrameKind.OneWay }, out ReadOnlySpan<byte> payload).MethodId, methodId);
+        Assert.Equal(payload.Length, payloadLength);
+        // Cut inside the third call's payload: its short record now claims bytes the batch does not hold.
+        byte[] cut = batch[..^1];
+        Assert.False(FrameRecords.TryReadShort(cut.AsSpan(second + FrameRecords.ShortPrefix + payloadLength), out _, out _));
+
+        XCallProtocolException error = await Assert.ThrowsAsync<XCallProtocolException>(() => host.ExchangeAsync(0, 1, cut).WaitAsync(s_hang));
+        Assert.Contains($"claims {payloadLength} bytes of payload; {payloadLength - 1} are left", error.Message, StringComparison.Ordinal);
+        Assert.Equal([1, 2, 3], first.Values()); // the batch as sent ran; the cut copy ran none of its calls
         tunnel.Dispose();
         host.Close();
     }
