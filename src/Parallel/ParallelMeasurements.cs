@@ -6,7 +6,7 @@ internal sealed class ParallelMeasurements
     // Design: _lock guards _contracts and _probes; _contracts is updated once per batch answer, never per call, and
     // _probes once per contract (the first probe timed wins).
     private readonly object _lock = new();
-    private readonly Dictionary<string, (long Calls, long Nanoseconds, double Least)> _contracts = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, (long Calls, long Nanoseconds, double? Least)> _contracts = new(StringComparer.Ordinal);
     private readonly Dictionary<string, double> _probes = new(StringComparer.Ordinal);
 
     /// <summary>The host's mean time to dispatch a call that does nothing.</summary>
@@ -27,10 +27,10 @@ internal sealed class ParallelMeasurements
         {
             for (int i = 0; i < contracts.Length; i++)
             {
-                (long c, long n, double least) = _contracts.TryGetValue(contracts[i], out var known) ? known : (0, 0, double.MaxValue);
+                (long c, long n, double? least) = _contracts.GetValueOrDefault(contracts[i]);
                 if (calls[i] >= LeastBatchCalls)
                 {
-                    least = Math.Min(least, (double)nanoseconds[i] / calls[i]);
+                    least = Math.Min(least ?? double.MaxValue, (double)nanoseconds[i] / calls[i]);
                 }
                 _contracts[contracts[i]] = (c + calls[i], n + nanoseconds[i], least);
             }
@@ -50,11 +50,11 @@ internal sealed class ParallelMeasurements
     {
         lock (_lock)
         {
-            (long calls, long nanoseconds, double least) = _contracts.GetValueOrDefault(contract);
+            (long calls, long nanoseconds, double? least) = _contracts.GetValueOrDefault(contract);
             return new GrainMeasurement(contract, calls, calls == 0 ? 0 : (double)nanoseconds / calls, DispatchNanoseconds, CallerNanoseconds)
             {
                 ProbeNanoseconds = _probes.TryGetValue(contract, out double probe) ? probe : null,
-                LeastBatchNanoseconds = least == double.MaxValue ? null : least,
+                LeastBatchNanoseconds = least,
             };
         }
     }
