@@ -38,7 +38,6 @@ internal static partial class ChannelSuite
         {
             var sequential = new List<double>();
             var distributed = new List<double>();
-            var ratios = new List<double>();
             for (int round = 0; round < rounds; round++)
             {
                 double alone = PiSequential(darts);
@@ -48,21 +47,23 @@ internal static partial class ChannelSuite
                 }
                 sequential.Add(alone);
                 distributed.Add(ms);
-                ratios.Add(ms / alone);
             }
-            if (ratios.Count < rounds)
+            if (distributed.Count < rounds)
             {
-                log.Line($"| {processes} | {(sequential.Count > 0 ? Median(sequential).ToString("0", CultureInfo.InvariantCulture) : "")} | failed in round {ratios.Count + 1} | | |");
+                log.Line($"| {processes} | {(sequential.Count > 0 ? Format(Median(sequential), "0") : "")} | failed in round {distributed.Count + 1} | | |");
                 continue;
             }
+            double[] ratios = [.. distributed.Select((ms, i) => ms / sequential[i])];
             double ratio = Median(ratios);
+            double sequentialMs = Median(sequential);
+            double distributedMs = Median(distributed);
             string each = string.Join(", ", ratios.Select(r => Format(r, "0.00")));
-            log.Line($"| {processes} | {Median(sequential):0} | {Median(distributed):0} | {Format(ratio, "0.00")} | {each} |");
-            results.Add(new CallResult($"{child}-{processes}", "shm", Median(distributed) * 1e6, null) { RatioToLocal = ratio });
+            log.Line($"| {processes} | {sequentialMs:0} | {distributedMs:0} | {Format(ratio, "0.00")} | {each} |");
+            results.Add(new CallResult($"{child}-{processes}", "shm", distributedMs * 1e6, null) { RatioToLocal = ratio });
             if (budget && processes == 2)
             {
                 log.Budget($"distributed Monte Carlo Pi on 2 processes / sequential ({darts:N0} darts, median of {rounds} rounds' ratios)", ratio, 0.55,
-                    $"medians {Median(distributed):0} vs {Median(sequential):0} ms; rounds {each}");
+                    $"medians {distributedMs:0} vs {sequentialMs:0} ms; rounds {each}");
             }
         }
     }
