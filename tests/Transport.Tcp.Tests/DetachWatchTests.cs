@@ -65,6 +65,12 @@ public sealed class DetachWatchTests
                 {
                     lost++;
                     Assert.False(frames.End(), "a run that lost its mark still held the receiving at its end");
+                    // The watch counts its hand-over after the steal that took the mark: wait for that count, or the
+                    // next pause's check would take this steal's late count for a steal while paused.
+                    while (Volatile.Read(ref handOvers) < lost && clock.Elapsed < s_generous)
+                    {
+                        Thread.Yield();
+                    }
                     frames.Begin();
                     continue;
                 }
