@@ -7,19 +7,26 @@ using XCall.Cluster;
 namespace XCall.Bench;
 
 /// <summary>
-/// Distributed Monte Carlo Pi (CSP.NET's table 4, listings 9-10): the darts split over 1, 2 and 3 OS processes
+/// Distributed Monte Carlo Pi (CSP.NET's table 4, listings 9-10): the darts shared by 1, 2 and 3 OS processes
 /// that start together at a named barrier and send their hits to rank 0 on a named Any2One, against the
 /// sequential loop in this process, in alternating rounds (the sequential loop, then the processes): the ratio is
 /// the median of the rounds' ratios, since how fast a vCPU runs moves with where the hypervisor puts it, between
 /// rounds more than within one. The distributed time runs from the barrier to the last count at rank 0: process
 /// start and the world's join are left out, as the paper's timing did.
+/// The darts go out as a bag of tasks, not listing 9's equal shares: rank 0 writes chunks of
+/// <see cref="PiChunksPerRank"/> per rank to a named One2Any that every rank reads until its stop mark, so a rank
+/// on a slower vCPU takes fewer chunks instead of holding the others up (vCPUs of one VM need not run at one
+/// speed; docs/benchmarks.md, "Distributed Pi as a bag of tasks").
 /// </summary>
 internal static partial class ChannelSuite
 {
     private static readonly int[] s_netPiProcesses = [1, 2, 3];
 
+    /// <summary>Chunks of darts per rank in the bag: at 10^9 darts on 2 ranks a chunk is ~1/128 of the run, the most a rank can finish after the other.</summary>
+    private const int PiChunksPerRank = 64;
+
     private static void RunNetPi(SuiteOptions options, SuiteLog log, List<CallResult> results) =>
-        RunPiOverProcesses("named barrier + Any2One, ranks in separate OS processes over shm", "distributed ms", "net-pi", options, log, results, budget: true);
+        RunPiOverProcesses("named barrier, a bag of chunks on a One2Any, hits on an Any2One, ranks in separate OS processes over shm", "distributed ms", "net-pi", options, log, results, budget: true);
 
     /// <summary>
     /// Pi over 1, 2 and 3 ranks of the child <paramref name="child"/> against the sequential loop, each paired with
@@ -104,7 +111,7 @@ internal static partial class ChannelSuite
         }
     }
 
-    /// <summary>One rank: its share of the darts between the start barrier and rank 0's last count.</summary>
+    /// <summary>One rank: the chunks it takes from the bag between the start barrier and rank 0's last count.</summary>
     private static int NetPiChild(long darts)
     {
         return RunAsync().GetAwaiter().GetResult();
@@ -115,13 +122,25 @@ internal static partial class ChannelSuite
             int size = csp.Size;
             int rank = csp.Rank;
             Any2One<long>? collected = rank == 0 ? await csp.CreateAny2OneAsync<long>("hits") : null;
+            // The bag holds every chunk and stop mark, so rank 0 fills it at once and never waits on a reader.
+            One2Any<long>? bag = rank == 0 ? await csp.CreateOne2AnyAsync("darts", new FifoBuffer<long>((PiChunksPerRank * size) + size + 1)) : null;
             NamedBarrier start = await csp.BarrierAsync("start", size);
             IChannelOut<long> hits = await csp.OpenOutAsync<long>("hits");
+            IChannelIn<long> chunks = bag is not null ? bag.In : await csp.OpenInAsync<long>("darts");
             _ = CountHits(1000, new Random(1)); // compiled before the clock starts
             await start.SyncAsync();
             long begin = Stopwatch.GetTimestamp();
-            long share = (darts / size) + (rank < darts % size ? 1 : 0);
-            Task send = hits.WriteAsync(CountHits(share, new Random(115 + (rank * 10)))).AsTask();
+            if (bag is not null)
+            {
+                await Feed(bag.Out, darts, size);
+            }
+            var random = new Random(115 + (rank * 10));
+            long counted = 0;
+            for (long chunk = await chunks.ReadAsync(); chunk > 0; chunk = await chunks.ReadAsync())
+            {
+                counted += CountHits(chunk, random);
+            }
+            Task send = hits.WriteAsync(counted).AsTask();
             if (collected is not null)
             {
                 long total = 0;
@@ -134,6 +153,20 @@ internal static partial class ChannelSuite
             }
             await send;
             return 0;
+        }
+
+        // Every dart in chunks, then one stop mark (0) per rank: a rank stops at the first mark it reads.
+        static async Task Feed(IChannelOut<long> bag, long darts, int size)
+        {
+            long chunk = Math.Max(1, darts / (PiChunksPerRank * (long)size));
+            for (long left = darts; left > 0; left -= chunk)
+            {
+                await bag.WriteAsync(Math.Min(chunk, left));
+            }
+            for (int i = 0; i < size; i++)
+            {
+                await bag.WriteAsync(0);
+            }
         }
     }
 }
