@@ -91,7 +91,7 @@ internal sealed record BenchOptions
           --concurrent-probe shm|tcp      int against a server with the default concurrent dispatch
           --dispatch-pair shm|tcp [ROUNDS [CALLS]] int with no option set paired with int under DispatchMode.Inline,
                                           and the callback call with no option set, in alternating bursts
-          --loop shm|tcp int|oneway|pipelined|pipelined-valuetask|threads SECONDS
+          --loop shm|tcp int|callback|oneway|pipelined|pipelined-valuetask|threads SECONDS
                                           one form of call in a loop for a profiler to attach to (prints both
                                           pids; perf record -p, see docs/benchmarks.md), then its rate and bytes per call
           --async-probe shm|tcp           awaited Task<int> calls, alone and while one long call stays pending

@@ -4,9 +4,10 @@ using System.Globalization;
 namespace XCall.Bench;
 
 /// <summary>
-/// <c>--loop shm|tcp int|oneway|pipelined|pipelined-valuetask|threads SECONDS</c>: one form of call in a loop against a
+/// <c>--loop shm|tcp int|callback|oneway|pipelined|pipelined-valuetask|threads SECONDS</c>: one form of call in a loop against a
 /// server process with the default settings (the throughput rows' options), for a profiler to attach to. It prints both pids first (for
-/// <c>perf record -p</c>), then the rate it reached. Forms: <c>int</c> a sync <c>void Test(int)</c>; <c>oneway</c>
+/// <c>perf record -p</c>), then the rate it reached. Forms: <c>int</c> a sync <c>void Test(int)</c>; <c>callback</c> a sync
+/// <c>int TestCallback(ICallSink)</c> whose server calls the sink back; <c>oneway</c>
 /// 1,000 one-way calls then a sync call; <c>pipelined</c> 1,000 <c>Task&lt;int&gt;</c> calls then awaiting them all;
 /// <c>pipelined-valuetask</c> the same with <c>ValueTask&lt;int&gt;</c>; <c>threads</c> 16 threads making sync
 /// <c>int</c> calls on the one connection (the concurrency suite's shape). The last line also gives the bytes the process
@@ -19,9 +20,9 @@ internal static class ProfileLoop
 
     public static async Task<int> Run(string transport, string form, double seconds)
     {
-        if (form is not ("int" or "oneway" or "pipelined" or "pipelined-valuetask" or "threads"))
+        if (form is not ("int" or "callback" or "oneway" or "pipelined" or "pipelined-valuetask" or "threads"))
         {
-            Console.Error.WriteLine($"--loop: unknown form '{form}' (int, oneway, pipelined, pipelined-valuetask or threads)");
+            Console.Error.WriteLine($"--loop: unknown form '{form}' (int, callback, oneway, pipelined, pipelined-valuetask or threads)");
             return 2;
         }
         RemoteServer server = RemoteServer.Shared(transport);
@@ -31,6 +32,7 @@ internal static class ProfileLoop
             using RemoteService<IThroughput> throughput = Remote.Open<IThroughput>(server.Address, RemoteServer.Options);
             Console.WriteLine($"client pid {Environment.ProcessId}, server pid {server.Process.Id}");
             Console.Out.Flush();
+            var sink = new CallSink();
             var tasks = new Task<int>[Batch];
             var valueTasks = new ValueTask<int>[Batch];
             long allocated = GC.GetTotalAllocatedBytes(precise: true);
@@ -48,6 +50,12 @@ internal static class ProfileLoop
                         for (int i = 0; i < Batch; i++)
                         {
                             cost.Proxy.Test(i);
+                        }
+                        break;
+                    case "callback":
+                        for (int i = 0; i < Batch; i++)
+                        {
+                            cost.Proxy.TestCallback(sink);
                         }
                         break;
                     case "oneway":

@@ -3,7 +3,7 @@
 # default server process), records both processes with perf (linux-perf from Debian) while it runs, and sums the
 # samples by stage (symbol patterns below), printed as CPU nanoseconds per call.
 #
-#   scripts/profile-call.sh [shm|tcp] [int|oneway|pipelined|threads] [SECONDS]     defaults: shm int 8
+#   scripts/profile-call.sh [shm|tcp] [int|callback|oneway|pipelined|threads] [SECONDS]     defaults: shm int 8
 #   BENCH_DLL=/work/base/<build>/XCall.Bench.dll scripts/profile-call.sh ...        another build (this tree is not built)
 #   TOP=14 scripts/profile-call.sh shm oneway 5                                      also the 14 busiest symbols per side
 #
