@@ -94,6 +94,12 @@ internal static class ProfileLoop
                 ? string.Create(CultureInfo.InvariantCulture, $", {connection.Completions.Completed * 100.0 / calls:0}% completed by drainers in {connection.Completions.Runs:N0} runs")
                 : "";
             Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{form} over {transport}: {calls:N0} calls, {ns:0.0} ns per call, {1e3 / ns:0.00} M calls/s, {bytes:0.0} B allocated per call{drains}"));
+            object? channel = cost.Connection?.Channel;
+            channel = channel?.GetType().GetField("_inner", System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Instance)?.GetValue(channel) ?? channel;
+            if (channel is XCall.Transport.Shm.ShmChannel shm)
+            {
+                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"per 1,000 calls on the int/callback connection: caller sleeps on the ring {shm.LeaderSleeps * 1e3 / calls:0.0}, receive thread wake-ups {shm.ReceiveThreadWakeSeq * 1e3 / calls:0.0}, role waits {shm.RoleWaits * 1e3 / calls:0.0}, hand-over asks {shm.HandOverAsks * 1e3 / calls:0.0}, releases left marked {shm.ReleasesLeftMarked * 1e3 / calls:0.0}"));
+            }
         }
         finally
         {

@@ -39,7 +39,11 @@ namespace XCall.Transport.Shm;
 // says something else) instead of clearing it: the peer then wakes nobody for a reply, an error or a call nested in
 // one of our calls, and the receive thread for anything else. A caller that gives the role back when every call and
 // hello this side sent has its answer read (_callsSent = RingReader.Answers) and the mark still holds leaves the
-// ring so: no answer is owed, and anything else wakes the receive thread. A call that goes out meanwhile is seen
+// ring so: no answer is owed, and anything else wakes the receive thread. So does a caller that lets go only to run
+// a call nested in its own (IReplyWait.WaitsAgain) when its own call is the one answer owed: it polls for that answer
+// again once the nested call returns (finding the role taken, it waits for whoever polls, who reads the answer too).
+// Otherwise the answer would come while the ring was re-armed and wake the receive thread, which then takes the
+// role the caller is about to ask back: a callback paid that on every call. A call that goes out meanwhile is seen
 // by one of two checks: its caller takes the role afterwards (sync calls, and async calls that poll), or the
 // releaser, after letting go (a full fence), reads _callsSent again and then takes the role and re-arms; the
 // sender counts the call before its frame's publish (a full fence) and reads the role after, so one of them sees
@@ -71,12 +75,20 @@ internal sealed partial class ShmChannel
     private readonly SpinTuner _receiveSpins = new(); // the receive thread between frames
 
     private long _leaderSleeps; // by the role's holder
+    private long _roleWaits; // by the receive thread
+    private long _handOverAsks; // by callers
 
     /// <summary>Tests: how many times a caller polling for its reply slept on the ring (the leader futex).</summary>
     internal long LeaderSleeps => Volatile.Read(ref _leaderSleeps);
 
     /// <summary>Tests: the managed thread id of the thread that reads the incoming ring (0: nobody).</summary>
     internal int RoleOwner => Volatile.Read(ref _roleOwner);
+
+    /// <summary>Diagnostics: how many times the receive thread found the role taken by a caller and waited for it (state B).</summary>
+    internal long RoleWaits => Volatile.Read(ref _roleWaits);
+
+    /// <summary>Diagnostics: how many times a caller asked the receive thread to hand the role over.</summary>
+    internal long HandOverAsks => Volatile.Read(ref _handOverAsks);
 
     /// <summary>Tests: the receive thread sleeps on the ring (state A).</summary>
     internal bool ReceiveThreadSleeps => Volatile.Read(ref _rtSleeping) != 0;
@@ -156,7 +168,7 @@ internal sealed partial class ShmChannel
             }
             else
             {
-                ReleaseRole(handler);
+                ReleaseRole(handler, ownReplyOwed: outcome == PumpOutcome.Completed && call.WaitsAgain);
             }
         }
         return true;
@@ -183,6 +195,7 @@ internal sealed partial class ShmChannel
             return false;
         }
         Interlocked.Increment(ref _roleWanted);
+        Interlocked.Increment(ref _handOverAsks);
         try
         {
             for (int i = 0; i < HandOverSpins; i++)
@@ -318,14 +331,16 @@ internal sealed partial class ShmChannel
         return PumpOutcome.Completed;
     }
 
-    /// <summary>A caller gives the role back (it holds it).</summary>
-    private void ReleaseRole(IFrameHandler handler)
+    /// <summary>A caller gives the role back (it holds it); <paramref name="ownReplyOwed"/>: its call is unanswered, and it
+    /// polls for the reply again after running a call nested in it (<see cref="IReplyWait.WaitsAgain"/>).</summary>
+    private void ReleaseRole(IFrameHandler handler, bool ownReplyOwed = false)
     {
         long sent = Volatile.Read(ref _callsSent);
-        if (sent == _reader.Answers && Volatile.Read(ref _stopping) == 0 && Volatile.Read(ref _rtSleeping) != 0 && _inSignal.IsMarkedCallerPolls)
+        if (sent == _reader.Answers + (ownReplyOwed ? 1 : 0) && Volatile.Read(ref _stopping) == 0 && Volatile.Read(ref _rtSleeping) != 0 && _inSignal.IsMarkedCallerPolls)
         {
-            // Every call of ours is answered, and the peer wakes the receive thread for anything else while
-            // the mark holds: leave the ring as it is (no write to the word the peer reads after each frame).
+            // Every call of ours is answered (but this caller's own, when it polls for that answer again once it ran a
+            // call nested in it), and the peer wakes the receive thread for anything else while the mark holds: leave
+            // the ring as it is (no write to the word the peer reads after each frame).
             _releasesLeftMarked++;
             LetGoOfRole();
             if (Volatile.Read(ref _callsSent) != sent && TryTakeFreeRole(Environment.CurrentManagedThreadId))
@@ -510,6 +525,7 @@ internal sealed partial class ShmChannel
     /// <summary>The receive thread found the role taken by a caller: state (B).</summary>
     private void WaitForRoleRelease()
     {
+        _roleWaits++;
         Volatile.Write(ref _rtBlocked, 1);
         Interlocked.MemoryBarrier();
         int owner = Volatile.Read(ref _roleOwner);

@@ -21,4 +21,9 @@ public interface IReplyWait
     /// <summary>Blocks until <see cref="WaitOver"/> or <paramref name="deadline"/> (an <see cref="Environment.TickCount64"/>
     /// value, or <see cref="long.MaxValue"/>) passes; false when the deadline passed first.</summary>
     bool Wait(long deadline);
+
+    /// <summary>The wait ended only for a call nested in this one, which the waiting thread runs now; then it waits for
+    /// this call again, on the same connection. A transport may then let the connection's receiving go without arranging
+    /// for anybody else to read this call's reply.</summary>
+    bool WaitsAgain => false;
 }

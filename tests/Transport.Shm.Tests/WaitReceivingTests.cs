@@ -7,7 +7,8 @@ namespace XCall.Transport.Shm.Tests;
 /// <summary>
 /// <see cref="FrameChannel.WaitReceiving"/> over shared memory: a thread waiting for a condition that any frame may
 /// end reads the ring itself, handles the frames there, keeps the peer from waking the receive thread meanwhile,
-/// and gives the reading back when its wait ends.
+/// and gives the reading back when its wait ends. Also a caller's <see cref="FrameChannel.WaitForReply"/> that
+/// ends for a call nested in its own and begins again.
 /// </summary>
 [Collection(nameof(CoreDemandCollection))]
 public sealed class WaitReceivingTests : IDisposable
@@ -28,10 +29,7 @@ public sealed class WaitReceivingTests : IDisposable
         // Busy-spinning waits never sleep on the ring (a sleeping waiter is woken by the peer, as is right): so
         // whatever the scheduling, a frame that woke anybody woke the receive thread, which the count shows. The
         // receive thread, spinning too, sleeps once a waiter asks it for the ring (cores forced free, so it asks).
-        CoreDemand.ForceOversubscribed(false);
-        using Pair pair = await Pair.StartAsync(_dir, "wr-own", ShmIdleStrategy.BusySpin);
-        var never = new FrameCount(1);
-        WaitUntil(() => pair.Server.WaitReceiving(never, Environment.TickCount64 + 10) || pair.Server.ReceiveThreadSleeps, "the server's receive thread sleeps on the ring");
+        using Pair pair = await BusySpinPairWithTheReceiveThreadAsleep("wr-own");
         int wakeSeq = pair.Server.ReceiveThreadWakeSeq;
         for (int i = 0; i < 20; i++)
         {
@@ -54,6 +52,49 @@ public sealed class WaitReceivingTests : IDisposable
             Assert.Equal(i, condition.LastValue);
             Assert.Equal(wakeSeq, pair.Server.ReceiveThreadWakeSeq); // the frame woke no receive thread
         }
+        Assert.True(pair.Server.ReceiveThreadSleeps);
+    }
+
+    [Fact]
+    public async Task A_caller_that_runs_a_call_nested_in_its_own_leaves_the_ring_marked_and_reads_its_reply_itself()
+    {
+        // A caller polling for its reply gets a call nested in its call, lets the ring go to run it, and then polls for
+        // its reply again. Its own call being the one answer owed, it leaves the ring marked "callers poll" (no re-arm):
+        // the reply, published while the caller ran the nested call, wakes nobody, and the caller reads it itself.
+        using Pair pair = await BusySpinPairWithTheReceiveThreadAsleep("wr-nested");
+        int wakeSeq = pair.Server.ReceiveThreadWakeSeq;
+        long marked = pair.Server.ReleasesLeftMarked;
+        var call = new CallWithNested(41);
+        pair.Handler.Expect(call);
+        using var ranNested = new ManualResetEventSlim();
+        using var replySent = new ManualResetEventSlim();
+        long deadline = Environment.TickCount64 + (long)Patience.TotalMilliseconds;
+        int waiter = 0;
+        bool firstWait = false;
+        bool secondWait = false;
+        var thread = new Thread(() =>
+        {
+            Volatile.Write(ref waiter, Environment.CurrentManagedThreadId);
+            Send(pair.Server, new FrameHeader(FrameKind.Call, 41, 1, 2), 0);
+            firstWait = pair.Server.WaitForReply(call, deadline); // ends for the nested call
+            call.RunNested();
+            ranNested.Set();
+            replySent.Wait(Patience);
+            secondWait = pair.Server.WaitForReply(call, deadline);
+        });
+        thread.Start();
+        WaitUntil(() => Volatile.Read(ref waiter) != 0 && pair.Server.RoleOwner == waiter, "the caller takes the ring");
+        Send(pair.Client, new FrameHeader(FrameKind.Call, 9, 3, 4, FrameFlags.Nested), 41);
+        Assert.True(ranNested.Wait(Patience), "the nested call ended the caller's wait");
+        Send(pair.Client, new FrameHeader(FrameKind.Reply, 41, 1, 2), 7);
+        replySent.Set();
+        Assert.True(thread.Join(Patience));
+        Assert.True(firstWait);
+        Assert.True(secondWait);
+        Assert.Equal(7, call.Reply);
+        Assert.Equal(waiter, call.ReplyReadOn);
+        Assert.Equal(wakeSeq, pair.Server.ReceiveThreadWakeSeq); // neither frame woke the receive thread
+        Assert.Equal(marked + 2, pair.Server.ReleasesLeftMarked); // after the nested call, and after the reply
         Assert.True(pair.Server.ReceiveThreadSleeps);
     }
 
@@ -94,9 +135,33 @@ public sealed class WaitReceivingTests : IDisposable
         Assert.Equal(Count, condition.Count);
     }
 
-    private static void SendOneWay(FrameChannel channel, int value)
+    /// <summary>
+    /// A pair whose waits busy-spin, so they never sleep on the ring (a sleeping waiter is woken by the peer, as is
+    /// right) and a frame that woke anybody woke the receive thread; that thread, spinning too, sleeps once a waiter
+    /// asks it for the ring (cores forced free, so it asks), which this waits for.
+    /// </summary>
+    private async Task<Pair> BusySpinPairWithTheReceiveThreadAsleep(string name)
     {
-        var writer = new MarshalWriter(channel.BeginFrame(new FrameHeader(FrameKind.OneWay, 0, 1, 2)));
+        CoreDemand.ForceOversubscribed(false);
+        Pair pair = await Pair.StartAsync(_dir, name, ShmIdleStrategy.BusySpin);
+        try
+        {
+            var never = new FrameCount(1);
+            WaitUntil(() => pair.Server.WaitReceiving(never, Environment.TickCount64 + 10) || pair.Server.ReceiveThreadSleeps, "the server's receive thread sleeps on the ring");
+            return pair;
+        }
+        catch
+        {
+            pair.Dispose();
+            throw;
+        }
+    }
+
+    private static void SendOneWay(FrameChannel channel, int value) => Send(channel, new FrameHeader(FrameKind.OneWay, 0, 1, 2), value);
+
+    private static void Send(FrameChannel channel, FrameHeader header, int value)
+    {
+        var writer = new MarshalWriter(channel.BeginFrame(header));
         writer.Write(value);
         writer.Flush();
         channel.CommitFrame();
@@ -157,20 +222,69 @@ public sealed class WaitReceivingTests : IDisposable
         }
     }
 
-    /// <summary>Hands each one-way frame's value to the condition expected now.</summary>
+    /// <summary>A sync call's wait as a caller's is: over when its reply came or a call nested in it waits for the caller's thread.</summary>
+    private sealed class CallWithNested(ulong callId) : IReplyWait
+    {
+        private int _nested;
+        private int _replied;
+
+        public ulong CallId => callId;
+
+        public int Reply { get; private set; } = -1;
+
+        public int ReplyReadOn { get; private set; }
+
+        public bool IsCompleted => Volatile.Read(ref _replied) != 0;
+
+        public bool WaitOver => IsCompleted || Volatile.Read(ref _nested) != 0;
+
+        public bool WaitsAgain => Volatile.Read(ref _nested) != 0 && !IsCompleted;
+
+        public bool IsNested => false;
+
+        public void Nested() => Volatile.Write(ref _nested, 1);
+
+        public void RunNested() => Volatile.Write(ref _nested, 0);
+
+        public void Answered(int value)
+        {
+            Reply = value;
+            ReplyReadOn = Environment.CurrentManagedThreadId;
+            Volatile.Write(ref _replied, 1);
+        }
+
+        public bool Wait(long deadline) => SpinWait.SpinUntil(() => WaitOver, TimeSpan.FromMilliseconds(Math.Max(0, deadline - Environment.TickCount64)));
+    }
+
+    /// <summary>Hands each one-way frame's value to the condition expected now; a nested call or a reply to the call expected.</summary>
     private sealed class CountingHandler : IFrameHandler
     {
         private FrameCount? _condition;
+        private CallWithNested? _call;
 
         public MarshalLimits Limits => MarshalLimits.Default;
 
         public void Expect(FrameCount condition) => Volatile.Write(ref _condition, condition);
+
+        public void Expect(CallWithNested call) => Volatile.Write(ref _call, call);
 
         public void OnFrame(in FrameHeader header, ref MarshalReader payload)
         {
             if (header.Kind == FrameKind.OneWay)
             {
                 Volatile.Read(ref _condition)?.Handle(payload.Read<int>());
+            }
+            else if (Volatile.Read(ref _call) is { } call)
+            {
+                int value = payload.Read<int>();
+                if (header.Kind == FrameKind.Call && (header.Flags & FrameFlags.Nested) != 0 && (ulong)value == call.CallId)
+                {
+                    call.Nested();
+                }
+                else if (header.Kind == FrameKind.Reply && header.CallId == call.CallId)
+                {
+                    call.Answered(value);
+                }
             }
         }
 

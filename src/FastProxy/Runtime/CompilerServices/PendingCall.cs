@@ -145,6 +145,9 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
 
     bool IReplyWait.Wait(long deadline) => Wait(deadline);
 
+    // A sync caller takes the nested call and runs it, then waits again (XCallConnection.SendAndWait); an async call is never offered one.
+    bool IReplyWait.WaitsAgain => Volatile.Read(ref _nested) is not null && !IsCompleted;
+
     /// <summary>True when a waiter stops waiting: the call completed, or a call nested in it waits to run on the caller's thread.</summary>
     internal bool WaitOver => Volatile.Read(ref _state) == Done || Volatile.Read(ref _nested) is not null;
 
