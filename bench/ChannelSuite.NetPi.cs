@@ -158,7 +158,8 @@ internal static partial class ChannelSuite
         // Every dart in chunks, then one stop mark (0) per rank: a rank stops at the first mark it reads.
         static async Task Feed(IChannelOut<long> bag, long darts, int size)
         {
-            long chunk = Math.Max(1, darts / (PiChunksPerRank * (long)size));
+            long chunks = PiChunksPerRank * (long)size;
+            long chunk = Math.Max(1, (darts + chunks - 1) / chunks); // rounded up: at most `chunks` chunks, which the bag holds
             for (long left = darts; left > 0; left -= chunk)
             {
                 await bag.WriteAsync(Math.Min(chunk, left));

@@ -35,6 +35,7 @@ internal static class ProfileLoop
             var sink = new CallSink();
             var tasks = new Task<int>[Batch];
             var valueTasks = new ValueTask<int>[Batch];
+            ShmCounters? counters = form is "int" or "callback" or "threads" ? ShmCounters.Of(cost.Connection) : null;
             long allocated = GC.GetTotalAllocatedBytes(precise: true);
             var clock = Stopwatch.StartNew();
             long calls = 0;
@@ -94,11 +95,9 @@ internal static class ProfileLoop
                 ? string.Create(CultureInfo.InvariantCulture, $", {connection.Completions.Completed * 100.0 / calls:0}% completed by drainers in {connection.Completions.Runs:N0} runs")
                 : "";
             Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{form} over {transport}: {calls:N0} calls, {ns:0.0} ns per call, {1e3 / ns:0.00} M calls/s, {bytes:0.0} B allocated per call{drains}"));
-            object? channel = cost.Connection?.Channel;
-            channel = channel?.GetType().GetField("_inner", System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Instance)?.GetValue(channel) ?? channel;
-            if (channel is XCall.Transport.Shm.ShmChannel shm)
+            if (counters is not null)
             {
-                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"per 1,000 calls on the int/callback connection: caller sleeps on the ring {shm.LeaderSleeps * 1e3 / calls:0.0}, receive thread wake-ups {shm.ReceiveThreadWakeSeq * 1e3 / calls:0.0}, role waits {shm.RoleWaits * 1e3 / calls:0.0}, hand-over asks {shm.HandOverAsks * 1e3 / calls:0.0}, releases left marked {shm.ReleasesLeftMarked * 1e3 / calls:0.0}"));
+                Console.WriteLine(counters.PerThousand(calls));
             }
         }
         finally
@@ -135,4 +134,41 @@ internal static class ProfileLoop
         }
         return calls;
     }
+}
+
+/// <summary>
+/// The client's counters of its shm connection (how its receiving changed hands) over the loop: taken at the start,
+/// printed per 1,000 calls at the end. Diagnostics: the connection's channel is found through its reconnecting
+/// wrapper's private field, so a renamed field prints "n/a" instead of failing the loop.
+/// </summary>
+internal sealed class ShmCounters
+{
+    private readonly XCall.Transport.Shm.ShmChannel? _shm;
+    private readonly long[] _start;
+
+    private ShmCounters(XCall.Transport.Shm.ShmChannel? shm)
+    {
+        _shm = shm;
+        _start = Read();
+    }
+
+    public static ShmCounters Of(XCall.Runtime.XCallConnection? connection)
+    {
+        object? channel = connection?.Channel;
+        object? inner = channel?.GetType().GetField("_inner", System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Instance)?.GetValue(channel);
+        return new ShmCounters((inner ?? channel) as XCall.Transport.Shm.ShmChannel);
+    }
+
+    public string PerThousand(long calls)
+    {
+        if (_shm is null)
+        {
+            return "per 1,000 calls on the int/callback connection: n/a (not an shm channel, or its wrapper changed)";
+        }
+        long[] now = Read();
+        double Per(int i) => (now[i] - _start[i]) * 1e3 / calls;
+        return string.Create(CultureInfo.InvariantCulture, $"per 1,000 calls on the int/callback connection: caller sleeps on the ring {Per(0):0.0}, receive thread wake-ups {Per(1):0.0}, role waits {Per(2):0.0}, hand-over asks {Per(3):0.0}, releases left marked {Per(4):0.0}");
+    }
+
+    private long[] Read() => _shm is null ? new long[5] : [_shm.LeaderSleeps, _shm.ReceiveThreadWakeSeq, _shm.RoleWaits, _shm.HandOverAsks, _shm.ReleasesLeftMarked];
 }

@@ -41,9 +41,10 @@ namespace XCall.Transport.Shm;
 // hello this side sent has its answer read (_callsSent = RingReader.Answers) and the mark still holds leaves the
 // ring so: no answer is owed, and anything else wakes the receive thread. So does a caller that lets go only to run
 // a call nested in its own (IReplyWait.WaitsAgain) when its own call is the one answer owed: it polls for that answer
-// again once the nested call returns (finding the role taken, it waits for whoever polls, who reads the answer too).
-// Otherwise the answer would come while the ring was re-armed and wake the receive thread, which then takes the
-// role the caller is about to ask back: a callback paid that on every call. A call that goes out meanwhile is seen
+// again once the nested call returns (or, finding the role taken, asks for it or waits for whoever polls).
+// Re-arming there would cost each callback a write to the word the peer reads, and now and then an answer that wakes
+// the receive thread, which then holds the role the caller asks back. A caller whose call ends while it runs the nested
+// call (a cancel) does not poll again: its next wait, finding the call over, re-arms the ring (RearmIfLeftOwing). A call that goes out meanwhile is seen
 // by one of two checks: its caller takes the role afterwards (sync calls, and async calls that poll), or the
 // releaser, after letting go (a full fence), reads _callsSent again and then takes the role and re-arms; the
 // sender counts the call before its frame's publish (a full fence) and reads the role after, so one of them sees
@@ -84,7 +85,7 @@ internal sealed partial class ShmChannel
     /// <summary>Tests: the managed thread id of the thread that reads the incoming ring (0: nobody).</summary>
     internal int RoleOwner => Volatile.Read(ref _roleOwner);
 
-    /// <summary>Diagnostics: how many times the receive thread found the role taken by a caller and waited for it (state B).</summary>
+    /// <summary>Diagnostics: how many times the receive thread found the role taken and went to wait for it (state B, and at close).</summary>
     internal long RoleWaits => Volatile.Read(ref _roleWaits);
 
     /// <summary>Diagnostics: how many times a caller asked the receive thread to hand the role over.</summary>
@@ -119,6 +120,7 @@ internal sealed partial class ShmChannel
     {
         if (call.WaitOver)
         {
+            RearmIfLeftOwing();
             return true;
         }
         if (RunsDetached)
@@ -351,6 +353,21 @@ internal sealed partial class ShmChannel
             return;
         }
         RearmAndLetGo(handler); // re-arms only while the receive thread sleeps and the channel runs
+    }
+
+    /// <summary>
+    /// A caller that let the role go to run a call nested in its own, leaving the ring marked while its answer was owed,
+    /// may find its call ended meanwhile (cancelled, failed) and not poll again: then the ring must not stay marked, or
+    /// what the peer still sends for that call (another nested call, the answer) wakes nobody. When the ring is marked,
+    /// the receive thread sleeps and an answer is owed, the role is taken (if free) and given back re-armed.
+    /// </summary>
+    private void RearmIfLeftOwing()
+    {
+        if (Volatile.Read(ref _rtSleeping) != 0 && _inSignal.IsMarkedCallerPolls && Volatile.Read(ref _callsSent) != _reader.Answers
+            && Volatile.Read(ref _handler) is { } handler && Volatile.Read(ref _stopping) == 0 && TryTakeFreeRole(Environment.CurrentManagedThreadId))
+        {
+            ReleaseRole(handler); // an answer is owed: re-arms
+        }
     }
 
     /// <summary>The holder of the role re-arms the ring for the sleeping receive thread, handles what slipped in,

@@ -23,7 +23,8 @@ public interface IReplyWait
     bool Wait(long deadline);
 
     /// <summary>The wait ended only for a call nested in this one, which the waiting thread runs now; then it waits for
-    /// this call again, on the same connection. A transport may then let the connection's receiving go without arranging
-    /// for anybody else to read this call's reply.</summary>
+    /// this call again, on the same connection, unless the call ended meanwhile (a cancel): then its next wait finds
+    /// <see cref="WaitOver"/> at once. A transport may let the connection's receiving go without arranging for anybody
+    /// else to read this call's reply, as long as that next wait puts back what it left.</summary>
     bool WaitsAgain => false;
 }

@@ -68,34 +68,43 @@ public sealed class WaitReceivingTests : IDisposable
         pair.Handler.Expect(call);
         using var ranNested = new ManualResetEventSlim();
         using var replySent = new ManualResetEventSlim();
-        long deadline = Environment.TickCount64 + (long)Patience.TotalMilliseconds;
-        int waiter = 0;
-        bool firstWait = false;
-        bool secondWait = false;
-        var thread = new Thread(() =>
+        using var caller = Caller.Start(pair, call, () =>
         {
-            Volatile.Write(ref waiter, Environment.CurrentManagedThreadId);
-            Send(pair.Server, new FrameHeader(FrameKind.Call, 41, 1, 2), 0);
-            firstWait = pair.Server.WaitForReply(call, deadline); // ends for the nested call
-            call.RunNested();
             ranNested.Set();
             replySent.Wait(Patience);
-            secondWait = pair.Server.WaitForReply(call, deadline);
         });
-        thread.Start();
-        WaitUntil(() => Volatile.Read(ref waiter) != 0 && pair.Server.RoleOwner == waiter, "the caller takes the ring");
-        Send(pair.Client, new FrameHeader(FrameKind.Call, 9, 3, 4, FrameFlags.Nested), 41);
         Assert.True(ranNested.Wait(Patience), "the nested call ended the caller's wait");
         Send(pair.Client, new FrameHeader(FrameKind.Reply, 41, 1, 2), 7);
         replySent.Set();
-        Assert.True(thread.Join(Patience));
-        Assert.True(firstWait);
-        Assert.True(secondWait);
+        caller.Joined();
         Assert.Equal(7, call.Reply);
-        Assert.Equal(waiter, call.ReplyReadOn);
+        Assert.Equal(caller.Waiter, call.ReplyReadOn);
         Assert.Equal(wakeSeq, pair.Server.ReceiveThreadWakeSeq); // neither frame woke the receive thread
         Assert.Equal(marked + 2, pair.Server.ReleasesLeftMarked); // after the nested call, and after the reply
         Assert.True(pair.Server.ReceiveThreadSleeps);
+    }
+
+    [Fact]
+    public async Task A_caller_whose_call_ends_while_it_runs_the_nested_call_re_arms_the_ring_for_what_follows()
+    {
+        // As above, but a cancel ends the call while the caller runs the nested call: the caller does not poll for an
+        // answer again, so its next wait, finding the call over, re-arms the ring; what the peer still sends for the
+        // call (here a second nested call) then wakes the receive thread, which reads it.
+        using Pair pair = await BusySpinPairWithTheReceiveThreadAsleep("wr-cancel");
+        int wakeSeq = pair.Server.ReceiveThreadWakeSeq;
+        var call = new CallWithNested(43);
+        pair.Handler.Expect(call);
+        int waiter;
+        using (var caller = Caller.Start(pair, call, call.Cancel)) // the second wait is over at once
+        {
+            caller.Joined();
+            waiter = caller.Waiter;
+        }
+        Assert.Equal(wakeSeq, pair.Server.ReceiveThreadWakeSeq);
+        Send(pair.Client, new FrameHeader(FrameKind.Call, 11, 3, 4, FrameFlags.Nested), 43);
+        WaitUntil(() => call.NestedCalls == 2, "the second nested call is read");
+        Assert.NotEqual(waiter, call.LastNestedOn);
+        Assert.NotEqual(wakeSeq, pair.Server.ReceiveThreadWakeSeq); // it woke the receive thread
     }
 
     [Fact]
@@ -155,6 +164,63 @@ public sealed class WaitReceivingTests : IDisposable
             pair.Dispose();
             throw;
         }
+    }
+
+    /// <summary>
+    /// The calling side of the nested-call tests, on a background thread of its own: it sends the call, waits for its
+    /// reply (the peer's nested call, sent once the caller polls, ends that wait), runs the nested call, does what the
+    /// test says, and waits again. <see cref="Joined"/> checks both waits ended in time and nothing was thrown.
+    /// </summary>
+    private sealed class Caller : IDisposable
+    {
+        private readonly Thread _thread;
+        private int _waiter;
+        private bool _firstWait;
+        private bool _secondWait;
+        private Exception? _thrown;
+
+        private Caller(Pair pair, CallWithNested call, Action between)
+        {
+            long deadline = Environment.TickCount64 + (long)Patience.TotalMilliseconds;
+            _thread = new Thread(() =>
+            {
+                try
+                {
+                    Volatile.Write(ref _waiter, Environment.CurrentManagedThreadId);
+                    Send(pair.Server, new FrameHeader(FrameKind.Call, call.CallId, 1, 2), 0);
+                    _firstWait = pair.Server.WaitForReply(call, deadline);
+                    call.RunNested();
+                    between();
+                    _secondWait = pair.Server.WaitForReply(call, deadline);
+                }
+                catch (Exception e)
+                {
+                    Volatile.Write(ref _thrown, e);
+                }
+            })
+            { IsBackground = true };
+        }
+
+        public int Waiter => Volatile.Read(ref _waiter);
+
+        public static Caller Start(Pair pair, CallWithNested call, Action between)
+        {
+            var caller = new Caller(pair, call, between);
+            caller._thread.Start();
+            WaitUntil(() => caller.Waiter != 0 && pair.Server.RoleOwner == caller.Waiter, "the caller takes the ring");
+            Send(pair.Client, new FrameHeader(FrameKind.Call, 9, 3, 4, FrameFlags.Nested), (int)call.CallId);
+            return caller;
+        }
+
+        public void Joined()
+        {
+            Assert.True(_thread.Join(Patience));
+            Assert.Null(Volatile.Read(ref _thrown));
+            Assert.True(_firstWait, "the nested call ended the first wait");
+            Assert.True(_secondWait, "the second wait ended in time");
+        }
+
+        public void Dispose() => _thread.Join(Patience);
     }
 
     private static void SendOneWay(FrameChannel channel, int value) => Send(channel, new FrameHeader(FrameKind.OneWay, 0, 1, 2), value);
@@ -227,6 +293,7 @@ public sealed class WaitReceivingTests : IDisposable
     {
         private int _nested;
         private int _replied;
+        private int _nestedCalls;
 
         public ulong CallId => callId;
 
@@ -242,9 +309,21 @@ public sealed class WaitReceivingTests : IDisposable
 
         public bool IsNested => false;
 
-        public void Nested() => Volatile.Write(ref _nested, 1);
+        public int NestedCalls => Volatile.Read(ref _nestedCalls);
+
+        public int LastNestedOn { get; private set; }
+
+        public void Nested()
+        {
+            LastNestedOn = Environment.CurrentManagedThreadId;
+            Volatile.Write(ref _nested, 1);
+            Interlocked.Increment(ref _nestedCalls);
+        }
 
         public void RunNested() => Volatile.Write(ref _nested, 0);
+
+        /// <summary>Ends the call with no answer, as a cancel does.</summary>
+        public void Cancel() => Volatile.Write(ref _replied, 1);
 
         public void Answered(int value)
         {
