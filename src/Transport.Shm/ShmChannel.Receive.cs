@@ -43,13 +43,14 @@ namespace XCall.Transport.Shm;
 // a call nested in its own (IReplyWait.WaitsAgain) when its own call is the one answer owed: it polls for that answer
 // again once the nested call returns (or, finding the role taken, asks for it or waits for whoever polls).
 // Re-arming there would cost each callback a write to the word the peer reads, and now and then an answer that wakes
-// the receive thread, which then holds the role the caller asks back. A caller whose call ends while it runs the nested
-// call (a cancel) does not poll again: its next wait, finding the call over, re-arms the ring (RearmIfLeftOwing). A call that goes out meanwhile is seen
-// by one of two checks: its caller takes the role afterwards (sync calls, and async calls that poll), or the
-// releaser, after letting go (a full fence), reads _callsSent again and then takes the role and re-arms; the
-// sender counts the call before its frame's publish (a full fence) and reads the role after, so one of them sees
-// the other. A pipelined async call, whose caller reads no role, re-arms itself when it finds the role free and the
-// mark set (CommitFrameBatched). Calls a peer never answers only keep the mark from being left.
+// the receive thread, which then holds the role the caller asks back. A caller whose call ends while it runs the
+// nested call (a cancel) does not poll again: its next wait, finding the call over, re-arms the ring
+// (RearmIfLeftOwing). A call that goes out meanwhile is seen by one of two checks: its caller takes the role
+// afterwards (sync calls, and async calls that poll), or the releaser, after letting go (a full fence), reads
+// _callsSent again and then takes the role and re-arms; the sender counts the call before its frame's publish (a
+// full fence) and reads the role after, so one of them sees the other. A pipelined async call, whose caller reads no
+// role, re-arms itself when it finds the role free and the mark set (CommitFrameBatched). Calls a peer never answers
+// only keep the mark from being left.
 //
 // A wait for a condition that any frame may end (WaitReceiving: a message that a one-way call delivers) takes the role
 // the same way, but disarms the word instead of marking it: while it polls, the peer wakes nobody for any frame. It

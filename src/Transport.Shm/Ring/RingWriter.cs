@@ -169,8 +169,8 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
             // So the padding is woken for as the frame after it will be: not at all when the consumer's callers
             // mark the ring and poll for that frame (see ShmChannel.Receive.cs). Whoever is to read the frame then
             // reads the padding first: a caller that polls, one that lets go to run a nested call and polls again, or
-            // one that stops polling while it still owes an answer, which re-arms the ring and drains what is there. Woken unconditionally, the padding would wake
-            // the sleeping receive thread for nothing once a lap.
+            // one that stops polling while it still owes an answer, which re-arms the ring and drains what is there.
+            // Woken unconditionally, the padding would wake the sleeping receive thread for nothing once a lap.
             _signal.WakeConsumerIfSleeping(long.MaxValue, RingSignal.IsPolledFor(header));
             p = lapEnd;
             _tail = p;
