@@ -35,7 +35,7 @@ internal static class ProfileLoop
             var sink = new CallSink();
             var tasks = new Task<int>[Batch];
             var valueTasks = new ValueTask<int>[Batch];
-            ShmCounters? counters = form is "int" or "callback" or "threads" ? ShmCounters.Of(cost.Connection) : null;
+            ShmCounters? counters = transport == "shm" && form is "int" or "callback" or "threads" ? ShmCounters.Of(cost.Connection) : null;
             long allocated = GC.GetTotalAllocatedBytes(precise: true);
             var clock = Stopwatch.StartNew();
             long calls = 0;
