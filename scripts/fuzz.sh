@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Coverage-guided fuzzing of XCall's readers: SharpFuzz instruments the built assemblies and AFL++ drives
-# tests/Fuzz (XCall.Fuzz) with mutated inputs, starting from its generated seeds and the kept corpus.
+# Coverage-guided fuzzing of XCall's readers: SharpFuzz instruments the built assemblies and AFL++ drives the
+# harness of tests/Fuzz.Tests (XCall.Fuzz.Tests.dll run as a program, not under `dotnet test`) with mutated
+# inputs, starting from its generated seeds and the kept corpus.
 #
-#   scripts/fuzz.sh TARGET MINUTES    one target (marshal, args, frame, tcp, shm), or "all" for each in turn
+#   scripts/fuzz.sh TARGET MINUTES    one target (marshal, args, frame, tcp, shm, ring), or "all" for each in turn
 #   scripts/fuzz.sh list              the targets and what they read
 #
 # Needs afl-fuzz (Debian package afl++: scripts/install-peers.sh installs it). Every crash or hang found is
-# written to tests/Fuzz/corpus/TARGET/ as a .hex file: FuzzCorpusTests replays that folder in `dotnet test`,
+# written to tests/Fuzz.Tests/corpus/TARGET/ as a .hex file: FuzzCorpusTests replays that folder in `dotnet test`,
 # so commit it with the fix. Prints one summary line per target; exits 1 when any target found a crash or hang.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,9 +17,10 @@ export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
 work=${XCALL_FUZZ_WORK:-/tmp/xcall-fuzz}
 plain="$work/plain" # as built: lists targets, writes seeds, replays findings
 out="$work/bin"     # instrumented: runs only under afl-fuzz (its module initializers need AFL's shared memory)
+corpus=tests/Fuzz.Tests/corpus
 if [[ ${1:-} == list ]]; then
-    dotnet build tests/Fuzz -c Release -o "$plain" -v q -nologo >/dev/null
-    dotnet "$plain/XCall.Fuzz.dll" list
+    dotnet build tests/Fuzz.Tests -c Release -o "$plain" -v q -nologo >/dev/null
+    dotnet "$plain/XCall.Fuzz.Tests.dll" list
     exit 0
 fi
 if [[ $# -ne 2 || ! $2 =~ ^[0-9]+$ ]]; then
@@ -28,18 +30,19 @@ fi
 target=$1 minutes=$2
 command -v afl-fuzz >/dev/null || { echo "fuzz: afl-fuzz not found; install Debian's afl++ (scripts/install-peers.sh)" >&2; exit 2; }
 
-# Build, then instrument the readers. Not the harness nor XCall.FastProxy: the generated module initializers
-# run their code before SharpFuzz sets up the coverage map, and instrumented code crashes there.
+# Build, then instrument the readers, and only them: not the harness (XCall.Fuzz.Tests) nor XCall.FastProxy, whose
+# generated module initializers run their code before SharpFuzz sets up the coverage map (instrumented code crashes
+# there), and not the xunit and test SDK assemblies the harness's project carries for `dotnet test`.
 rm -rf "$out" "$plain"
 dotnet tool restore >/dev/null
-dotnet build tests/Fuzz -c Release -o "$plain" -v q -nologo >/dev/null
+dotnet build tests/Fuzz.Tests -c Release -o "$plain" -v q -nologo >/dev/null
 cp -r "$plain" "$out"
 for dll in XCall.Marshal XCall.Transport XCall.Transport.Tcp XCall.Transport.Shm; do
     dotnet sharpfuzz "$out/$dll.dll" >/dev/null
 done
 
 if [[ $target == all ]]; then
-    targets=$(dotnet "$plain/XCall.Fuzz.dll" list | awk '{print $1}')
+    targets=$(dotnet "$plain/XCall.Fuzz.Tests.dll" list | awk '{print $1}')
 else
     targets=$target
 fi
@@ -49,15 +52,15 @@ status=0
 for t in $targets; do
     seeds="$work/seeds"
     rm -rf "$seeds" "$work/findings-$t"
-    dotnet "$plain/XCall.Fuzz.dll" seeds "$seeds"
+    dotnet "$plain/XCall.Fuzz.Tests.dll" seeds "$seeds"
     # The kept corpus (crashes found before, hand-written cases) joins the generated seeds.
-    for hex in tests/Fuzz/corpus/"$t"/*.hex; do
+    for hex in "$corpus/$t"/*.hex; do
         [[ -e $hex ]] || continue
         tr -d ' \n\r\t' < "$hex" | xxd -r -p > "$seeds/$t/kept-$(basename "$hex" .hex)"
     done
     echo "fuzz $t: $minutes min, seeds $(ls "$seeds/$t" | wc -l)"
     afl-fuzz -i "$seeds/$t" -o "$work/findings-$t" -t 20000 -m none -V $((minutes * 60)) \
-        -- dotnet "$out/XCall.Fuzz.dll" "$t" > "$work/afl-$t.log" 2>&1 || {
+        -- dotnet "$out/XCall.Fuzz.Tests.dll" "$t" > "$work/afl-$t.log" 2>&1 || {
         echo "fuzz $t: afl-fuzz failed, see $work/afl-$t.log" >&2; tail -20 "$work/afl-$t.log" >&2; status=1; continue; }
 
     stats="$work/findings-$t/default/fuzzer_stats"
@@ -68,10 +71,10 @@ for t in $targets; do
             [[ -e $f ]] || continue
             found=$((found + 1))
             name="$kind-$(sha256sum "$f" | cut -c1-12)"
-            mkdir -p "tests/Fuzz/corpus/$t"
-            xxd -p "$f" > "tests/Fuzz/corpus/$t/$name.hex"
-            echo "fuzz $t: kept $kind input tests/Fuzz/corpus/$t/$name.hex; replay:"
-            dotnet "$plain/XCall.Fuzz.dll" run "$t" "tests/Fuzz/corpus/$t/$name.hex" | head -12 || true
+            mkdir -p "$corpus/$t"
+            xxd -p "$f" > "$corpus/$t/$name.hex"
+            echo "fuzz $t: kept $kind input $corpus/$t/$name.hex; replay:"
+            dotnet "$plain/XCall.Fuzz.Tests.dll" run "$t" "$corpus/$t/$name.hex" | head -12 || true
         done
     done
     verdict=PASS

@@ -3,8 +3,8 @@ using System.Reflection;
 namespace XCall.Fuzz.Tests;
 
 /// <summary>
-/// The fuzz targets of tests/Fuzz run in `dotnet test`: every generated seed is accepted (so the seeds reach
-/// past the checks), every input kept in tests/Fuzz/corpus (crashes and hangs scripts/fuzz.sh found, and
+/// The fuzz targets of this project run in `dotnet test`: every generated seed is accepted (so the seeds reach
+/// past the checks), every input kept in tests/Fuzz.Tests/corpus (crashes and hangs scripts/fuzz.sh found, and
 /// hand-written edge cases) runs without failing, and a short in-process mutation run over the seeds finds
 /// nothing. The coverage-guided runs themselves are scripts/fuzz.sh's, outside CI.
 /// </summary>

@@ -3,7 +3,7 @@ using XCall.Marshal;
 using XCall.Runtime;
 using XCall.Transport;
 
-namespace XCall.Fuzz;
+namespace XCall.Fuzz.Tests;
 
 /// <summary>
 /// The frame handler and the generated argument readers behind it: a server connection (inline dispatch, so

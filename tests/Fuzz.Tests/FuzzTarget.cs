@@ -1,4 +1,4 @@
-namespace XCall.Fuzz;
+namespace XCall.Fuzz.Tests;
 
 /// <summary>Runs one input: returns normally when the reader accepted it or refused it the documented way.</summary>
 public delegate void FuzzInput(ReadOnlySpan<byte> input);

@@ -5,7 +5,7 @@ using XCall.Transport;
 using XCall.Transport.Shm;
 using XCall.Transport.Shm.Ring;
 
-namespace XCall.Fuzz;
+namespace XCall.Fuzz.Tests;
 
 /// <summary>
 /// Target "ring": the records a peer publishes in a shared-memory ring, read by the ring's consumer half

@@ -1,6 +1,6 @@
 using XCall.Marshal;
 
-namespace XCall.Fuzz;
+namespace XCall.Fuzz.Tests;
 
 #pragma warning disable CS8631 // StringMarshaller (IMarshaller<string?>) as a key marshaller.
 using StringIntDictionary = DictionaryMarshaller<string, StringMarshaller, int, UnmanagedMarshaller<int>>;

@@ -1,10 +1,11 @@
 using SharpFuzz;
-using XCall.Fuzz;
+using XCall.Fuzz.Tests;
 
-// XCall.Fuzz TARGET                 the AFL loop (started by afl-fuzz through scripts/fuzz.sh)
-// XCall.Fuzz seeds DIR              writes each target's seeds to DIR/TARGET/NAME
-// XCall.Fuzz run TARGET FILE...     runs each input once (FILE.hex: hex text); exit 1 on a failure
-// XCall.Fuzz list                   the targets and what they read
+// The fuzzing harness, run as `dotnet XCall.Fuzz.Tests.dll ...` (`dotnet test` runs FuzzCorpusTests instead):
+// XCall.Fuzz.Tests TARGET                 the AFL loop (started by afl-fuzz through scripts/fuzz.sh)
+// XCall.Fuzz.Tests seeds DIR              writes each target's seeds to DIR/TARGET/NAME
+// XCall.Fuzz.Tests run TARGET FILE...     runs each input once (FILE.hex: hex text); exit 1 on a failure
+// XCall.Fuzz.Tests list                   the targets and what they read
 switch (args)
 {
     case ["list"]:
@@ -52,6 +53,6 @@ switch (args)
         });
         return 0;
     default:
-        Console.Error.WriteLine("usage: XCall.Fuzz TARGET | seeds DIR | run TARGET FILE... | list");
+        Console.Error.WriteLine("usage: XCall.Fuzz.Tests TARGET | seeds DIR | run TARGET FILE... | list");
         return 2;
 }

@@ -3,7 +3,7 @@ using System.Runtime.InteropServices;
 using XCall.Marshal;
 using XCall.Transport;
 
-namespace XCall.Fuzz;
+namespace XCall.Fuzz.Tests;
 
 /// <summary>
 /// A frame channel with no thread of its own: a committed frame goes to <see cref="Sent"/> on the sending

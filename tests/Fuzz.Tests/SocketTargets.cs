@@ -7,7 +7,7 @@ using XCall.Transport;
 using XCall.Transport.Shm;
 using XCall.Transport.Tcp;
 
-namespace XCall.Fuzz;
+namespace XCall.Fuzz.Tests;
 
 /// <summary>
 /// Targets "tcp" and "shm": the bytes of one input sent by a raw client to a real listener in this process

@@ -1,4 +1,4 @@
-namespace XCall.Fuzz;
+namespace XCall.Fuzz.Tests;
 
 /// <summary>
 /// The contract the frame and argument targets call into: one method per kind of reader the generator
