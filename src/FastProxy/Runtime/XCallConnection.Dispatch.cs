@@ -27,6 +27,9 @@ public sealed partial class XCallConnection
     // Set once by BeginDrain, read by the receiving thread for every call.
     private volatile bool _draining;
 
+    // One QueuedCall kept for the next call queued (see QueuedCall); null while taken.
+    private QueuedCall? _spareQueuedCall;
+
     private const string DrainingRefusal = "the server is stopping: it finishes the calls it has and takes no new ones";
 
     /// <summary>Calls this connection received and has not answered yet: queued, running, or awaiting their task.</summary>
@@ -101,7 +104,7 @@ public sealed partial class XCallConnection
         byte[] buffer = BoundedArrayPool.Rent<byte>(Math.Max(length, 1));
         payload.ReadBlock(buffer.AsSpan(0, length));
         bool alone = !oneWay && Register(concurrentCall);
-        var queued = new QueuedCall(this, target, buffer, length, concurrentCall, Channel.LinkGeneration, payload.PeerMemory);
+        QueuedCall queued = QueuedCall.Rent(this, target, buffer, length, concurrentCall, Channel.LinkGeneration, payload.PeerMemory);
         if (parent is not null)
         {
             if (parent.OfferNested(parentCallId, queued))
@@ -113,6 +116,7 @@ public sealed partial class XCallConnection
                 // Nobody waits for it on a thread (an async call's callback, a call that ended, or a peer naming
                 // any call of ours): it needs the pool like any other call, and is refused like one.
                 int link = concurrentCall.Link;
+                queued.Return();
                 ReturnServerCall(concurrentCall);
                 BoundedArrayPool.Return(buffer);
                 Refuse(header, held, link);
@@ -506,10 +510,57 @@ public sealed partial class XCallConnection
         _serverCalls.Return(call);
     }
 
-    private sealed class QueuedCall(XCallConnection connection, ExposedObject target, byte[] buffer, int length, ServerCall call, int link, IPeerMemory? peerMemory) : IThreadPoolWorkItem
+    /// <summary>
+    /// A call's arguments and target on their way to the thread that runs it: a pool thread, or the caller waiting
+    /// for the call it is nested in. Each runs once; it copies what it carries and goes back to its connection's
+    /// spare before the call runs, so a callback (and a chain of them, one at a time) allocates none.
+    /// </summary>
+    private sealed class QueuedCall : IThreadPoolWorkItem
     {
+        private XCallConnection _connection = null!;
+        private ExposedObject _target = null!;
+        private byte[] _buffer = null!;
+        private int _length;
+        private ServerCall _call = null!;
+        private int _link;
+        private IPeerMemory? _peerMemory;
+
+        public static QueuedCall Rent(XCallConnection connection, ExposedObject target, byte[] buffer, int length, ServerCall call, int link, IPeerMemory? peerMemory)
+        {
+            QueuedCall queued = Interlocked.Exchange(ref connection._spareQueuedCall, null) ?? new QueuedCall();
+            queued._connection = connection;
+            queued._target = target;
+            queued._buffer = buffer;
+            queued._length = length;
+            queued._call = call;
+            queued._link = link;
+            queued._peerMemory = peerMemory;
+            return queued;
+        }
+
+        /// <summary>Gives it back unrun (the call was refused).</summary>
+        public void Return()
+        {
+            XCallConnection connection = _connection;
+            _connection = null!;
+            _target = null!;
+            _buffer = null!;
+            _call = null!;
+            _peerMemory = null;
+            Volatile.Write(ref connection._spareQueuedCall, this);
+        }
+
         public void Execute()
         {
+            XCallConnection connection = _connection;
+            ExposedObject target = _target;
+            byte[] buffer = _buffer;
+            int length = _length;
+            ServerCall call = _call;
+            int link = _link;
+            IPeerMemory? peerMemory = _peerMemory;
+            Return(); // nothing below reads this object, which the next queued call may take at once
+
             XCallConnection? outer = t_dispatching;
             ulong outerCallId = t_dispatchingCallId;
             t_dispatching = connection;
