@@ -29,8 +29,10 @@ internal static class CoreDemand
     private static int s_force; // tests: 1 oversubscribed, -1 not, 0 measured
 
     /// <summary>
-    /// True when, on average over the last samples, more threads were runnable than there are cores
-    /// (half a thread of slack, so that the spinners' own peer, just woken, does not count against them).
+    /// True when, on average over the last samples, more than one thread beyond the cores was runnable. A whole
+    /// thread of slack: a caller and its peer's receive thread can fill two cores with their spinning, and a thread
+    /// that passes through (a timer, a heartbeat, a pool thread) must not send them to sleep, which costs a wake-up
+    /// of tens of microseconds where the answer was a microsecond away; threads that keep wanting a core still do.
     /// </summary>
     public static bool Oversubscribed
     {
@@ -47,7 +49,7 @@ internal static class CoreDemand
             {
                 Sample();
             }
-            return Volatile.Read(ref s_runnableX4) > (4 * s_cores) + 2;
+            return Volatile.Read(ref s_runnableX4) > (4 * s_cores) + 4;
         }
     }
 
