@@ -16,10 +16,10 @@ namespace XCall.Transport.Shm;
 // then it gives the role back and blocks on the call.
 //
 // How long a wait spins before it sleeps is IdleSpinner's: a budget learned per site (_callerSpins for callers,
-// _receiveSpins for the receive thread), cut short, without yields, when more threads want the cores than there
-// are (CoreDemand): then the peer may be waiting for the very core a spinner holds. A caller does not ask for the
-// hand-over then either: the receive thread, asked, lets go and sleeps, and an asker that then waits for a core
-// leaves the ring unpolled; the receive thread reads its reply instead. Only when a thread sleeps changes, never
+// _receiveSpins for the receive thread), cut short, without yields, when more than one thread beyond the cores
+// wants them (CoreDemand.OversubscribedByAThread): then the peer may be waiting for the very core a spinner holds.
+// A caller does not ask for the hand-over then either: the receive thread, asked, lets go and sleeps, and an asker
+// that then waits for a core leaves the ring unpolled; the receive thread reads its reply instead. Only when a thread sleeps changes, never
 // who reads what: the wake-up protocol below is the same.
 //
 // The receive thread sleeps in two ways:
@@ -191,7 +191,7 @@ internal sealed partial class ShmChannel
             // or a nested call of a pool-dispatched call, which leaves the ring to the receive thread.
             return false;
         }
-        if (CoreDemand.Oversubscribed)
+        if (CoreDemand.OversubscribedByAThread)
         {
             // The receive thread lets go when asked, and sleeps: on oversubscribed cores the asker may not get the
             // role within its spin either, and then nobody polls. The receive thread reads the reply.

@@ -538,7 +538,7 @@ public sealed partial class XCallConnection
             return queued;
         }
 
-        /// <summary>Gives it back unrun (the call was refused).</summary>
+        /// <summary>Gives it back to its connection's spare: from <see cref="Execute"/> once its fields are copied, or unrun when the call is refused.</summary>
         public void Return()
         {
             XCallConnection connection = _connection;

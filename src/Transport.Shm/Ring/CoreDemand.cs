@@ -3,9 +3,11 @@ using Microsoft.Win32.SafeHandles;
 
 namespace XCall.Transport.Shm.Ring;
 
-// Design: how many threads want this machine's cores, for the waits that spin (IdleSpinner). Spinning pays only
-// while the thread that will end the wait (the peer's) has a core: when more threads are runnable than there are
-// cores, a spinning waiter may hold the very core its peer waits for, and a 1 µs reply becomes a time slice.
+// Design: how many threads want this machine's cores, for the waits that spin (IdleSpinner, the communicator's eager
+// inbox through CoreLoad). Spinning pays only while the thread that will end the wait (the peer's) has a core: when
+// more threads are runnable than there are cores, a spinning waiter may hold the very core its peer waits for, and a
+// 1 µs reply becomes a time slice. The transport's waits ask with a whole thread of slack (OversubscribedByAThread),
+// CoreLoad with half a thread (Oversubscribed).
 // - The figure is the kernel's count of runnable threads (the first number of /proc/loadavg's fourth field, counted
 //   when it is read; it includes the spinners themselves), smoothed over the last few samples, so one passing
 //   thread does not turn spinning off.
@@ -29,34 +31,44 @@ internal static class CoreDemand
     private static int s_force; // tests: 1 oversubscribed, -1 not, 0 measured
 
     /// <summary>
-    /// True when, on average over the last samples, more than one thread beyond the cores was runnable. A whole
-    /// thread of slack: a caller and its peer's receive thread can fill two cores with their spinning, and a thread
-    /// that passes through (a timer, a heartbeat, a pool thread) must not send them to sleep, which costs a wake-up
-    /// of tens of microseconds where the answer was a microsecond away; threads that keep wanting a core still do.
+    /// True when, on average over the last samples, more threads were runnable than there are cores (half a thread
+    /// of slack, so that a peer just woken does not count against the spinners). What <see cref="CoreLoad"/> answers
+    /// the layers that spin on shared memory of their own.
     /// </summary>
-    public static bool Oversubscribed
+    public static bool Oversubscribed => RunnableX4Beyond(2);
+
+    /// <summary>
+    /// True when, on average over the last samples, more than one thread beyond the cores was runnable: what the
+    /// transport's own waits ask. A whole thread of slack: a caller and its peer's receive thread can fill two cores
+    /// with their spinning, and a thread that passes through (a timer, a heartbeat, a pool thread) must not send them
+    /// to sleep, which costs a wake-up of tens of microseconds where the answer was a microsecond away; threads that
+    /// keep wanting a core still do.
+    /// </summary>
+    public static bool OversubscribedByAThread => RunnableX4Beyond(4);
+
+    private static bool RunnableX4Beyond(int slackX4)
     {
-        get
+        int force = Volatile.Read(ref s_force);
+        if (force != 0)
         {
-            int force = Volatile.Read(ref s_force);
-            if (force != 0)
-            {
-                return force > 0;
-            }
-            long now = Environment.TickCount64;
-            long next = Volatile.Read(ref s_nextSampleAt);
-            if (now >= next && s_loadavg is not null && Interlocked.CompareExchange(ref s_nextSampleAt, now + SampleIntervalMs, next) == next)
-            {
-                Sample();
-            }
-            return Volatile.Read(ref s_runnableX4) > (4 * s_cores) + 4;
+            return force > 0;
         }
+        long now = Environment.TickCount64;
+        long next = Volatile.Read(ref s_nextSampleAt);
+        if (now >= next && s_loadavg is not null && Interlocked.CompareExchange(ref s_nextSampleAt, now + SampleIntervalMs, next) == next)
+        {
+            Sample();
+        }
+        return Volatile.Read(ref s_runnableX4) > (4 * s_cores) + slackX4;
     }
 
     /// <summary>The smoothed count of runnable threads (tests and diagnostics).</summary>
     public static double Runnable => Volatile.Read(ref s_runnableX4) / 4.0;
 
-    /// <summary>Tests: makes <see cref="Oversubscribed"/> answer <paramref name="value"/>, or measure again (null).</summary>
+    /// <summary>
+    /// Tests: makes <see cref="Oversubscribed"/> and <see cref="OversubscribedByAThread"/> answer
+    /// <paramref name="value"/>, or measure again (null).
+    /// </summary>
     internal static void ForceOversubscribed(bool? value) => Volatile.Write(ref s_force, value switch { true => 1, false => -1, null => 0 });
 
     private static void Sample()
