@@ -19,8 +19,8 @@ namespace XCall.Transport.Shm;
 // _receiveSpins for the receive thread), cut short, without yields, when more than one thread beyond the cores
 // wants them (CoreDemand.OversubscribedByAThread): then the peer may be waiting for the very core a spinner holds.
 // A caller does not ask for the hand-over then either: the receive thread, asked, lets go and sleeps, and an asker
-// that then waits for a core leaves the ring unpolled; the receive thread reads its reply instead. Only when a thread sleeps changes, never
-// who reads what: the wake-up protocol below is the same.
+// that then waits for a core leaves the ring unpolled; the receive thread reads its reply instead. Only when a
+// thread sleeps changes, never who reads what: the wake-up protocol below is the same.
 //
 // The receive thread sleeps in two ways:
 // (A) on the ring's futex, armed (the peer wakes it when it publishes), after releasing the role. It sets

@@ -10,7 +10,8 @@ namespace XCall.Transport.Shm.Ring;
 // - At turn ProbeTurn (or at the end of a shorter spin), a wait still without work asks CoreDemand whether more
 //   than one thread beyond the cores is runnable (OversubscribedByAThread). If so it stops at once, with no
 //   yields: its peer may be one of the threads waiting for a core (yields would hand each of them a time slice
-//   before it), and the caller's sleep costs one wake-up instead. A reply that comes within ProbeTurn turns never asks.
+//   before it), and the caller's sleep costs one wake-up instead. A reply that comes within ProbeTurn turns never
+//   asks.
 // - What a wait learns goes to its tuner: work found after n turns (Reset), or the whole budget spent (the turn
 //   that returns false); a wait cut short by CoreDemand teaches nothing.
 // - BusySpin never yields, sleeps or asks.
