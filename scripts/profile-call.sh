@@ -9,7 +9,9 @@
 #
 # JIT frames are named through perf maps (DOTNET_PerfMapEnabled=1) with W^X off (DOTNET_EnableWriteXorExecute=0),
 # or perf sees them as anonymous memory. A stage's figure is its samples / the sampling rate / the calls made in
-# the recorded window; on a loaded machine the spinning waits also count the time the peer had no core.
+# the recorded window; on a loaded machine the spinning waits also count the time the peer had no core. A side's
+# shares are taken of its own samples (perf report --percentage relative with --pid), so its stages add up to its
+# CPU time per call.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -62,7 +64,7 @@ printf '| side | stage | ns per call |\n|---|---|---:|\n'
 for side in client server; do
     pid=$([[ $side == client ]] && echo "$client" || echo "$server")
     n=$(samples "$pid")
-    perf report -i "$work/perf.data" -q --no-children --pid "$pid" --sort sym -g none 2>/dev/null | stages "$side" |
+    perf report -i "$work/perf.data" -q --no-children --percentage relative --pid "$pid" --sort sym -g none 2>/dev/null | stages "$side" |
         awk -F'\t' -v n="$n" -v rate="$rate" -v secs="$seconds" -v per="$ns_per_call" \
             '{ ns = ($3 / 100.0) * n / rate / (secs * 1e9 / per) * 1e9; printf "| %s | %s | %.1f |\n", $1, $2, ns }' | sort -t'|' -k4 -gr
 done
@@ -73,7 +75,7 @@ if [[ -n "${TOP:-}" ]]; then
         n=$(samples "$pid")
         echo
         echo "$side: busiest symbols, CPU ns per call"
-        perf report -i "$work/perf.data" -q --no-children --pid "$pid" --sort sym -g none 2>/dev/null | head -"$TOP" |
+        perf report -i "$work/perf.data" -q --no-children --percentage relative --pid "$pid" --sort sym -g none 2>/dev/null | head -"$TOP" |
             awk -v n="$n" -v rate="$rate" -v secs="$seconds" -v per="$ns_per_call" \
                 '{ pct = $1; sub(/%/, "", pct); $1 = ""; printf "%8.1f %s\n", pct / 100 * n / rate / (secs * 1e9 / per) * 1e9, substr($0, 1, 120) }'
     done
