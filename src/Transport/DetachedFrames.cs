@@ -31,6 +31,10 @@ namespace XCall.Transport;
 /// and the watch's list change under the watch's lock; a run marks itself and then reads _watched, the watch
 /// clears _watched, issues the process-wide barrier and then reads the mark (a Dekker pair, asymmetric as above),
 /// so a run never goes unwatched.
+///
+/// A run stuck on two looks is not taken when its thread waits for a core rather than for its work (where the kernel
+/// tells, see <see cref="WaitsForACore"/>): on busy cores a receive thread preempted in the middle of a short call
+/// would otherwise be replaced by a new thread, which waits for a core as well, a couple of times a second.
 /// </remarks>
 public sealed class DetachedFrames
 {
@@ -39,12 +43,15 @@ public sealed class DetachedFrames
     public const int MaxHandedOff = 16;
 
     private const int IdleTicks = 64; // looks without a run before the watch lets go of the channel
+    private const long LongWorkNs = 2_000_000; // CPU time in one run after which its work is long, however little of a core it gets
 
     [ThreadStatic]
     private static Runner? t_runner;
 
     private readonly Action _handOver;
     private readonly Func<bool> _isStopping;
+    private readonly Func<int, long> _cpuTime;
+    private readonly Func<int, bool?> _isRunnable;
     private int _stealable;
     private long _runSeq;
     private Runner? _runner;
@@ -54,6 +61,10 @@ public sealed class DetachedFrames
     private int _watched;
     private long _watchSeq; // the watch's thread only
     private int _watchIdle; // the watch's thread only
+    private int _lookTid; // the watch's thread only: the kernel id of the thread whose run the last look saw (0: none)
+    private long _lookCpuNs; // the watch's thread only: that thread's CPU time at the last look
+    private long _lookTime; // the watch's thread only: when (Stopwatch timestamp)
+    private long _runCpuNs; // the watch's thread only: that thread's CPU time when the look first saw the run
 
     /// <summary>
     /// Bookkeeping for one channel: <paramref name="handOver"/> (called on the watch's thread, never concurrently for
@@ -61,9 +72,18 @@ public sealed class DetachedFrames
     /// closes (a run is then handed over at the next look, so the close can finish).
     /// </summary>
     public DetachedFrames(Action handOver, Func<bool> isStopping)
+        : this(handOver, isStopping, OsThreads.CpuTime, OsThreads.IsRunnable)
+    {
+    }
+
+    /// <summary>Tests: what the kernel says of a thread (by kernel id) comes from <paramref name="cpuTime"/> (ns, -1:
+    /// unknown) and <paramref name="isRunnable"/> (null: unknown).</summary>
+    internal DetachedFrames(Action handOver, Func<bool> isStopping, Func<int, long> cpuTime, Func<int, bool?> isRunnable)
     {
         _handOver = handOver;
         _isStopping = isStopping;
+        _cpuTime = cpuTime;
+        _isRunnable = isRunnable;
     }
 
     private static Runner Me => t_runner ??= new Runner(Environment.CurrentManagedThreadId);
@@ -184,7 +204,8 @@ public sealed class DetachedFrames
         bool stopping = _isStopping();
         bool moved = seq != _watchSeq;
         _watchSeq = seq;
-        if (runner != 0 && (!moved || stopping) && TrySteal(runner, seq))
+        bool waitsForACore = runner != 0 && WaitsForACore(runner, stuck: !moved);
+        if (runner != 0 && (!moved || stopping) && (stopping || !waitsForACore) && TrySteal(runner, seq))
         {
             Interlocked.Increment(ref _handedOff);
             Interlocked.Increment(ref _handOvers);
@@ -212,11 +233,46 @@ public sealed class DetachedFrames
         return true;
     }
 
+    /// <summary>
+    /// Samples the CPU time of run <paramref name="runner"/>'s thread; for a run <paramref name="stuck"/> since the
+    /// last look, true when that thread is runnable and yet ran at most half the time between the looks and less
+    /// than <see cref="LongWorkNs"/> since the run was first seen: it was preempted, and its work may be short.
+    /// False (hand over) when the thread ran (its work is long), sleeps or waits on something (its work blocks),
+    /// or the kernel cannot tell.
+    /// </summary>
+    private bool WaitsForACore(int runner, bool stuck)
+    {
+        Runner? owner = Volatile.Read(ref _runner);
+        int tid = owner is not null && owner.Id == runner ? owner.OsThreadId : 0;
+        long now = System.Diagnostics.Stopwatch.GetTimestamp();
+        long cpuNs = tid == 0 ? -1 : _cpuTime(tid);
+        if (cpuNs < 0)
+        {
+            _lookTid = 0;
+            return false;
+        }
+        bool sampledBefore = stuck && tid == _lookTid;
+        long ranNs = cpuNs - _lookCpuNs;
+        long betweenNs = (long)System.Diagnostics.Stopwatch.GetElapsedTime(_lookTime, now).TotalNanoseconds;
+        if (!sampledBefore)
+        {
+            _runCpuNs = cpuNs;
+        }
+        _lookTid = tid;
+        _lookCpuNs = cpuNs;
+        _lookTime = now;
+        return sampledBefore
+            && ranNs * 2 <= betweenNs
+            && cpuNs - _runCpuNs < LongWorkNs
+            && _isRunnable(tid) == true;
+    }
+
     /// <summary>A thread that runs detached frames' work: its depth of runs, and the word that announces its changes
     /// of a channel's mark (see the design notes).</summary>
     private sealed class Runner(int id)
     {
         public readonly int Id = id;
+        public readonly int OsThreadId = OsThreads.CurrentId(); // made on its own thread (see Me)
         public int Depth;
         public int InTransition;
     }

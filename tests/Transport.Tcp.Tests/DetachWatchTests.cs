@@ -5,7 +5,8 @@ namespace XCall.Transport.Tcp.Tests;
 
 /// <summary>
 /// The process-wide detach watch (<see cref="DetachedFrames"/>): a run of detached work that pauses to receive for
-/// longer than the watch stays interested, then resumes and gets stuck, is still handed over.
+/// longer than the watch stays interested, then resumes and gets stuck, is still handed over; a run whose thread waits
+/// for a core is not, until it runs or blocks.
 /// </summary>
 public sealed class DetachWatchTests
 {
@@ -104,5 +105,96 @@ public sealed class DetachWatchTests
         // Every steal is noticed once: by the next pause, or by the end of the last run.
         Assert.Equal(lost + (endedHolding ? 0 : 1), frames.HandOvers);
         Assert.Equal(frames.HandOvers, Volatile.Read(ref handOvers));
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void A_run_whose_thread_waits_for_a_core_is_handed_over_only_once_it_runs_long_or_blocks(bool blocks)
+    {
+        // What the kernel says of the run's thread comes from the test: runnable and not running (preempted) at first.
+        long cpuNs = 1_000_000;
+        bool runnable = true;
+        int handOvers = 0;
+        var frames = new DetachedFrames(() => handOvers++, () => false, _ => Volatile.Read(ref cpuNs), _ => Volatile.Read(ref runnable))
+        {
+            Watched = true, // the test's looks are the channel's only watch
+        };
+        using var begun = new ManualResetEventSlim();
+        using var release = new ManualResetEventSlim();
+        bool? heldAtEnd = null;
+        var run = new Thread(() =>
+        {
+            frames.Begin();
+            begun.Set();
+            release.Wait(s_generous);
+            heldAtEnd = frames.End();
+        });
+        run.Start();
+        Assert.True(begun.Wait(s_generous));
+        for (int look = 0; look < 50; look++)
+        {
+            frames.Tick(); // a run that never moves, its thread runnable with no CPU time used: never taken
+        }
+        Assert.Equal(0, frames.HandOvers);
+
+        if (blocks)
+        {
+            Volatile.Write(ref runnable, false); // it now sleeps on something: its work blocks
+        }
+        else
+        {
+            Volatile.Write(ref cpuNs, cpuNs + 3_000_000); // it got a core and spent 3 ms in the same run: its work is long
+        }
+        frames.Tick();
+        Assert.Equal(1, frames.HandOvers);
+        Assert.Equal(1, handOvers);
+        release.Set();
+        run.Join();
+        Assert.False(heldAtEnd, "the run still held the receiving after the watch took it");
+    }
+
+    [SkippableFact]
+    public void The_kernel_tells_a_thread_that_sleeps_from_one_that_runs_and_counts_its_CPU_time()
+    {
+        if (!OperatingSystem.IsLinux())
+        {
+            throw new SkipException("reads Linux's per-thread clocks and /proc/self/task; this is not Linux");
+        }
+        int me = OsThreads.CurrentId();
+        Assert.True(me > 0);
+        Assert.True(OsThreads.IsRunnable(me), "the thread asking is on a CPU, so runnable");
+        long before = OsThreads.CpuTime(me);
+        var spun = System.Diagnostics.Stopwatch.StartNew();
+        while (OsThreads.CpuTime(me) - before < 5_000_000 && spun.Elapsed < s_generous)
+        {
+            // Spins until the kernel counts 5 ms of this thread's CPU time.
+        }
+        Assert.True(OsThreads.CpuTime(me) - before >= 5_000_000, "5 ms of spinning not counted as CPU time in 30 s");
+
+        int sleeper = 0;
+        using var ready = new ManualResetEventSlim();
+        using var wake = new ManualResetEventSlim();
+        var thread = new Thread(() =>
+        {
+            Volatile.Write(ref sleeper, OsThreads.CurrentId());
+            ready.Set();
+            wake.Wait(s_generous);
+        });
+        thread.Start();
+        ready.Wait(s_generous);
+        // The thread blocks in the kernel soon after it signals; /proc says 'S' from then on.
+        var clock = System.Diagnostics.Stopwatch.StartNew();
+        while (OsThreads.IsRunnable(sleeper) != false && clock.Elapsed < s_generous)
+        {
+            Thread.Yield();
+        }
+        Assert.False(OsThreads.IsRunnable(sleeper), "a thread blocked on an event read as runnable for 30 s");
+        long asleep = OsThreads.CpuTime(sleeper);
+        Assert.True(asleep > 0);
+        wake.Set();
+        thread.Join();
+        Assert.Equal(-1, OsThreads.CpuTime(-5));
+        Assert.Null(OsThreads.IsRunnable(0));
     }
 }
