@@ -61,10 +61,11 @@ public sealed class DetachedFrames
     private int _watched;
     private long _watchSeq; // the watch's thread only
     private int _watchIdle; // the watch's thread only
-    private int _lookTid; // the watch's thread only: the kernel id of the thread whose run the last look saw (0: none)
-    private long _lookCpuNs; // the watch's thread only: that thread's CPU time at the last look
+    private long _stuckSeq; // the watch's thread only: the run count of the run the looks last found stuck
+    private int _stuckTid; // the watch's thread only: that run's thread (kernel id)
+    private long _runCpuNs; // the watch's thread only: that thread's CPU time at the run's first stuck look
+    private long _lookCpuNs; // the watch's thread only: its CPU time at the last stuck look
     private long _lookTime; // the watch's thread only: when (Stopwatch timestamp)
-    private long _runCpuNs; // the watch's thread only: that thread's CPU time when the look first saw the run
 
     /// <summary>
     /// Bookkeeping for one channel: <paramref name="handOver"/> (called on the watch's thread, never concurrently for
@@ -204,8 +205,7 @@ public sealed class DetachedFrames
         bool stopping = _isStopping();
         bool moved = seq != _watchSeq;
         _watchSeq = seq;
-        bool waitsForACore = runner != 0 && WaitsForACore(runner, stuck: !moved);
-        if (runner != 0 && (!moved || stopping) && (stopping || !waitsForACore) && TrySteal(runner, seq))
+        if (runner != 0 && (!moved || stopping) && (stopping || !WaitsForACore(runner, seq)) && TrySteal(runner, seq))
         {
             Interlocked.Increment(ref _handedOff);
             Interlocked.Increment(ref _handOvers);
@@ -234,37 +234,44 @@ public sealed class DetachedFrames
     }
 
     /// <summary>
-    /// Samples the CPU time of run <paramref name="runner"/>'s thread; for a run <paramref name="stuck"/> since the
-    /// last look, true when that thread is runnable and yet ran at most half the time between the looks and less
-    /// than <see cref="LongWorkNs"/> since the run was first seen: it was preempted, and its work may be short.
-    /// False (hand over) when the thread ran (its work is long), sleeps or waits on something (its work blocks),
-    /// or the kernel cannot tell.
+    /// For run <paramref name="runner"/> (count <paramref name="seq"/>), stuck since the last look: true when its thread
+    /// waits for a core rather than for its work. At the run's first stuck look, true when the thread is runnable (its
+    /// CPU time is noted, and the next look decides); at a later one, true when it is still runnable and yet ran at most
+    /// half the time between the looks and less than <see cref="LongWorkNs"/> since the first: it was preempted, and its
+    /// work may be short. False (hand over) when the thread sleeps or waits on something (its work blocks), ran (its
+    /// work is long), or the kernel cannot tell. Only stuck looks ask the kernel, so a look at a moving run costs nothing more.
     /// </summary>
-    private bool WaitsForACore(int runner, bool stuck)
+    private bool WaitsForACore(int runner, long seq)
     {
         Runner? owner = Volatile.Read(ref _runner);
         int tid = owner is not null && owner.Id == runner ? owner.OsThreadId : 0;
-        long now = System.Diagnostics.Stopwatch.GetTimestamp();
-        long cpuNs = tid == 0 ? -1 : _cpuTime(tid);
-        if (cpuNs < 0)
+        if (tid == 0)
         {
-            _lookTid = 0;
             return false;
         }
-        bool sampledBefore = stuck && tid == _lookTid;
+        long now = System.Diagnostics.Stopwatch.GetTimestamp();
+        bool first = seq != _stuckSeq || tid != _stuckTid;
+        if (first && _isRunnable(tid) != true)
+        {
+            return false;
+        }
+        long cpuNs = _cpuTime(tid);
+        if (cpuNs < 0)
+        {
+            return false;
+        }
         long ranNs = cpuNs - _lookCpuNs;
         long betweenNs = (long)System.Diagnostics.Stopwatch.GetElapsedTime(_lookTime, now).TotalNanoseconds;
-        if (!sampledBefore)
-        {
-            _runCpuNs = cpuNs;
-        }
-        _lookTid = tid;
         _lookCpuNs = cpuNs;
         _lookTime = now;
-        return sampledBefore
-            && ranNs * 2 <= betweenNs
-            && cpuNs - _runCpuNs < LongWorkNs
-            && _isRunnable(tid) == true;
+        if (first)
+        {
+            _stuckSeq = seq;
+            _stuckTid = tid;
+            _runCpuNs = cpuNs;
+            return true;
+        }
+        return ranNs * 2 <= betweenNs && cpuNs - _runCpuNs < LongWorkNs && _isRunnable(tid) == true;
     }
 
     /// <summary>A thread that runs detached frames' work: its depth of runs, and the word that announces its changes

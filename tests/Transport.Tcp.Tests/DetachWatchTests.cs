@@ -83,9 +83,11 @@ public sealed class DetachWatchTests
                 if ((i & 1023) == 0)
                 {
                     int seen = Volatile.Read(ref looks);
-                    while (Volatile.Read(ref looks) < seen + 3 && clock.Elapsed < s_generous)
+                    while (Volatile.Read(ref looks) < seen + 5 && clock.Elapsed < s_generous)
                     {
-                        Thread.Yield(); // stalled, marked: the watch sees the run not move and steals it
+                        // Stalled, marked, spinning without yielding: the watch sees the run not move while its thread
+                        // uses CPU time, and steals it (a thread that only waits for a core is not taken).
+                        Thread.SpinWait(10);
                     }
                 }
             }
