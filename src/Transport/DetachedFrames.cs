@@ -33,8 +33,8 @@ namespace XCall.Transport;
 /// so a run never goes unwatched.
 ///
 /// A run stuck on two looks is not taken when its thread waits for a core rather than for its work (where the kernel
-/// tells, see <see cref="WaitsForACore"/>): on busy cores a receive thread preempted in the middle of a short call
-/// would otherwise be replaced by a new thread, which waits for a core as well, a couple of times a second.
+/// tells, see <see cref="WaitsForACore"/>), for up to 20 ms: on busy cores a receive thread preempted in the middle
+/// of a short call would otherwise be replaced by a new thread, which waits for a core as well, about once a second.
 /// </remarks>
 public sealed class DetachedFrames
 {
@@ -43,7 +43,8 @@ public sealed class DetachedFrames
     public const int MaxHandedOff = 16;
 
     private const int IdleTicks = 64; // looks without a run before the watch lets go of the channel
-    private const long LongWorkNs = 2_000_000; // CPU time in one run after which its work is long, however little of a core it gets
+    private const long LongWorkNs = 2_000_000; // CPU time a stuck run's thread uses after which its work is long, however little of a core it gets
+    private const long StuckBoundNs = 20_000_000; // a run stuck this long is handed over even if its thread only waits for a core (another may be idle)
 
     [ThreadStatic]
     private static Runner? t_runner;
@@ -62,8 +63,8 @@ public sealed class DetachedFrames
     private long _watchSeq; // the watch's thread only
     private int _watchIdle; // the watch's thread only
     private long _stuckSeq; // the watch's thread only: the run count of the run the looks last found stuck
-    private int _stuckTid; // the watch's thread only: that run's thread (kernel id)
-    private long _runCpuNs; // the watch's thread only: that thread's CPU time at the run's first stuck look
+    private long _stuckSince; // the watch's thread only: when they first did (Stopwatch timestamp)
+    private long _runCpuNs; // the watch's thread only: its thread's CPU time then
     private long _lookCpuNs; // the watch's thread only: its CPU time at the last stuck look
     private long _lookTime; // the watch's thread only: when (Stopwatch timestamp)
 
@@ -236,10 +237,11 @@ public sealed class DetachedFrames
     /// <summary>
     /// For run <paramref name="runner"/> (count <paramref name="seq"/>), stuck since the last look: true when its thread
     /// waits for a core rather than for its work. At the run's first stuck look, true when the thread is runnable (its
-    /// CPU time is noted, and the next look decides); at a later one, true when it is still runnable and yet ran at most
-    /// half the time between the looks and less than <see cref="LongWorkNs"/> since the first: it was preempted, and its
-    /// work may be short. False (hand over) when the thread sleeps or waits on something (its work blocks), ran (its
-    /// work is long), or the kernel cannot tell. Only stuck looks ask the kernel, so a look at a moving run costs nothing more.
+    /// CPU time is noted); at each later one, true while it is still runnable and yet ran at most half the time since
+    /// the look before, less than <see cref="LongWorkNs"/> since the first stuck look, and the run has been stuck for
+    /// less than <see cref="StuckBoundNs"/>: it was preempted, and its work may be short. False (hand over) when the
+    /// thread sleeps or waits on something (its work blocks), ran (its work is long), or the kernel cannot tell. Only
+    /// stuck looks ask the kernel, so a look at a moving run costs nothing more.
     /// </summary>
     private bool WaitsForACore(int runner, long seq)
     {
@@ -249,29 +251,41 @@ public sealed class DetachedFrames
         {
             return false;
         }
-        long now = System.Diagnostics.Stopwatch.GetTimestamp();
-        bool first = seq != _stuckSeq || tid != _stuckTid;
-        if (first && _isRunnable(tid) != true)
+        try
         {
-            return false;
+            bool first = seq != _stuckSeq;
+            if (first && _isRunnable(tid) != true)
+            {
+                return false;
+            }
+            long cpuNs = _cpuTime(tid);
+            long now = System.Diagnostics.Stopwatch.GetTimestamp(); // beside the CPU clock: the /proc read above is in neither interval
+            if (cpuNs < 0)
+            {
+                return false;
+            }
+            if (first)
+            {
+                _stuckSeq = seq;
+                _stuckSince = now;
+                _runCpuNs = cpuNs;
+                _lookCpuNs = cpuNs;
+                _lookTime = now;
+                return true;
+            }
+            long ranNs = cpuNs - _lookCpuNs;
+            long betweenNs = (long)System.Diagnostics.Stopwatch.GetElapsedTime(_lookTime, now).TotalNanoseconds;
+            _lookCpuNs = cpuNs;
+            _lookTime = now;
+            return ranNs * 2 <= betweenNs
+                && cpuNs - _runCpuNs < LongWorkNs
+                && System.Diagnostics.Stopwatch.GetElapsedTime(_stuckSince, now).TotalNanoseconds < StuckBoundNs
+                && _isRunnable(tid) == true;
         }
-        long cpuNs = _cpuTime(tid);
-        if (cpuNs < 0)
+        catch (Exception)
         {
-            return false;
+            return false; // a probe that fails tells nothing: the run is handed over as if the kernel could not tell
         }
-        long ranNs = cpuNs - _lookCpuNs;
-        long betweenNs = (long)System.Diagnostics.Stopwatch.GetElapsedTime(_lookTime, now).TotalNanoseconds;
-        _lookCpuNs = cpuNs;
-        _lookTime = now;
-        if (first)
-        {
-            _stuckSeq = seq;
-            _stuckTid = tid;
-            _runCpuNs = cpuNs;
-            return true;
-        }
-        return ranNs * 2 <= betweenNs && cpuNs - _runCpuNs < LongWorkNs && _isRunnable(tid) == true;
     }
 
     /// <summary>A thread that runs detached frames' work: its depth of runs, and the word that announces its changes

@@ -3,23 +3,36 @@ using System.Runtime.InteropServices;
 namespace XCall.Transport;
 
 /// <summary>
-/// What the kernel says of one of this process's threads (Linux): its id, the CPU time it has used and whether it
-/// is runnable. Elsewhere, or when a call fails, every answer is "unknown" and callers keep their default.
+/// What the kernel says of one of this process's threads (64-bit Linux on x86-64 or arm64): its id, the CPU time it
+/// has used and whether it is runnable. Elsewhere, or when a call fails, every answer is "unknown" (id 0, time -1,
+/// state null) and callers keep their default.
 /// </summary>
 internal static unsafe partial class OsThreads
 {
     private const int ClockSchedPerThread = 6; // CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD_MASK in the kernel's clock id encoding
 
+    // gettid(2) through syscall(2): the libc wrapper is missing before glibc 2.30. -1: no thread ids here (and then no
+    // CPU clocks either: a timespec of two 64-bit words holds only on these 64-bit targets).
+    private static readonly long s_sysGetTid = OperatingSystem.IsLinux()
+        ? RuntimeInformation.ProcessArchitecture switch
+        {
+            Architecture.X64 => 186,
+            Architecture.Arm64 => 178,
+            _ => -1,
+        }
+        : -1;
+
     /// <summary>The calling thread's kernel id; 0 where it cannot be had.</summary>
     public static int CurrentId()
     {
-        if (!OperatingSystem.IsLinux())
+        if (s_sysGetTid < 0)
         {
             return 0;
         }
         try
         {
-            return GetTid();
+            long tid = Syscall(s_sysGetTid);
+            return tid is > 0 and <= int.MaxValue ? (int)tid : 0;
         }
         catch (Exception ex) when (ex is DllNotFoundException or EntryPointNotFoundException)
         {
@@ -31,7 +44,7 @@ internal static unsafe partial class OsThreads
     /// be read. Exact for a thread on a CPU now (the kernel adds the running slice), unlike /proc's figures.</summary>
     public static long CpuTime(int tid)
     {
-        if (tid <= 0)
+        if (tid <= 0 || s_sysGetTid < 0)
         {
             return -1;
         }
@@ -77,8 +90,8 @@ internal static unsafe partial class OsThreads
         }
     }
 
-    [LibraryImport("libc", EntryPoint = "gettid")]
-    private static partial int GetTid();
+    [LibraryImport("libc", EntryPoint = "syscall")]
+    private static partial long Syscall(long number);
 
     [LibraryImport("libc", EntryPoint = "clock_gettime")]
     private static partial int ClockGetTime(int clockId, long* timespec);

@@ -106,6 +106,9 @@ public sealed class CrossProcessTests(ITestOutputHelper output) : IDisposable
         Signal(server.Pid, "STOP");
         try
         {
+            // kill(1) returns once the signal is sent; a thread spinning on another CPU stops a moment later, and
+            // could still answer the call below. The call is made once every thread of the server is stopped.
+            WaitUntilStopped(server.Pid);
             long stopped = Stopwatch.GetTimestamp();
             var ex = await Assert.ThrowsAsync<XCallDisconnectedException>(() => Task.Run(() => client.RoundTrip([2])).WaitAsync(TimeSpan.FromSeconds(60)));
             output.WriteLine($"the call failed {Stopwatch.GetElapsedTime(stopped).TotalMilliseconds:0} ms after SIGSTOP: {ex.Message}");
@@ -175,6 +178,41 @@ public sealed class CrossProcessTests(ITestOutputHelper output) : IDisposable
     }
 
     /// <summary>Sends <paramref name="signal"/> (STOP, CONT, TERM) to <paramref name="pid"/> with kill(1).</summary>
+    /// <summary>Returns once /proc says every thread of process <paramref name="pid"/> is stopped ('T'); fails after 30 s.</summary>
+    private static void WaitUntilStopped(int pid)
+    {
+        var clock = Stopwatch.StartNew();
+        while (clock.Elapsed < TimeSpan.FromSeconds(30))
+        {
+            bool allStopped = true;
+            foreach (string task in Directory.GetDirectories($"/proc/{pid}/task"))
+            {
+                string stat;
+                try
+                {
+                    stat = File.ReadAllText(Path.Combine(task, "stat"));
+                }
+                catch (IOException)
+                {
+                    continue; // a thread that ended meanwhile
+                }
+                // "tid (comm) S ...": the state follows the last ')'.
+                int close = stat.LastIndexOf(')');
+                if (close < 0 || close + 2 >= stat.Length || stat[close + 2] != 'T')
+                {
+                    allStopped = false;
+                    break;
+                }
+            }
+            if (allStopped)
+            {
+                return;
+            }
+            Thread.Yield();
+        }
+        Assert.Fail($"process {pid} was not stopped 30 s after SIGSTOP");
+    }
+
     private static void Signal(int pid, string signal)
     {
         using var kill = Process.Start(new ProcessStartInfo("kill", $"-{signal} {pid}") { UseShellExecute = false })!;

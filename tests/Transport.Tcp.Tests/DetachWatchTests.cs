@@ -6,7 +6,7 @@ namespace XCall.Transport.Tcp.Tests;
 /// <summary>
 /// The process-wide detach watch (<see cref="DetachedFrames"/>): a run of detached work that pauses to receive for
 /// longer than the watch stays interested, then resumes and gets stuck, is still handed over; a run whose thread waits
-/// for a core is not, until it runs or blocks.
+/// for a core is not, until it runs long, blocks, stays stuck 20 ms or its channel stops.
 /// </summary>
 public sealed class DetachWatchTests
 {
@@ -48,7 +48,9 @@ public sealed class DetachWatchTests
         // and then stalls marked, so that steals happen: a pause that succeeds after a steal would be two threads
         // receiving at once.
         int handOvers = 0;
-        var frames = new DetachedFrames(() => Volatile.Write(ref handOvers, handOvers + 1), () => false);
+        // The kernel's view of the run's thread is "cannot tell", so a stalled run is taken on its second look, as
+        // where there is no such view: this test is about the marks, and a look at a preempted thread would wait.
+        var frames = new DetachedFrames(() => Volatile.Write(ref handOvers, handOvers + 1), () => false, _ => -1, _ => null);
         frames.Watched = true; // this test's loop is the channel's only watch
         int looks = 0;
         int violations = 0;
@@ -83,11 +85,9 @@ public sealed class DetachWatchTests
                 if ((i & 1023) == 0)
                 {
                     int seen = Volatile.Read(ref looks);
-                    while (Volatile.Read(ref looks) < seen + 5 && clock.Elapsed < s_generous)
+                    while (Volatile.Read(ref looks) < seen + 3 && clock.Elapsed < s_generous)
                     {
-                        // Stalled, marked, spinning without yielding: the watch sees the run not move while its thread
-                        // uses CPU time, and steals it (a thread that only waits for a core is not taken).
-                        Thread.SpinWait(10);
+                        Thread.Yield(); // stalled, marked: the watch sees the run not move and steals it
                     }
                 }
             }
@@ -109,70 +109,160 @@ public sealed class DetachWatchTests
         Assert.Equal(frames.HandOvers, Volatile.Read(ref handOvers));
     }
 
-    [Theory]
+    /// <summary>What the test says the kernel reports of the run's thread, and whether the channel stops.</summary>
+    private sealed class FakeKernel
+    {
+        public long CpuNs = 1_000_000;
+        public bool Runnable = true;
+        public bool Stopping;
+    }
+
+    /// <summary>A run begun on a thread of its own, which then waits to be let go; <paramref name="kernel"/> speaks for it.</summary>
+    private sealed class StuckRun : IDisposable
+    {
+        private readonly ManualResetEventSlim _release = new();
+        private readonly Thread _thread;
+        private bool? _heldAtEnd;
+
+        public StuckRun(FakeKernel kernel)
+        {
+            Frames = new DetachedFrames(() => HandOvers++, () => Volatile.Read(ref kernel.Stopping), _ => Volatile.Read(ref kernel.CpuNs), _ => Volatile.Read(ref kernel.Runnable))
+            {
+                Watched = true, // the test's looks are the channel's only watch
+            };
+            using var begun = new ManualResetEventSlim();
+            _thread = new Thread(() =>
+            {
+                Frames.Begin();
+                begun.Set();
+                _release.Wait(s_generous);
+                _heldAtEnd = Frames.End();
+            });
+            _thread.Start();
+            Assert.True(begun.Wait(s_generous), "the run did not begin in 30 s");
+            Frames.Tick(); // the look that sees the run begin: it moved, so it is not stuck yet
+        }
+
+        public DetachedFrames Frames { get; }
+
+        public int HandOvers;
+
+        /// <summary>Looks until the run is taken, at most <paramref name="looks"/> times, each at least <paramref name="apart"/>
+        /// after the one before; returns the looks it took (one past <paramref name="looks"/>: never taken).</summary>
+        public int LookUntilTaken(int looks, TimeSpan apart = default)
+        {
+            for (int look = 1; look <= looks; look++)
+            {
+                var clock = Stopwatch.StartNew();
+                while (clock.Elapsed < apart)
+                {
+                    Thread.SpinWait(20); // spaces the looks in time; nothing to wait for
+                }
+                Frames.Tick();
+                if (Frames.HandOvers != 0)
+                {
+                    return look;
+                }
+            }
+            return looks + 1;
+        }
+
+        public void Dispose()
+        {
+            _release.Set();
+            _thread.Join();
+            Assert.Equal(Frames.HandOvers, HandOvers);
+            Assert.False(Frames.HandOvers != 0 && _heldAtEnd == true, "the run still held the receiving after the watch took it");
+            _release.Dispose();
+        }
+    }
+
+    private static void SkipWithoutThreadIds()
+    {
+        if (OsThreads.CurrentId() == 0)
+        {
+            throw new SkipException("the watch tells a preempted thread only where the kernel gives thread ids (64-bit Linux on x86-64 or arm64); here it does not");
+        }
+    }
+
+    [SkippableTheory]
     [InlineData(false)]
     [InlineData(true)]
-    public void A_run_whose_thread_waits_for_a_core_is_handed_over_only_once_it_runs_long_or_blocks(bool blocks)
+    public void A_run_whose_thread_waits_for_a_core_is_not_taken_until_it_runs_long_or_blocks(bool blocks)
     {
-        // What the kernel says of the run's thread comes from the test: runnable and not running (preempted) at first.
-        long cpuNs = 1_000_000;
-        bool runnable = true;
-        int handOvers = 0;
-        var frames = new DetachedFrames(() => handOvers++, () => false, _ => Volatile.Read(ref cpuNs), _ => Volatile.Read(ref runnable))
-        {
-            Watched = true, // the test's looks are the channel's only watch
-        };
-        using var begun = new ManualResetEventSlim();
-        using var release = new ManualResetEventSlim();
-        bool? heldAtEnd = null;
-        var run = new Thread(() =>
-        {
-            frames.Begin();
-            begun.Set();
-            release.Wait(s_generous);
-            heldAtEnd = frames.End();
-        });
-        run.Start();
-        Assert.True(begun.Wait(s_generous));
-        for (int look = 0; look < 50; look++)
-        {
-            frames.Tick(); // a run that never moves, its thread runnable with no CPU time used: never taken
-        }
-        Assert.Equal(0, frames.HandOvers);
-
+        SkipWithoutThreadIds();
+        var kernel = new FakeKernel();
+        using var run = new StuckRun(kernel);
+        Assert.Equal(51, run.LookUntilTaken(50)); // runnable, no CPU time used: preempted, left alone
         if (blocks)
         {
-            Volatile.Write(ref runnable, false); // it now sleeps on something: its work blocks
+            Volatile.Write(ref kernel.Runnable, false); // it now sleeps on something: its work blocks
         }
         else
         {
-            Volatile.Write(ref cpuNs, cpuNs + 3_000_000); // it got a core and spent 3 ms in the same run: its work is long
+            Volatile.Write(ref kernel.CpuNs, kernel.CpuNs + 3_000_000); // it got a core and spent 3 ms in the same run
         }
-        frames.Tick();
-        Assert.Equal(1, frames.HandOvers);
-        Assert.Equal(1, handOvers);
-        release.Set();
-        run.Join();
-        Assert.False(heldAtEnd, "the run still held the receiving after the watch took it");
+        Assert.Equal(1, run.LookUntilTaken(1));
     }
 
     [SkippableFact]
-    public void The_kernel_tells_a_thread_that_sleeps_from_one_that_runs_and_counts_its_CPU_time()
+    public void A_run_whose_thread_sleeps_is_taken_on_its_first_stuck_look()
     {
-        if (!OperatingSystem.IsLinux())
+        SkipWithoutThreadIds();
+        var kernel = new FakeKernel { Runnable = false };
+        using var run = new StuckRun(kernel);
+        Assert.Equal(1, run.LookUntilTaken(1));
+    }
+
+    [SkippableFact]
+    public void A_preempted_run_of_a_channel_that_stops_is_taken_at_once()
+    {
+        SkipWithoutThreadIds();
+        var kernel = new FakeKernel();
+        using var run = new StuckRun(kernel);
+        Assert.Equal(6, run.LookUntilTaken(5));
+        Volatile.Write(ref kernel.Stopping, true);
+        Assert.Equal(1, run.LookUntilTaken(1));
+    }
+
+    [SkippableFact]
+    public void A_run_that_gets_a_slice_of_a_core_is_taken_once_it_used_2_ms_of_CPU()
+    {
+        SkipWithoutThreadIds();
+        var kernel = new FakeKernel();
+        using var run = new StuckRun(kernel);
+        Assert.Equal(2, run.LookUntilTaken(1)); // not taken: the first stuck look notes the CPU time
+        int looks = 0;
+        for (int look = 1; look <= 12 && run.Frames.HandOvers == 0; look++)
         {
-            throw new SkipException("reads Linux's per-thread clocks and /proc/self/task; this is not Linux");
+            Volatile.Write(ref kernel.CpuNs, kernel.CpuNs + 300_000); // 0.3 ms of CPU in each look's 1 ms and more: under half
+            looks = look;
+            run.LookUntilTaken(1, TimeSpan.FromMilliseconds(1));
         }
+        // Taken on the look that counts 2 ms since the first stuck look (the seventh), well before the 20 ms bound.
+        Assert.Equal(1, run.Frames.HandOvers);
+        Assert.Equal(7, looks);
+    }
+
+    [SkippableFact]
+    public void A_run_stuck_20_ms_is_taken_even_if_its_thread_only_waits_for_a_core()
+    {
+        SkipWithoutThreadIds();
+        var kernel = new FakeKernel();
+        using var run = new StuckRun(kernel);
+        var stuck = Stopwatch.StartNew();
+        int looks = run.LookUntilTaken(1000, TimeSpan.FromMilliseconds(1));
+        Assert.True(looks <= 1000, "a run stuck for 1,000 looks of 1 ms was never taken");
+        Assert.True(stuck.Elapsed >= TimeSpan.FromMilliseconds(20), $"taken after {stuck.Elapsed.TotalMilliseconds:0.0} ms, before the 20 ms bound");
+    }
+
+    [SkippableFact]
+    public void The_kernel_tells_a_thread_that_sleeps_from_one_that_runs_and_counts_each_thread_s_CPU_time()
+    {
+        SkipWithoutThreadIds();
         int me = OsThreads.CurrentId();
-        Assert.True(me > 0);
+        Assert.NotEqual(Environment.ProcessId, me); // a test thread is not the process's first thread
         Assert.True(OsThreads.IsRunnable(me), "the thread asking is on a CPU, so runnable");
-        long before = OsThreads.CpuTime(me);
-        var spun = System.Diagnostics.Stopwatch.StartNew();
-        while (OsThreads.CpuTime(me) - before < 5_000_000 && spun.Elapsed < s_generous)
-        {
-            // Spins until the kernel counts 5 ms of this thread's CPU time.
-        }
-        Assert.True(OsThreads.CpuTime(me) - before >= 5_000_000, "5 ms of spinning not counted as CPU time in 30 s");
 
         int sleeper = 0;
         using var ready = new ManualResetEventSlim();
@@ -184,18 +274,33 @@ public sealed class DetachWatchTests
             wake.Wait(s_generous);
         });
         thread.Start();
-        ready.Wait(s_generous);
-        // The thread blocks in the kernel soon after it signals; /proc says 'S' from then on.
-        var clock = System.Diagnostics.Stopwatch.StartNew();
-        while (OsThreads.IsRunnable(sleeper) != false && clock.Elapsed < s_generous)
+        try
         {
-            Thread.Yield();
+            Assert.True(ready.Wait(s_generous), "the sleeping thread did not start in 30 s");
+            // The thread blocks in the kernel soon after it signals; /proc says 'S' from then on.
+            var clock = Stopwatch.StartNew();
+            while (OsThreads.IsRunnable(sleeper) != false && clock.Elapsed < s_generous)
+            {
+                Thread.Yield();
+            }
+            Assert.False(OsThreads.IsRunnable(sleeper), "a thread blocked on an event read as runnable for 30 s");
+
+            long mine = OsThreads.CpuTime(me);
+            long its = OsThreads.CpuTime(sleeper);
+            Assert.True(mine > 0 && its > 0);
+            var spun = Stopwatch.StartNew();
+            while (OsThreads.CpuTime(me) - mine < 5_000_000 && spun.Elapsed < s_generous)
+            {
+                // Spins until the kernel counts 5 ms of this thread's CPU time.
+            }
+            Assert.True(OsThreads.CpuTime(me) - mine >= 5_000_000, "5 ms of spinning not counted as this thread's CPU time in 30 s");
+            Assert.True(OsThreads.CpuTime(sleeper) - its < 1_000_000, "the sleeping thread was counted the spinning thread's CPU time");
         }
-        Assert.False(OsThreads.IsRunnable(sleeper), "a thread blocked on an event read as runnable for 30 s");
-        long asleep = OsThreads.CpuTime(sleeper);
-        Assert.True(asleep > 0);
-        wake.Set();
-        thread.Join();
+        finally
+        {
+            wake.Set();
+            thread.Join();
+        }
         Assert.Equal(-1, OsThreads.CpuTime(-5));
         Assert.Null(OsThreads.IsRunnable(0));
     }
