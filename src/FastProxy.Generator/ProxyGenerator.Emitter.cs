@@ -345,6 +345,29 @@ public sealed partial class ProxyGenerator
 
         private static void EmitOneWayCall(IndentedWriter w, MethodSpec m)
         {
+            ParameterSpec[] sent = Sent(m).ToArray();
+            if (sent.All(p => p.Type!.Kind == WireKind.Unmanaged))
+            {
+                // Unmanaged arguments only: written on the stack and handed to the transport in one call (no frame held open
+                // across the writes). The size is a constant to the JIT, which drops the branch not taken; arguments past
+                // 256 bytes go the frame's way, off the stack.
+                if (sent.Length == 0)
+                {
+                    w.Line($"SendOneWay(0x{m.Id:x8}u, default);");
+                    return;
+                }
+                string size = string.Join(" + ", sent.Select(p => $"global::System.Runtime.CompilerServices.Unsafe.SizeOf<{p.Type!.FullName}>()"));
+                w.Open($"if ({size} <= 256)");
+                w.Line($"global::System.Span<byte> __a = stackalloc byte[{size}];");
+                w.Line("var __w = new global::XCall.Marshal.MarshalWriter(__a);");
+                foreach (ParameterSpec p in sent)
+                {
+                    w.Line(Write(p.Type!, Escape(p.Name)));
+                }
+                w.Line($"SendOneWay(0x{m.Id:x8}u, __a);");
+                w.Line("return;");
+                w.Close();
+            }
             w.Line($"var __call = BeginOneWay(0x{m.Id:x8}u);");
             w.Open("try");
             EmitWriteArguments(w, m);

@@ -103,6 +103,31 @@ internal sealed partial class ShmChannel
         }
     }
 
+    /// <inheritdoc/>
+    public override void SendFrame(in FrameHeader header, ReadOnlySpan<byte> payload, long deadline)
+    {
+        BeginFrame(header, deadline);
+        try
+        {
+            Span<byte> span = _writer.GetSpan(payload.Length);
+            if (span.Length >= payload.Length)
+            {
+                payload.CopyTo(span);
+                _writer.Advance(payload.Length);
+            }
+            else
+            {
+                ((IBufferWriter<byte>)_writer).Write(payload); // past the first record's room: the writer's chunks
+            }
+        }
+        catch
+        {
+            AbortFrame();
+            throw;
+        }
+        CommitFrame();
+    }
+
     /// <summary>
     /// Commits a pipelined asynchronous call's frame. Its caller does not poll for the reply, nor look at the
     /// receiver role afterwards: so when nobody polls and the ring is left marked for callers (see ReleaseRole),

@@ -87,6 +87,29 @@ public abstract class FrameChannel : IDisposable
     public abstract void CommitFrame();
 
     /// <summary>
+    /// Sends a whole frame whose payload is written already (a one-way call's unmanaged arguments, written on the
+    /// stack): what <see cref="BeginFrame(in FrameHeader, long)"/>, a copy of <paramref name="payload"/> and <see cref="CommitFrame"/> do,
+    /// in one call, with no frame left open on the thread in between (so a channel that keeps per-thread state for an
+    /// open frame keeps none). The default does exactly those three.
+    /// </summary>
+    /// <exception cref="XCallDisconnectedException">The channel is closed.</exception>
+    /// <exception cref="XCallTimeoutException">The deadline passed before the frame could be sent.</exception>
+    public virtual void SendFrame(in FrameHeader header, ReadOnlySpan<byte> payload, long deadline)
+    {
+        IBufferWriter<byte> output = BeginFrame(header, deadline);
+        try
+        {
+            output.Write(payload);
+        }
+        catch
+        {
+            AbortFrame();
+            throw;
+        }
+        CommitFrame();
+    }
+
+    /// <summary>
     /// Publishes the frame begun by <see cref="BeginFrame(in FrameHeader, long)"/> like <see cref="CommitFrame"/>, for a frame nobody
     /// waits on right away (a pipelined asynchronous call, made while the one before it is still owed): the
     /// transport may send it a moment later, on another thread, in one write with the frames committed after

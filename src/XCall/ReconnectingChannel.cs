@@ -110,6 +110,11 @@ internal sealed class ReconnectingChannel : FrameChannel
         return output;
     }
 
+    /// <inheritdoc/>
+    /// <remarks>The frame goes to the link at hand in one call: no link to remember for a later commit.</remarks>
+    public override void SendFrame(in FrameHeader header, ReadOnlySpan<byte> payload, long deadline) =>
+        (Usable(header) ?? Reconnect(deadline)).SendFrame(header, payload, deadline);
+
     public override void CommitFrame() => TakeSending().CommitFrame();
 
     public override void CommitFrameBatched() => TakeSending().CommitFrameBatched();

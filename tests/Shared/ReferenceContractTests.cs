@@ -402,6 +402,29 @@ public abstract class ReferenceContractTests
     }
 
     [Fact]
+    public void One_way_calls_on_a_reference_all_reach_its_object()
+    {
+        // Unmanaged arguments of a one-way call are written on the proxy's stack; on a reference the frame still goes
+        // the way that checks its link. Each Next adds one, so once every Advance ran, the value less the Next calls
+        // made is exactly what the Advance calls added.
+        ICounter counter = Callbacks.CreateCounter(0);
+        for (int i = 0; i < 100; i++)
+        {
+            counter.Advance(1000);
+        }
+        int calls = 0;
+        int value;
+        var clock = System.Diagnostics.Stopwatch.StartNew();
+        do
+        {
+            value = counter.Next();
+            calls++;
+        }
+        while (value - calls < 100_000 && clock.Elapsed < TimeSpan.FromSeconds(30));
+        Assert.Equal(100_000, value - calls);
+    }
+
+    [Fact]
     public void Reference_fails_with_disconnected_after_its_connection_closes()
     {
         (ICallbacks service, IDisposable connection) = OpenSeparate();

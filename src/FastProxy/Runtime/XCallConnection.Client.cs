@@ -357,6 +357,38 @@ public sealed partial class XCallConnection
     }
 
     /// <summary>
+    /// Sends a one-way call through <paramref name="proxy"/> whose <paramref name="arguments"/> are written already
+    /// (unmanaged values on the proxy's stack): one call into the transport, no frame left open on the thread. A proxy
+    /// that is a reference goes through <see cref="BeginOneWay"/>, whose frame is checked against the link the
+    /// reference came over before it is sent.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The proxy is a reference that was released.</exception>
+    /// <exception cref="XCallDisconnectedException">The connection is gone, or the proxy is a reference that came over a lost link.</exception>
+    internal void SendOneWay(ProxyBase proxy, uint methodId, ReadOnlySpan<byte> arguments)
+    {
+        if (proxy.Reference is not null)
+        {
+            OneWayCall call = BeginOneWay(proxy, methodId);
+            MarshalWriter writer = call.Arguments();
+            try
+            {
+                writer.WriteBlock(arguments);
+                writer.Flush();
+            }
+            catch
+            {
+                call.Abort();
+                throw;
+            }
+            call.Send();
+            return;
+        }
+        ThrowIfUnusableReference(proxy);
+        long sendDeadline = _sendTimeoutMs == 0 ? 0 : NewDeadline();
+        Channel.SendFrame(new FrameHeader(FrameKind.OneWay, 0, proxy.ObjectId, methodId), arguments, sendDeadline);
+    }
+
+    /// <summary>
     /// Begins a call's frame with the call timeout as the transport's send deadline;
     /// <paramref name="mayDefer"/>: through <see cref="FrameChannel.TryBeginFrame"/>, null when the link is down.
     /// </summary>

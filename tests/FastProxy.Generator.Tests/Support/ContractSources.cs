@@ -35,6 +35,8 @@ internal static class ContractSources
             ValueTask PingAsync();
             ValueTask<Point> MoveAsync(Point point, CancellationToken cancellationToken);
             [OneWay] void Post(string message);
+            [OneWay] void Nudge(int dx, double scale);
+            [OneWay] void Tick();
             int WaitForCancel(CancellationToken cancellationToken);
         }
         """;

@@ -45,6 +45,10 @@ public abstract class ProxyBase : IDisposable
     /// <summary>Begins a one-way call of method <paramref name="methodId"/>.</summary>
     protected OneWayCall BeginOneWay(uint methodId) => Connection.BeginOneWay(this, methodId);
 
+    /// <summary>Sends a one-way call of method <paramref name="methodId"/> whose arguments (unmanaged values only) are
+    /// written in <paramref name="arguments"/>, in one call into the transport.</summary>
+    protected void SendOneWay(uint methodId, ReadOnlySpan<byte> arguments) => Connection.SendOneWay(this, methodId, arguments);
+
     /// <summary>
     /// For an asynchronous call that <see cref="BeginAsyncCall"/> found without a link: completes once the channel
     /// has one again, with the deadline the call keeps (its token and its timeout end the wait).

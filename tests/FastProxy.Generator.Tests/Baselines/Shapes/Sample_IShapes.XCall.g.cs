@@ -405,6 +405,38 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.Compiler
         __call.Send();
     }
 
+    void global::Sample.IShapes.Nudge(int dx, double scale)
+    {
+        if (global::System.Runtime.CompilerServices.Unsafe.SizeOf<int>() + global::System.Runtime.CompilerServices.Unsafe.SizeOf<double>() <= 256)
+        {
+            global::System.Span<byte> __a = stackalloc byte[global::System.Runtime.CompilerServices.Unsafe.SizeOf<int>() + global::System.Runtime.CompilerServices.Unsafe.SizeOf<double>()];
+            var __w = new global::XCall.Marshal.MarshalWriter(__a);
+            __w.Write<int>(dx);
+            __w.Write<double>(scale);
+            SendOneWay(0x81b4e42bu, __a);
+            return;
+        }
+        var __call = BeginOneWay(0x81b4e42bu);
+        try
+        {
+            var __w = __call.Arguments();
+            __w.Write<int>(dx);
+            __w.Write<double>(scale);
+            __w.Flush();
+        }
+        catch
+        {
+            __call.Abort();
+            throw;
+        }
+        __call.Send();
+    }
+
+    void global::Sample.IShapes.Tick()
+    {
+        SendOneWay(0x317cb07du, default);
+    }
+
     int global::Sample.IShapes.WaitForCancel(global::System.Threading.CancellationToken cancellationToken)
     {
         var __call = BeginCall(0x39771abeu);
@@ -438,7 +470,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.Compiler
 internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dispatcher
 {
     public override string ContractName => "Sample.IShapes";
-    public override ulong ContractHash => 0x29bd0e4fdaa5c1aaUL;
+    public override ulong ContractHash => 0xc10f355baf5ce146UL;
 
     public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
@@ -459,6 +491,8 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
             case 0xf133752du: return __Dispatch_PingAsync_f133752d(__t, ref __r, call);
             case 0x067f058cu: return __Dispatch_MoveAsync_067f058c(__t, ref __r, call);
             case 0xbb5694f1u: return __Dispatch_Post_bb5694f1(__t, ref __r, call);
+            case 0x81b4e42bu: return __Dispatch_Nudge_81b4e42b(__t, ref __r, call);
+            case 0x317cb07du: return __Dispatch_Tick_317cb07d(__t, ref __r, call);
             case 0x39771abeu: return __Dispatch_WaitForCancel_39771abe(__t, ref __r, call);
             default:
                 throw UnknownMethod(methodId);
@@ -657,6 +691,26 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
     }
 
     [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Nudge_81b4e42b(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
+    {
+        var __a0 = __r.Read<int>();
+        var __a1 = __r.Read<double>();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead(oneWayMethod: true);
+        __t.Nudge(__a0, __a1);
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_Tick_317cb07d(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
+    {
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead(oneWayMethod: true);
+        __t.Tick();
+        return default;
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
     private static global::System.Threading.Tasks.ValueTask __Dispatch_WaitForCancel_39771abe(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
         __r.EnsureFullyConsumed();
@@ -687,6 +741,8 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
         0xf133752du => "PingAsync",
         0x067f058cu => "MoveAsync",
         0xbb5694f1u => "Post",
+        0x81b4e42bu => "Nudge",
+        0x317cb07du => "Tick",
         0x39771abeu => "WaitForCancel",
         _ => "0x" + methodId.ToString("x8"),
     };
@@ -905,6 +961,18 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
         global::XCall.Domain.DomainCopy.RunOneWay(new __OneWay_Post_bb5694f1(__t, message));
     }
 
+    void global::Sample.IShapes.Nudge(int dx, double scale)
+    {
+        var __t = this.Target;
+        global::XCall.Domain.DomainCopy.RunOneWay(new __OneWay_Nudge_81b4e42b(__t, dx, scale));
+    }
+
+    void global::Sample.IShapes.Tick()
+    {
+        var __t = this.Target;
+        global::XCall.Domain.DomainCopy.RunOneWay(new __OneWay_Tick_317cb07d(__t));
+    }
+
     int global::Sample.IShapes.WaitForCancel(global::System.Threading.CancellationToken cancellationToken)
     {
         var __t = this.Target;
@@ -943,13 +1011,61 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
             }
         }
     }
+
+    private sealed class __OneWay_Nudge_81b4e42b : global::System.Threading.IThreadPoolWorkItem
+    {
+        private readonly global::Sample.IShapes _target;
+        private readonly int _a0;
+        private readonly double _a1;
+
+        public __OneWay_Nudge_81b4e42b(global::Sample.IShapes target, int a0, double a1)
+        {
+            _target = target;
+            _a0 = a0;
+            _a1 = a1;
+        }
+
+        public void Execute()
+        {
+            try
+            {
+                _target.Nudge(_a0, _a1);
+            }
+            catch (global::System.Exception)
+            {
+                // One-way: nobody to report to.
+            }
+        }
+    }
+
+    private sealed class __OneWay_Tick_317cb07d : global::System.Threading.IThreadPoolWorkItem
+    {
+        private readonly global::Sample.IShapes _target;
+
+        public __OneWay_Tick_317cb07d(global::Sample.IShapes target)
+        {
+            _target = target;
+        }
+
+        public void Execute()
+        {
+            try
+            {
+                _target.Tick();
+            }
+            catch (global::System.Exception)
+            {
+                // One-way: nobody to report to.
+            }
+        }
+    }
 }
 
 /// <summary>Generated XCall contract of <see cref="global::Sample.IShapes"/>.</summary>
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal sealed class Sample_IShapes_XCallContract : global::XCall.Runtime.Contract<global::Sample.IShapes>
 {
-    public const ulong ContractHash = 0x29bd0e4fdaa5c1aaUL;
+    public const ulong ContractHash = 0xc10f355baf5ce146UL;
     public static readonly Sample_IShapes_XCallDispatcher SharedDispatcher = new();
     public override string Name => "Sample.IShapes";
     public override ulong Hash => ContractHash;
