@@ -121,7 +121,7 @@ public sealed class OneWayBatchTests(ShmHostFixture fixture) : IClassFixture<Shm
 
     /// <summary>Takes from <paramref name="log"/> until <paramref name="count"/> values came (calls handed over to
     /// another thread may still be running), in the order they ran (Concurrent dispatch: one handed over may run later).</summary>
-    private static async Task<List<int>> TakeAllAsync(IOneWayLog log, int count, CancellationToken cancellationToken)
+    internal static async Task<List<int>> TakeAllAsync(IOneWayLog log, int count, CancellationToken cancellationToken)
     {
         var received = new List<int>(count);
         while (received.Count < count)
@@ -171,5 +171,28 @@ public sealed class OneWayBatchTests(ShmHostFixture fixture) : IClassFixture<Shm
         await closed.Task.WaitAsync(timeout.Token); // the server closed this connection
         Assert.Throws<XCallDisconnectedException>(() => shapes.Add(1, 2));
         Assert.Equal(7, fixture.Shapes.Proxy.Add(3, 4)); // the server serves its other connections
+    }
+}
+
+/// <summary>
+/// One-way calls of unmanaged arguments over tcp (the channel's default <see cref="FrameChannel.SendFrame"/>:
+/// begin, copy, commit) to a real server process: every call arrives.
+/// </summary>
+public sealed class TcpOneWayTests(TcpHostFixture fixture) : IClassFixture<TcpHostFixture>
+{
+    [Fact]
+    public async Task One_way_calls_of_unmanaged_arguments_all_arrive_over_tcp()
+    {
+        using var log = Remote.Open<IOneWayLog>(fixture.Host.Address);
+        Assert.Equal("tcp", log.Transport);
+        log.Proxy.Take();
+        const int Count = 5_000;
+        for (int i = 0; i < Count; i++)
+        {
+            log.Proxy.Append(i);
+        }
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        List<int> received = await OneWayBatchTests.TakeAllAsync(log.Proxy, Count, timeout.Token);
+        Assert.Equal(Enumerable.Range(0, Count), received);
     }
 }

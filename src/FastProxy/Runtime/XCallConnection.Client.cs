@@ -369,9 +369,9 @@ public sealed partial class XCallConnection
         if (proxy.Reference is not null)
         {
             OneWayCall call = BeginOneWay(proxy, methodId);
-            MarshalWriter writer = call.Arguments();
             try
             {
+                MarshalWriter writer = call.Arguments();
                 writer.WriteBlock(arguments);
                 writer.Flush();
             }
