@@ -53,6 +53,7 @@ public sealed class DetachedFrames
     private readonly Func<bool> _isStopping;
     private readonly Func<int, long> _cpuTime;
     private readonly Func<int, bool?> _isRunnable;
+    private readonly long _stuckBoundNs;
     private int _stealable;
     private long _runSeq;
     private Runner? _runner;
@@ -79,13 +80,15 @@ public sealed class DetachedFrames
     }
 
     /// <summary>Tests: what the kernel says of a thread (by kernel id) comes from <paramref name="cpuTime"/> (ns, -1:
-    /// unknown) and <paramref name="isRunnable"/> (null: unknown).</summary>
-    internal DetachedFrames(Action handOver, Func<bool> isStopping, Func<int, long> cpuTime, Func<int, bool?> isRunnable)
+    /// unknown) and <paramref name="isRunnable"/> (null: unknown); a stuck run is handed over after
+    /// <paramref name="stuckBoundNs"/> at the latest.</summary>
+    internal DetachedFrames(Action handOver, Func<bool> isStopping, Func<int, long> cpuTime, Func<int, bool?> isRunnable, long stuckBoundNs = StuckBoundNs)
     {
         _handOver = handOver;
         _isStopping = isStopping;
         _cpuTime = cpuTime;
         _isRunnable = isRunnable;
+        _stuckBoundNs = stuckBoundNs;
     }
 
     private static Runner Me => t_runner ??= new Runner(Environment.CurrentManagedThreadId);
@@ -239,7 +242,7 @@ public sealed class DetachedFrames
     /// waits for a core rather than for its work. At the run's first stuck look, true when the thread is runnable (its
     /// CPU time is noted); at each later one, true while it is still runnable and yet ran at most half the time since
     /// the look before, less than <see cref="LongWorkNs"/> since the first stuck look, and the run has been stuck for
-    /// less than <see cref="StuckBoundNs"/>: it was preempted, and its work may be short. False (hand over) when the
+    /// less than <see cref="StuckBoundNs"/> (20 ms): it was preempted, and its work may be short. False (hand over) when the
     /// thread sleeps or waits on something (its work blocks), ran (its work is long), or the kernel cannot tell. Only
     /// stuck looks ask the kernel, so a look at a moving run costs nothing more.
     /// </summary>
@@ -279,7 +282,7 @@ public sealed class DetachedFrames
             _lookTime = now;
             return ranNs * 2 <= betweenNs
                 && cpuNs - _runCpuNs < LongWorkNs
-                && System.Diagnostics.Stopwatch.GetElapsedTime(_stuckSince, now).TotalNanoseconds < StuckBoundNs
+                && System.Diagnostics.Stopwatch.GetElapsedTime(_stuckSince, now).TotalNanoseconds < _stuckBoundNs
                 && _isRunnable(tid) == true;
         }
         catch (Exception)

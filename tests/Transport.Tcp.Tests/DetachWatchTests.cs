@@ -124,9 +124,12 @@ public sealed class DetachWatchTests
         private readonly Thread _thread;
         private bool? _heldAtEnd;
 
-        public StuckRun(FakeKernel kernel)
+        /// <summary><paramref name="stuckBound"/>: the longest a preempted run is left alone (by default longer than any
+        /// test runs, so a test thread the machine holds up does not reach it).</summary>
+        public StuckRun(FakeKernel kernel, TimeSpan? stuckBound = null)
         {
-            Frames = new DetachedFrames(() => HandOvers++, () => Volatile.Read(ref kernel.Stopping), _ => Volatile.Read(ref kernel.CpuNs), _ => Volatile.Read(ref kernel.Runnable))
+            long boundNs = (long)(stuckBound ?? TimeSpan.FromHours(1)).TotalNanoseconds;
+            Frames = new DetachedFrames(() => HandOvers++, () => Volatile.Read(ref kernel.Stopping), _ => Volatile.Read(ref kernel.CpuNs), _ => Volatile.Read(ref kernel.Runnable), boundNs)
             {
                 Watched = true, // the test's looks are the channel's only watch
             };
@@ -239,7 +242,7 @@ public sealed class DetachWatchTests
             looks = look;
             run.LookUntilTaken(1, TimeSpan.FromMilliseconds(1));
         }
-        // Taken on the look that counts 2 ms since the first stuck look (the seventh), well before the 20 ms bound.
+        // Taken on the look that counts 2 ms since the first stuck look (the seventh).
         Assert.Equal(1, run.Frames.HandOvers);
         Assert.Equal(7, looks);
     }
@@ -249,7 +252,7 @@ public sealed class DetachWatchTests
     {
         SkipWithoutThreadIds();
         var kernel = new FakeKernel();
-        using var run = new StuckRun(kernel);
+        using var run = new StuckRun(kernel, TimeSpan.FromMilliseconds(20)); // the watch's own bound
         var stuck = Stopwatch.StartNew();
         int looks = run.LookUntilTaken(1000, TimeSpan.FromMilliseconds(1));
         Assert.True(looks <= 1000, "a run stuck for 1,000 looks of 1 ms was never taken");
