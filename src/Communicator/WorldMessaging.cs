@@ -238,6 +238,10 @@ internal sealed class WorldMessaging : IDisposable
         {
             Volatile.Write(ref _failed[failure.Rank], true);
         }
+        // What the rank wrote into our inbox before it ended was sent: delivered first, it completes the receives
+        // it matches (a rank that leaves a barrier and exits at once wrote its last message before it left), and
+        // only the receives nothing matches fail.
+        Inbox?.Drain(failure.Rank);
         Mailbox.FailRank(failure);
         Inbox?.WakeIfSleeping(); // a lender waiting for the failed rank's answer
     }
