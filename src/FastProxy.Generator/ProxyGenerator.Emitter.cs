@@ -333,10 +333,11 @@ public sealed partial class ProxyGenerator
 
         private static IEnumerable<ParameterSpec> Returned(MethodSpec m) => m.Parameters.Where(p => p.Mode is ParameterMode.Ref or ParameterMode.Out);
 
-        /// <summary>Writes the arguments into the open frame of <c>__call</c>, leaving the writer in <c>__w</c>.</summary>
-        private static void EmitWriteArguments(IndentedWriter w, MethodSpec m)
+        /// <summary>Writes the arguments into the writer <paramref name="writer"/> makes (by default the open frame of
+        /// <c>__call</c>), leaving it in <c>__w</c>.</summary>
+        private static void EmitWriteArguments(IndentedWriter w, MethodSpec m, string writer = "__call.Arguments()")
         {
-            w.Line("var __w = __call.Arguments();");
+            w.Line($"var __w = {writer};");
             foreach (ParameterSpec p in Sent(m))
             {
                 w.Line(Write(p.Type!, Escape(p.Name)));
@@ -359,11 +360,7 @@ public sealed partial class ProxyGenerator
                 string size = string.Join(" + ", sent.Select(p => $"global::System.Runtime.CompilerServices.Unsafe.SizeOf<{p.Type!.FullName}>()"));
                 w.Open($"if ({size} <= 256)");
                 w.Line($"global::System.Span<byte> __a = stackalloc byte[{size}];");
-                w.Line("var __w = new global::XCall.Marshal.MarshalWriter(__a);");
-                foreach (ParameterSpec p in sent)
-                {
-                    w.Line(Write(p.Type!, Escape(p.Name)));
-                }
+                EmitWriteArguments(w, m, "new global::XCall.Marshal.MarshalWriter(__a)");
                 w.Line($"SendOneWay(0x{m.Id:x8}u, __a);");
                 w.Line("return;");
                 w.Close();
