@@ -25,11 +25,7 @@ internal sealed class ConstructHost : IConstructHost
         }
     }
 
-    public int WriteWord(int id, long word) => Get<HostedChannel>(id).WriteWord(word);
-
     public ValueTask<int> WriteWordAsync(int id, long word, CancellationToken cancellationToken) => Get<HostedChannel>(id).WriteWordAsync(word, cancellationToken);
-
-    public int WriteBytes(int id, byte[] value) => Get<HostedChannel>(id).WriteBytes(value);
 
     public ValueTask<int> WriteBytesAsync(int id, byte[] value, CancellationToken cancellationToken) => Get<HostedChannel>(id).WriteBytesAsync(value, cancellationToken);
 

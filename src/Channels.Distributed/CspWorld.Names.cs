@@ -115,7 +115,15 @@ public sealed partial class CspWorld
         TChannel channel = create(counted, immunity);
         Intake<T>? intake = counted is null ? null : new Intake<T>(channel.Out, counted, immunity);
         Publish(name, channel);
-        int id = _host.Add(new HostedChannel<T>(channel.In, channel.Out, copies, intake));
+        RemoteEndsPump? pump = null;
+        if (intake is null)
+        {
+            // Unbuffered: a local end that waits reads the remote ends' connection meanwhile (a buffered channel's
+            // values come in one-way batches, which run elsewhere anyway).
+            pump = new RemoteEndsPump(_host);
+            channel.BlockingWaiter = pump;
+        }
+        int id = _host.Add(new HostedChannel<T>(channel.In, channel.Out, copies, intake, pump));
         try
         {
             await World.Names.RegisterAsync(name, Address(id, kind).ToString(), cancellationToken).ConfigureAwait(false);

@@ -1,3 +1,7 @@
+using XCall.Runtime;
+using XCall.Runtime.CompilerServices;
+using XCall.Transport;
+
 namespace XCall.Channels.Distributed;
 
 /// <summary>
@@ -41,6 +45,34 @@ internal sealed class HostLink(IConstructHost host, ConstructAddress address, st
         try
         {
             return call(host, address.Id, state);
+        }
+        catch (XCallDisconnectedException e)
+        {
+            throw Lost(e);
+        }
+    }
+
+    /// <summary>
+    /// Calls the async method <paramref name="call"/> (with the host, the construct's id and <paramref name="state"/>) and
+    /// waits for its result on this thread, reading the host's connection meanwhile when nobody else does
+    /// (<see cref="XCallConnection.WaitReceiving(IReplyWait, TimeSpan)"/>): the reply completes the call here, as a
+    /// synchronous call's would, instead of on the connection's receive thread and then the pool.
+    /// </summary>
+    public TResult CallAndWait<TState, TResult>(TState state, Func<IConstructHost, int, TState, ValueTask<TResult>> call)
+    {
+        Unconfirmed.ConfirmAll();
+        try
+        {
+            ValueTask<TResult> pending = call(host, address.Id, state);
+            if (pending.IsCompleted)
+            {
+                return pending.GetAwaiter().GetResult();
+            }
+            if (host is ProxyBase { Connection: { IsClosed: false } connection } && !ReferenceEquals(XCallConnection.Current, connection))
+            {
+                return ValueTaskWait<TResult>.WaitReceiving(pending, connection);
+            }
+            return pending.AsTask().GetAwaiter().GetResult();
         }
         catch (XCallDisconnectedException e)
         {

@@ -10,11 +10,7 @@ internal abstract class HostedChannel
 {
     internal const int Completed = -1;
 
-    public abstract int WriteWord(long word);
-
     public abstract ValueTask<int> WriteWordAsync(long word, CancellationToken cancellationToken);
-
-    public abstract int WriteBytes(byte[] value);
 
     public abstract ValueTask<int> WriteBytesAsync(byte[] value, CancellationToken cancellationToken);
 
@@ -40,26 +36,33 @@ internal abstract class HostedChannel
 }
 
 /// <inheritdoc/>
-internal sealed class HostedChannel<T>(ChannelIn<T> input, ChannelOut<T> output, ChannelCodec<T> codec, Intake<T>? intake) : HostedChannel
+/// <remarks>A channel without a buffer gets a <see cref="RemoteEndsPump"/> (<paramref name="pump"/>), which each remote operation tells its connection.</remarks>
+internal sealed class HostedChannel<T>(ChannelIn<T> input, ChannelOut<T> output, ChannelCodec<T> codec, Intake<T>? intake, RemoteEndsPump? pump) : HostedChannel
 {
     private static readonly byte[] s_none = [];
 
-    public override int WriteWord(long word) => Write(codec.FromWord(word));
+    public override ValueTask<int> WriteWordAsync(long word, CancellationToken cancellationToken)
+    {
+        pump?.Saw();
+        return WriteAsync(codec.FromWord(word), cancellationToken);
+    }
 
-    public override ValueTask<int> WriteWordAsync(long word, CancellationToken cancellationToken) => WriteAsync(codec.FromWord(word), cancellationToken);
-
-    public override int WriteBytes(byte[] value) => Write(codec.FromBytes(value));
-
-    public override ValueTask<int> WriteBytesAsync(byte[] value, CancellationToken cancellationToken) => WriteAsync(codec.FromBytes(value), cancellationToken);
+    public override ValueTask<int> WriteBytesAsync(byte[] value, CancellationToken cancellationToken)
+    {
+        pump?.Saw();
+        return WriteAsync(codec.FromBytes(value), cancellationToken);
+    }
 
     public override async ValueTask<WordRead> ReadWordAsync(bool extended, CancellationToken cancellationToken)
     {
+        pump?.Saw();
         (T value, int status) = await ReadAsync(extended, cancellationToken).ConfigureAwait(false);
         return status == 0 ? new WordRead(codec.ToWord(value), 0) : new WordRead(0, status);
     }
 
     public override async ValueTask<BytesRead> ReadBytesAsync(bool extended, CancellationToken cancellationToken)
     {
+        pump?.Saw();
         (T value, int status) = await ReadAsync(extended, cancellationToken).ConfigureAwait(false);
         return status == 0 ? new BytesRead(codec.ToBytes(value), 0) : new BytesRead(s_none, status);
     }
@@ -115,19 +118,6 @@ internal sealed class HostedChannel<T>(ChannelIn<T> input, ChannelOut<T> output,
     public override void EndAfter(int writer, long batches, int strength) => Intake().EndAfter(writer, batches, strength);
 
     private Intake<T> Intake() => intake ?? throw new InvalidOperationException("This channel has no buffer: its writers write one value at a time.");
-
-    private int Write(T value)
-    {
-        try
-        {
-            output.Write(value);
-            return 0;
-        }
-        catch (Exception e) when (Ended(e, out int status))
-        {
-            return status;
-        }
-    }
 
     private async ValueTask<int> WriteAsync(T value, CancellationToken cancellationToken)
     {

@@ -9,16 +9,15 @@ namespace XCall.Channels.Distributed;
 [Remotable]
 internal interface IConstructHost
 {
-    /// <summary>Writes a word-sized value; returns when the channel took it (for an unbuffered channel: when a reader did).</summary>
-    int WriteWord(int id, long word);
-
-    /// <summary>The async form of <see cref="WriteWord"/>; cancelling it withdraws the value unless it was taken.</summary>
+    /// <summary>
+    /// Writes a word-sized value; completes when the channel took it (for an unbuffered channel: when a reader did);
+    /// cancelling it withdraws the value unless it was taken. Remote ends write only through the async methods, even
+    /// for a blocking write: none of this contract's methods blocks the thread that runs it, so a thread of the host that
+    /// waits on a channel may run them (<see cref="RemoteEndsPump"/>).
+    /// </summary>
     ValueTask<int> WriteWordAsync(int id, long word, CancellationToken cancellationToken);
 
-    /// <summary>Writes a value marshalled by the channel's codec.</summary>
-    int WriteBytes(int id, byte[] value);
-
-    /// <summary>The async form of <see cref="WriteBytes"/>.</summary>
+    /// <summary>Writes a value marshalled by the channel's codec, as <see cref="WriteWordAsync"/> does.</summary>
     ValueTask<int> WriteBytesAsync(int id, byte[] value, CancellationToken cancellationToken);
 
     /// <summary>Reads a word-sized value; <paramref name="extended"/> begins an extended rendezvous that <see cref="EndRead"/> ends.</summary>

@@ -24,13 +24,13 @@ public sealed class NetChannelIn<T> : IChannelIn<T>, IPoisonable
     public string Name => _link.Name;
 
     /// <inheritdoc/>
-    public T Read(CancellationToken cancellationToken = default) => Blocking.Wait(ReadAsync(cancellationToken));
+    public T Read(CancellationToken cancellationToken = default) => Read(extended: false, cancellationToken);
 
     /// <inheritdoc/>
     public ValueTask<T> ReadAsync(CancellationToken cancellationToken = default) => ReadAsync(extended: false, cancellationToken);
 
     /// <inheritdoc/>
-    public T BeginRead(CancellationToken cancellationToken = default) => Blocking.Wait(BeginReadAsync(cancellationToken));
+    public T BeginRead(CancellationToken cancellationToken = default) => Read(extended: true, cancellationToken);
 
     /// <inheritdoc/>
     public ValueTask<T> BeginReadAsync(CancellationToken cancellationToken = default) => ReadAsync(extended: true, cancellationToken);
@@ -45,6 +45,20 @@ public sealed class NetChannelIn<T> : IChannelIn<T>, IPoisonable
     /// <exception cref="NotSupportedException">Always.</exception>
     public ChannelReader<T> AsChannelReader() =>
         throw new NotSupportedException("A remote channel end offers no ChannelReader; use Read / ReadAsync.");
+
+    /// <summary>The blocking forms: the host's async read, waited for on this thread (<see cref="HostLink.CallAndWait"/>).</summary>
+    private T Read(bool extended, CancellationToken cancellationToken)
+    {
+        if (_codec.IsWord)
+        {
+            WordRead word = _link.CallAndWait((extended, cancellationToken), static (host, id, s) => host.ReadWordAsync(id, s.extended, s.cancellationToken));
+            RemoteStatus.ThrowIfEnded(word.Poison);
+            return _codec.FromWord(word.Word);
+        }
+        BytesRead bytes = _link.CallAndWait((extended, cancellationToken), static (host, id, s) => host.ReadBytesAsync(id, s.extended, s.cancellationToken));
+        RemoteStatus.ThrowIfEnded(bytes.Poison);
+        return _codec.FromBytes(bytes.Value);
+    }
 
     private async ValueTask<T> ReadAsync(bool extended, CancellationToken cancellationToken)
     {

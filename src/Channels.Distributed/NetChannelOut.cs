@@ -47,14 +47,10 @@ public sealed class NetChannelOut<T> : IChannelOut<T>, IPoisonable
             }
             return;
         }
-        if (cancellationToken.CanBeCanceled)
-        {
-            Blocking.Wait(WriteAsync(item, cancellationToken));
-            return;
-        }
+        // The host's async write (its methods never block its threads, see IConstructHost), waited for on this thread.
         int status = _codec.IsWord
-            ? _link.Call(_codec.ToWord(item), static (host, id, word) => host.WriteWord(id, word))
-            : _link.Call(_codec.ToBytes(item), static (host, id, bytes) => host.WriteBytes(id, bytes));
+            ? _link.CallAndWait((_codec.ToWord(item), cancellationToken), static (host, id, s) => host.WriteWordAsync(id, s.Item1, s.cancellationToken))
+            : _link.CallAndWait((_codec.ToBytes(item), cancellationToken), static (host, id, s) => host.WriteBytesAsync(id, s.Item1, s.cancellationToken));
         RemoteStatus.ThrowIfEnded(status);
     }
 

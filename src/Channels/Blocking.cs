@@ -13,6 +13,29 @@ internal static class Blocking
         return pending.AsTask().GetAwaiter().GetResult();
     }
 
+    /// <summary>As <see cref="Wait{T}(ValueTask{T})"/>, through the channel's <paramref name="waiter"/> when it has one.</summary>
+    internal static T Wait<T>(ValueTask<T> pending, IBlockingWaiter? waiter)
+    {
+        if (waiter is null || pending.IsCompleted)
+        {
+            return Wait(pending);
+        }
+        HandOff.ReleaseDeferred();
+        return PendingOperation<T>.Wait(pending, waiter);
+    }
+
+    /// <summary>As <see cref="Wait(ValueTask)"/>, through the channel's <paramref name="waiter"/> when it has one.</summary>
+    internal static void Wait(ValueTask pending, IBlockingWaiter? waiter)
+    {
+        if (waiter is null || pending.IsCompleted)
+        {
+            Wait(pending);
+            return;
+        }
+        HandOff.ReleaseDeferred();
+        PendingOperation<bool>.Wait(pending, waiter);
+    }
+
     internal static void Wait(ValueTask pending)
     {
         if (pending.IsCompleted)

@@ -37,6 +37,9 @@ internal sealed partial class ChannelCore<T>
     // One recycled waiter: a process that waits again on the same channel reuses it.
     private Waiter<T>? _cache;
 
+    /// <summary>How the blocking forms of both ends wait (<see cref="CspChannel{T}.BlockingWaiter"/>); null: on the operation's task.</summary>
+    internal IBlockingWaiter? BlockingWaiter { get; set; }
+
     internal ChannelCore(string kind, bool sharedReaders, bool sharedWriters, IBuffer<T>? buffer, int immunity)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(immunity);

@@ -18,14 +18,14 @@ public sealed class ChannelIn<T> : Guard, IChannelIn<T>
     public ValueTask<T> ReadAsync(CancellationToken cancellationToken = default) => _core.ReadAsync(extended: false, cancellationToken);
 
     /// <inheritdoc/>
-    public T Read(CancellationToken cancellationToken = default) => Blocking.Wait(_core.ReadAsync(extended: false, cancellationToken));
+    public T Read(CancellationToken cancellationToken = default) => Blocking.Wait(_core.ReadAsync(extended: false, cancellationToken), _core.BlockingWaiter);
 
     /// <inheritdoc/>
     public ValueTask<T> BeginReadAsync(CancellationToken cancellationToken = default) =>
         _core.SharedReaders ? _core.BeginReadSharedAsync(cancellationToken) : _core.ReadAsync(extended: true, cancellationToken);
 
     /// <inheritdoc/>
-    public T BeginRead(CancellationToken cancellationToken = default) => Blocking.Wait(BeginReadAsync(cancellationToken));
+    public T BeginRead(CancellationToken cancellationToken = default) => Blocking.Wait(BeginReadAsync(cancellationToken), _core.BlockingWaiter);
 
     /// <inheritdoc/>
     public void EndRead() => _core.EndRead();

@@ -19,7 +19,7 @@ public sealed class ChannelOut<T> : Guard, IChannelOut<T>
     public ValueTask WriteAsync(T item, CancellationToken cancellationToken = default) => _core.WriteAsync(item, cancellationToken);
 
     /// <inheritdoc/>
-    public void Write(T item, CancellationToken cancellationToken = default) => Blocking.Wait(_core.WriteAsync(item, cancellationToken));
+    public void Write(T item, CancellationToken cancellationToken = default) => Blocking.Wait(_core.WriteAsync(item, cancellationToken), _core.BlockingWaiter);
 
     /// <summary>
     /// Writes as many of <paramref name="items"/>, from the first, as can be written now without waiting (to a waiting

@@ -13,11 +13,23 @@ namespace XCall.Channels;
 /// </remarks>
 public abstract class CspChannel<T>
 {
+    private readonly ChannelCore<T> _core;
+
     private protected CspChannel(string kind, bool sharedReaders, bool sharedWriters, IBuffer<T>? buffer, int immunity)
     {
-        var core = new ChannelCore<T>(kind, sharedReaders, sharedWriters, buffer, immunity);
-        In = new ChannelIn<T>(core);
-        Out = new ChannelOut<T>(core);
+        _core = new ChannelCore<T>(kind, sharedReaders, sharedWriters, buffer, immunity);
+        In = new ChannelIn<T>(_core);
+        Out = new ChannelOut<T>(_core);
+    }
+
+    /// <summary>
+    /// How a blocking read, extended read or write on either end waits when it cannot complete at once; null (the
+    /// default): it blocks on the operation. The async forms and an <see cref="Alternative"/>'s select are not affected.
+    /// </summary>
+    public IBlockingWaiter? BlockingWaiter
+    {
+        get => _core.BlockingWaiter;
+        set => _core.BlockingWaiter = value;
     }
 
     /// <summary>The reading end.</summary>

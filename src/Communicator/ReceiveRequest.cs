@@ -9,7 +9,7 @@ namespace XCall.Communicator;
 /// <summary>
 /// A receive posted to the <see cref="Mailbox"/>: what it accepts, where the message goes, and its completion,
 /// waited on by a blocking receive or awaited as a task. A blocking receive reads the connection its message comes
-/// over on its own thread while it waits (<see cref="XCallConnection.WaitReceiving"/>), so the message's call runs
+/// over on its own thread while it waits (<see cref="XCallConnection.WaitReceiving(IReplyWait, TimeSpan)"/>), so the message's call runs
 /// there and completes the request with no hand-off between threads; where it cannot, it spins, then sleeps.
 /// </summary>
 internal abstract class ReceiveRequest : IReplyWait

@@ -134,6 +134,57 @@ internal static class Parts
         });
     }
 
+    /// <summary>
+    /// Rank 0 hosts two channels and reads them on one thread, a then b, round after round, and a remote writer writes
+    /// both from two threads of rank 1 (one connection): the write to b often comes while the thread waits on a, and
+    /// its thread reads the connection meanwhile; the write to b must not keep that thread until b is read.
+    /// </summary>
+    public static async Task CrossedAsync(CspWorld csp, int rank)
+    {
+        const int Rounds = 300;
+        NamedBarrier ready = await csp.BarrierAsync("cr-ready", 3);
+        if (rank == 0)
+        {
+            One2One<int> a = await csp.CreateOne2OneAsync<int>("cr-a");
+            One2One<int> b = await csp.CreateOne2OneAsync<int>("cr-b");
+            Task<string> reader = Task.Factory.StartNew(() =>
+            {
+                bool inOrder = true;
+                for (int i = 0; i < Rounds; i++)
+                {
+                    inOrder &= a.In.Read() == i;
+                    inOrder &= b.In.Read() == -i;
+                }
+                return $"crossed reads: {Rounds} rounds of a then b in order {inOrder}";
+            }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+            await ready.SyncAsync();
+            Say(rank, await reader);
+            return;
+        }
+        await ready.SyncAsync();
+        if (rank == 1)
+        {
+            IChannelOut<int> a = await csp.OpenOutAsync<int>("cr-a");
+            IChannelOut<int> b = await csp.OpenOutAsync<int>("cr-b");
+            Task writeB = Task.Factory.StartNew(() =>
+            {
+                for (int i = 0; i < Rounds; i++)
+                {
+                    b.Write(-i);
+                }
+            }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+            Task writeA = Task.Factory.StartNew(() =>
+            {
+                for (int i = 0; i < Rounds; i++)
+                {
+                    a.Write(i);
+                }
+            }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+            await Task.WhenAll(writeA, writeB);
+            Say(rank, "crossed writes returned");
+        }
+    }
+
     private static bool ThrowsPoison(Action read)
     {
         try

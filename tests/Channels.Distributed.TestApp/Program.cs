@@ -9,6 +9,7 @@ using XCall.Cluster;
 // of one Parallel. Each rank's part prints lines the tests check.
 //   kinds       each channel kind named across processes (ints, strings and a data class)
 //   rendezvous  an unbuffered write waits for the remote read; a buffered one does not
+//   crossed     one thread reads two channels in turn while another process writes both from two threads
 //   select      FairSelect over guards written from other processes, then a timer guard
 //   poison      poison crosses from a writer to the hosting reader, and from the hosting writer to remote readers
 //   barrier     a named barrier holds every rank for three rounds; a named bucket releases the other ranks
@@ -31,6 +32,7 @@ Func<int, Task> part = mode switch
     "kinds" => rank => Parts.KindsAsync(csp, rank, size),
     "rendezvous" => rank => Parts.RendezvousAsync(csp, rank),
     "blockingread" => rank => Parts.BlockingReadAsync(csp, rank),
+    "crossed" => rank => Parts.CrossedAsync(csp, rank),
     "select" => rank => Parts.SelectAsync(csp, rank, size),
     "poison" => rank => Parts.PoisonAsync(csp, rank, size),
     "barrier" => rank => Parts.BarrierAsync(csp, rank, size),

@@ -64,6 +64,16 @@ public sealed class NamedChannelProcessTests(ITestOutputHelper output)
     [Theory]
     [InlineData(false)]
     [InlineData(true)]
+    public async Task A_thread_reading_two_channels_in_turn_takes_remote_writes_made_to_both_at_once(bool standAlone)
+    {
+        string text = await RunAsync(standAlone, "crossed");
+        Assert.Contains("rank 0 crossed reads: 300 rounds of a then b in order True", text, StringComparison.Ordinal);
+        Assert.Contains("rank 1 crossed writes returned", text, StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
     public async Task FairSelect_alternates_over_remote_guards_and_an_output_guard_serves_remote_readers(bool standAlone)
     {
         string text = await RunAsync(standAlone, "select");

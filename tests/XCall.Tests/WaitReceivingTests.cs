@@ -5,7 +5,7 @@ using XCall.Transport;
 namespace XCall.Tests;
 
 /// <summary>
-/// <see cref="XCallConnection.WaitReceiving"/> and <see cref="XCallConnection.Current"/> over shared memory and TCP: a
+/// <see cref="XCallConnection.WaitReceiving(IReplyWait, TimeSpan, object?)"/> and <see cref="XCallConnection.Current"/> over shared memory and TCP: a
 /// server thread waits on the connection a client's one-way calls come over, for a condition those calls end.
 /// </summary>
 public sealed class WaitReceivingTests

@@ -685,7 +685,7 @@ internal sealed unsafe class EagerInbox : IDisposable
 
     /// <summary>
     /// A receive from one node-local source whose calls' connection is known sleeps reading that connection
-    /// (<see cref="Runtime.XCallConnection.WaitReceiving"/>): the source's messages go as calls meanwhile (its ring
+    /// (<see cref="Runtime.XCallConnection.WaitReceiving(Transport.IReplyWait, TimeSpan)"/>): the source's messages go as calls meanwhile (its ring
     /// says so), so a large message, which is a call anyway, wakes it once and runs on this thread. False when the
     /// receive is not such a one.
     /// </summary>

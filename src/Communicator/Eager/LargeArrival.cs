@@ -3,7 +3,7 @@ using XCall.Transport;
 namespace XCall.Communicator.Eager;
 
 /// <summary>
-/// What a waiting receive pumps a connection for (<see cref="Runtime.XCallConnection.WaitReceiving"/>) once the
+/// What a waiting receive pumps a connection for (<see cref="Runtime.XCallConnection.WaitReceiving(Transport.IReplyWait, TimeSpan)"/>) once the
 /// inbox announced a large message of that source: the large message's arrival, or the receive's completion.
 /// </summary>
 internal sealed class LargeArrival(ReceiveRequest request, Func<bool> arrived) : IReplyWait

@@ -123,6 +123,10 @@ public sealed partial class XCallConnection
                 return;
             }
         }
+        if (parent is null && !oneWay && OfferToReceivingWait(target.Target, queued))
+        {
+            return; // read by a thread waiting on this connection for calls to this object: it runs the call itself
+        }
         ThreadPool.UnsafeQueueUserWorkItem(queued, preferLocal: false);
         if (alone)
         {

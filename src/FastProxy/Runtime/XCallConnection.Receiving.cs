@@ -7,7 +7,7 @@ public sealed partial class XCallConnection
     /// <summary>
     /// The connection whose received call runs on this thread (the synchronous part of a call it dispatched,
     /// inline on the thread that reads its frames or on the pool); null when this thread runs none. A service
-    /// uses it to learn which connection a call came over, for <see cref="WaitReceiving"/>.
+    /// uses it to learn which connection a call came over, for <see cref="WaitReceiving(IReplyWait, TimeSpan)"/>.
     /// </summary>
     public static XCallConnection? Current => t_dispatching;
 
@@ -26,7 +26,24 @@ public sealed partial class XCallConnection
     /// <returns>False when the timeout passed first.</returns>
     /// <exception cref="InvalidOperationException">This thread runs a call of this connection on the thread that
     /// reads its frames (an inline dispatch): while it waits, nothing would read them.</exception>
-    public bool WaitReceiving(IReplyWait condition, TimeSpan timeout)
+    public bool WaitReceiving(IReplyWait condition, TimeSpan timeout) => WaitReceiving(condition, timeout, runsCallsTo: null);
+
+    /// <summary>
+    /// As <see cref="WaitReceiving(IReplyWait, TimeSpan)"/>; besides, a call to <paramref name="runsCallsTo"/> that this
+    /// thread reads while it waits runs on this thread, once the thread stopped reading, instead of on the thread pool
+    /// (a two-way call received under <see cref="DispatchMode.Concurrent"/>; one-way calls keep their way): a call that
+    /// ends the wait (a write to a channel this thread reads) then costs no hand-off between threads, and the wait goes
+    /// on after it when it is not over. The waiting thread is lent to those calls, so the object's methods must not
+    /// block (an async method that awaits does not): one that waits for something this thread would do after its wait
+    /// never ends.
+    /// </summary>
+    /// <param name="condition">What the wait is for; whoever ends it must also release <see cref="IReplyWait.Wait"/>.</param>
+    /// <param name="timeout">How long to wait at most, or <see cref="Timeout.InfiniteTimeSpan"/>.</param>
+    /// <param name="runsCallsTo">An object this connection's server exposes, or null (no call runs on this thread).</param>
+    /// <returns>False when the timeout passed first.</returns>
+    /// <exception cref="InvalidOperationException">This thread runs a call of this connection on the thread that
+    /// reads its frames (an inline dispatch): while it waits, nothing would read them.</exception>
+    public bool WaitReceiving(IReplyWait condition, TimeSpan timeout, object? runsCallsTo)
     {
         ArgumentNullException.ThrowIfNull(condition);
         if (timeout != Timeout.InfiniteTimeSpan)
@@ -49,6 +66,114 @@ public sealed partial class XCallConnection
         {
             return condition.Wait(deadline); // a call of this connection on the pool leaves the reading to the receiving thread
         }
-        return Channel.WaitReceiving(condition, deadline);
+        return runsCallsTo is null ? Channel.WaitReceiving(condition, deadline) : WaitRunningCalls(condition, deadline, runsCallsTo);
+    }
+
+    // The wait of this thread that takes the calls read meanwhile, if any (see ReceivingWait).
+    [ThreadStatic]
+    private static ReceivingWait? t_receivingWait;
+
+    // A ReceivingWait for the next wait on this thread; null while taken (a wait nested in a call run by another).
+    [ThreadStatic]
+    private static ReceivingWait? t_spareReceivingWait;
+
+    private bool WaitRunningCalls(IReplyWait condition, long deadline, object runsCallsTo)
+    {
+        ReceivingWait wait = t_spareReceivingWait ?? new ReceivingWait();
+        t_spareReceivingWait = null;
+        wait.Begin(this, condition, runsCallsTo);
+        ReceivingWait? outer = t_receivingWait;
+        t_receivingWait = wait;
+        try
+        {
+            while (true)
+            {
+                bool inTime = Channel.WaitReceiving(wait, deadline);
+                if (wait.TakeOffered() is not { } call)
+                {
+                    return inTime;
+                }
+                // The transport let go of the receiving when the call was offered: the call runs as the pool would
+                // run it, and a wait inside it is a wait of its own.
+                t_receivingWait = outer;
+                RunNested(call);
+                t_receivingWait = wait;
+                if (condition.WaitOver)
+                {
+                    return true;
+                }
+                if (deadline != long.MaxValue && Environment.TickCount64 >= deadline)
+                {
+                    return false;
+                }
+            }
+        }
+        finally
+        {
+            t_receivingWait = outer;
+            if (wait.TakeOffered() is { } unrun)
+            {
+                ThreadPool.UnsafeQueueUserWorkItem(unrun, preferLocal: false); // the wait ended by an exception
+            }
+            wait.End();
+            t_spareReceivingWait = wait;
+        }
+    }
+
+    /// <summary>From <see cref="OnCall"/>: hands a call read by a thread in <see cref="WaitRunningCalls"/> to that thread, when it
+    /// waits on this connection for calls to <paramref name="target"/> and holds none yet.</summary>
+    private bool OfferToReceivingWait(object target, IThreadPoolWorkItem call) =>
+        t_receivingWait is { } wait && wait.TryOffer(this, target, call);
+
+    /// <summary>
+    /// A <see cref="WaitRunningCalls"/> wait as the transport sees it: over when its condition is, or when the thread
+    /// read a call it runs itself (<see cref="OfferToReceivingWait"/>). Offers come only from the waiting thread, inside
+    /// the transport's reading, so the wait is never blocked when one comes.
+    /// </summary>
+    private sealed class ReceivingWait : IReplyWait
+    {
+        private XCallConnection? _connection;
+        private IReplyWait _condition = null!;
+        private object? _runsCallsTo;
+        private IThreadPoolWorkItem? _offered;
+
+        public bool IsCompleted => _condition.IsCompleted;
+
+        public bool WaitOver => _offered is not null || _condition.WaitOver;
+
+        public bool IsNested => _condition.IsNested;
+
+        public bool Wait(long deadline) => _condition.Wait(deadline);
+
+        public void Begin(XCallConnection connection, IReplyWait condition, object runsCallsTo)
+        {
+            _connection = connection;
+            _condition = condition;
+            _runsCallsTo = runsCallsTo;
+        }
+
+        public void End()
+        {
+            _connection = null;
+            _condition = null!;
+            _runsCallsTo = null;
+        }
+
+        public bool TryOffer(XCallConnection connection, object target, IThreadPoolWorkItem call)
+        {
+            if (!ReferenceEquals(_connection, connection) || !ReferenceEquals(_runsCallsTo, target) || _offered is not null)
+            {
+                return false;
+            }
+            _offered = call;
+            return true;
+        }
+
+        public IThreadPoolWorkItem? TakeOffered()
+        {
+            IThreadPoolWorkItem? call = _offered;
+            _offered = null;
+            return call;
+        }
     }
 }

@@ -1,0 +1,215 @@
+using XCall.Runtime;
+using XCall.Tests.Contracts;
+using XCall.Transport;
+
+namespace XCall.Tests;
+
+/// <summary>
+/// <see cref="XCallConnection.WaitReceiving(IReplyWait, TimeSpan, object?)"/> with an object to run calls to, on a server
+/// with the default (concurrent) dispatch: over shared memory a call to that object read by the waiting thread runs on
+/// it and ends its wait; one-way calls and calls to other objects keep their way; over TCP the wait ends as well.
+/// </summary>
+public sealed class WaitRunningCallsTests
+{
+    private static readonly TimeSpan Patience = TimeSpan.FromSeconds(30);
+
+    [Theory]
+    [InlineData("shm")]
+    [InlineData("tcp")]
+    public async Task A_call_to_the_named_object_read_by_the_waiting_thread_runs_there_and_ends_the_wait(string transport)
+    {
+        using var world = new ConcurrentServer(transport);
+        XCallConnection link = await world.LinkAsync();
+        int ranOnWaiter = 0;
+        for (int i = 0; i < 50; i++)
+        {
+            CallWait wait = world.Shapes.Expect(i);
+            int waiter = 0;
+            var started = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            Task<bool> waiting = Task.Factory.StartNew(() =>
+            {
+                waiter = Environment.CurrentManagedThreadId;
+                started.SetResult();
+                return link.WaitReceiving(wait, Patience, world.Shapes);
+            }, TaskCreationOptions.LongRunning);
+            await started.Task;
+            Assert.Equal(i + 1, world.Client.Proxy.Add(i, 1));
+            Assert.True(await waiting.WaitAsync(Patience));
+            if (await wait.RanOn == waiter)
+            {
+                ranOnWaiter++;
+            }
+        }
+        if (transport == "shm")
+        {
+            // The waiting thread reads the ring once it holds the receiving, which the receive thread may still hold when
+            // the call comes (then the call runs there): how many run on the waiter varies, none would mean no call ever does.
+            Assert.True(ranOnWaiter >= 1, $"{ranOnWaiter} of 50 calls ran on the waiting thread");
+        }
+    }
+
+    [Fact]
+    public async Task One_way_calls_and_calls_to_other_objects_do_not_run_on_the_waiting_thread()
+    {
+        using var world = new ConcurrentServer("shm");
+        XCallConnection link = await world.LinkAsync();
+
+        // One-way calls to the named object keep their way.
+        CallWait wait = world.Shapes.Expect(-1);
+        int waiter = 0;
+        Task<bool> waiting = Task.Factory.StartNew(() =>
+        {
+            waiter = Environment.CurrentManagedThreadId;
+            return link.WaitReceiving(wait, Patience, world.Shapes);
+        }, TaskCreationOptions.LongRunning);
+        for (int i = 0; i < 20; i++)
+        {
+            world.Client.Proxy.Post($"{i}");
+        }
+        for (int i = 0; i < 20; i++)
+        {
+            Assert.True(await world.Shapes.PostsRun.WaitAsync(Patience));
+        }
+        Assert.False(waiting.IsCompleted);
+        Assert.Equal(0, world.Client.Proxy.Add(-1, 1)); // the call the wait is for
+        Assert.True(await waiting.WaitAsync(Patience));
+        Assert.DoesNotContain(waiter, world.Shapes.PostThreads);
+
+        // Two-way calls to an object the wait does not name keep theirs, and one of them ends the wait elsewhere.
+        var unnamed = new object();
+        CallWait other = world.Shapes.Expect(-2);
+        int otherWaiter = 0;
+        Task<bool> waitingOther = Task.Factory.StartNew(() =>
+        {
+            otherWaiter = Environment.CurrentManagedThreadId;
+            return link.WaitReceiving(other, Patience, unnamed);
+        }, TaskCreationOptions.LongRunning);
+        for (int i = 0; i < 20; i++)
+        {
+            Assert.Equal(i + 1, world.Client.Proxy.Add(i, 1));
+        }
+        Assert.Equal(-1, world.Client.Proxy.Add(-2, 1));
+        Assert.True(await waitingOther.WaitAsync(Patience));
+        Assert.NotEqual(otherWaiter, await other.RanOn);
+        Assert.DoesNotContain(otherWaiter, world.Shapes.AddThreads);
+    }
+
+    [Fact]
+    public async Task A_wait_ended_by_another_thread_returns_and_the_connection_serves_on()
+    {
+        using var world = new ConcurrentServer("shm");
+        XCallConnection link = await world.LinkAsync();
+        CallWait wait = world.Shapes.Expect(-5);
+        Task<bool> waiting = Task.Factory.StartNew(() => link.WaitReceiving(wait, Patience, world.Shapes), TaskCreationOptions.LongRunning);
+        wait.End(Environment.CurrentManagedThreadId);
+        Assert.True(await waiting.WaitAsync(Patience));
+        Assert.Equal(3, world.Client.Proxy.Add(1, 2));
+        Assert.False(link.WaitReceiving(world.Shapes.Expect(-6), TimeSpan.FromMilliseconds(50), world.Shapes));
+        Assert.Equal(5, world.Client.Proxy.Add(2, 3));
+    }
+
+    /// <summary>A server with default options serving <see cref="RecordingShapes"/>, and a client of it over one transport.</summary>
+    private sealed class ConcurrentServer : IDisposable
+    {
+        private readonly RemoteListener _listener;
+        private readonly XCallServer _server;
+
+        public ConcurrentServer(string transport)
+        {
+            _server = new XCallServer().Add<IShapes>(Shapes);
+            string name = HostProcess.UniqueName("waitcalls");
+            _listener = Remote.Serve($"tcp://127.0.0.1:0/{name}", _server);
+            string address = transport == "shm" ? $"shm://{name}" : _listener.TcpAddress!.ToString()!;
+            Client = Remote.Open<IShapes>(address, new RemoteOptions { PreferSharedMemory = transport == "shm" });
+            Assert.Equal(transport, Client.Transport);
+        }
+
+        public RecordingShapes Shapes { get; } = new();
+
+        public RemoteService<IShapes> Client { get; }
+
+        /// <summary>The server's end of the client's connection, learned from a call.</summary>
+        public async Task<XCallConnection> LinkAsync()
+        {
+            CallWait first = Shapes.Expect(-100);
+            Assert.Equal(-99, Client.Proxy.Add(-100, 1));
+            return await first.Connection.WaitAsync(Patience);
+        }
+
+        public void Dispose()
+        {
+            Client.Dispose();
+            _listener.Dispose();
+            _server.Dispose();
+        }
+    }
+
+    /// <summary>Shapes whose <see cref="IShapes.Add(int, int)"/> ends the <see cref="CallWait"/> of its first argument.</summary>
+    private sealed class RecordingShapes : Shapes, IShapes
+    {
+        private CallWait? _expected;
+
+        public System.Collections.Concurrent.ConcurrentBag<int> AddThreads { get; } = [];
+
+        public System.Collections.Concurrent.ConcurrentBag<int> PostThreads { get; } = [];
+
+        /// <summary>Released once per <see cref="IShapes.Post"/>, after its thread is recorded.</summary>
+        public SemaphoreSlim PostsRun { get; } = new(0);
+
+        public CallWait Expect(int a)
+        {
+            var wait = new CallWait(a);
+            Volatile.Write(ref _expected, wait);
+            return wait;
+        }
+
+        public new int Add(int a, int b)
+        {
+            AddThreads.Add(Environment.CurrentManagedThreadId);
+            Volatile.Read(ref _expected)?.Called(a);
+            return a + b;
+        }
+
+        public new void Post(string message)
+        {
+            PostThreads.Add(Environment.CurrentManagedThreadId);
+            PostsRun.Release();
+        }
+    }
+
+    /// <summary>A wait for one call; it records the thread the call ran on and the connection it came over.</summary>
+    private sealed class CallWait(int a) : IReplyWait
+    {
+        private readonly TaskCompletionSource<int> _ranOn = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        private readonly TaskCompletionSource<XCallConnection> _connection = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        private readonly ManualResetEventSlim _over = new();
+
+        public Task<int> RanOn => _ranOn.Task;
+
+        public Task<XCallConnection> Connection => _connection.Task;
+
+        bool IReplyWait.IsCompleted => _over.IsSet;
+
+        bool IReplyWait.WaitOver => _over.IsSet;
+
+        bool IReplyWait.IsNested => false;
+
+        bool IReplyWait.Wait(long deadline) =>
+            _over.Wait(deadline == long.MaxValue ? Timeout.Infinite : (int)Math.Clamp(deadline - Environment.TickCount64, 0, int.MaxValue));
+
+        public void Called(int called)
+        {
+            if (called == a)
+            {
+                _connection.TrySetResult(XCallConnection.Current!);
+                End(Environment.CurrentManagedThreadId);
+            }
+        }
+
+        public void End(int thread)
+        {
+            _ranOn.TrySetResult(thread);
+            _over.Set();
+        }
+    }
+}
