@@ -62,6 +62,8 @@ internal sealed class RemoteEndsPump(IConstructHost host) : IBlockingWaiter
 
         public bool IsNested => false;
 
+        public bool ComesBack => true; // a thread blocked on a channel mostly reads (or writes) it again next
+
         public bool Wait(long deadline) =>
             _operation.Wait(deadline == long.MaxValue ? Timeout.InfiniteTimeSpan : TimeSpan.FromMilliseconds(Math.Max(0, deadline - Environment.TickCount64)));
 

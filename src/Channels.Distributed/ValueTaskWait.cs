@@ -22,6 +22,8 @@ internal sealed class ValueTaskWait<T> : IReplyWait
 
     public bool IsNested => false;
 
+    public bool ComesBack => true; // a remote end that waits for its write or read mostly makes the next one soon after
+
     public bool Wait(long deadline)
     {
         _task ??= _pending.AsTask();

@@ -63,6 +63,11 @@ internal sealed partial class ShmChannel
     private const int HandOverSpins = 1000; // CPU pauses: the receive thread lets go within one idle turn, well inside them
     private const int LeaderSleepSliceMs = 20;
     private const int LeaderSleepBudgetMs = 200;
+
+    // A waiter that comes back (a channel's reader, IReplyWait.ComesBack) sleeps on the ring this long at most, in one
+    // slice: an idle reader then leaves the ring to the receive thread soon, for frames of other calls it would read only
+    // to queue them on the pool.
+    private const int ComesBackSleepBudgetMs = 2;
     private const int DrainLimit = 64;
     private const int AsyncPollTurns = 3000; // an async call polls at most this many times (as many as Adaptive spins), whatever the strategy or traffic
 
@@ -167,7 +172,15 @@ internal sealed partial class ShmChannel
         {
             if (pollsAll)
             {
-                RearmAndLetGo(handler); // frames no reply-waiter polls for are due to the receive thread again
+                // Frames no reply-waiter polls for are due to the receive thread again, unless the waiter comes back soon.
+                if (outcome == PumpOutcome.Completed && call.ComesBack)
+                {
+                    LendOrRearmAndLetGo(handler);
+                }
+                else
+                {
+                    RearmAndLetGo(handler);
+                }
             }
             else
             {
@@ -231,6 +244,7 @@ internal sealed partial class ShmChannel
         {
             return false;
         }
+        EndLend();
         if (Volatile.Read(ref _rtSleeping) != 0)
         {
             if (pollsAll)
@@ -306,11 +320,12 @@ internal sealed partial class ShmChannel
             // call completed by another thread (cancel, timeout, close) is noticed; after a while, hand the
             // role back and block on the call like any other waiter.
             long now = Environment.TickCount64;
+            int budget = call.ComesBack ? ComesBackSleepBudgetMs : LeaderSleepBudgetMs;
             if (sleepingSince == 0)
             {
                 sleepingSince = now;
             }
-            else if (now - sleepingSince >= LeaderSleepBudgetMs)
+            else if (now - sleepingSince >= budget)
             {
                 return PumpOutcome.GaveUp;
             }
@@ -318,7 +333,7 @@ internal sealed partial class ShmChannel
             {
                 return PumpOutcome.TimedOut;
             }
-            int slice = deadline == long.MaxValue ? LeaderSleepSliceMs : (int)Math.Clamp(deadline - now, 1, LeaderSleepSliceMs);
+            int slice = (int)Math.Clamp(deadline == long.MaxValue ? LeaderSleepSliceMs : deadline - now, 1, Math.Min(budget, LeaderSleepSliceMs));
             int seq = _inSignal.LeaderSeq;
             _inSignal.ArmLeader();
             if (!_reader.HasData && !call.WaitOver && Volatile.Read(ref _stopping) == 0)
@@ -454,6 +469,7 @@ internal sealed partial class ShmChannel
                     continue;
                 }
                 holdsRole = false;
+                EndLend();
                 var spinner = new IdleSpinner(_receiveSpins);
                 bool sleep = false;
                 while (Volatile.Read(ref _stopping) == 0)

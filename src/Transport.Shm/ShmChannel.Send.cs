@@ -131,12 +131,13 @@ internal sealed partial class ShmChannel
     /// <summary>
     /// Commits a pipelined asynchronous call's frame. Its caller does not poll for the reply, nor look at the
     /// receiver role afterwards: so when nobody polls and the ring is left marked for callers (see ReleaseRole),
-    /// this re-arms it for the receive thread, which then gets the reply.
+    /// this re-arms it for the receive thread, which then gets the reply; so it does when the receiving is lent (see
+    /// ShmChannel.Lend.cs), whose thread may not come back before the watch ends the lend.
     /// </summary>
     public override void CommitFrameBatched()
     {
         CommitFrame();
-        if (_inSignal.IsMarkedCallerPolls && Volatile.Read(ref _roleOwner) == RoleFree && Volatile.Read(ref _handler) is { } handler &&
+        if ((_inSignal.IsMarkedCallerPolls || IsLent) && Volatile.Read(ref _roleOwner) == RoleFree && Volatile.Read(ref _handler) is { } handler &&
             TryTakeFreeRole(Environment.CurrentManagedThreadId))
         {
             RearmAndLetGo(handler);

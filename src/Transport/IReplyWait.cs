@@ -27,4 +27,13 @@ public interface IReplyWait
     /// <see cref="WaitOver"/> at once. A transport may let the connection's receiving go without arranging for anybody
     /// else to read this call's reply, as long as that next wait puts back what it left.</summary>
     bool WaitsAgain => false;
+
+    /// <summary>
+    /// The waiting thread is likely to wait on the same connection again soon once this wait is over (a thread that reads
+    /// a channel value after value, <see cref="FrameChannel.WaitReceiving"/>): a transport may then leave its receiving
+    /// lent to that thread for a moment instead of handing it back to its receiving thread at once, so a frame that
+    /// arrives meanwhile wakes nobody and is read when the thread comes back, or by the receiving thread after about a
+    /// millisecond when it does not.
+    /// </summary>
+    bool ComesBack => false;
 }

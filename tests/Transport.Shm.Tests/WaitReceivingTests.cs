@@ -20,7 +20,115 @@ public sealed class WaitReceivingTests : IDisposable
     public void Dispose()
     {
         CoreDemand.ForceOversubscribed(null);
+        LendWatch.Paused = false;
         _dir.Dispose();
+    }
+
+    [Fact]
+    public async Task A_waiter_that_comes_back_lends_the_ring_and_finds_the_frame_that_came_meanwhile()
+    {
+        // A wait that says it comes back leaves the ring disarmed when it ends (lent): a frame sent before the next wait
+        // wakes nobody, and the next wait reads it on its own thread. The watch is paused, so the lend cannot end early.
+        using Pair pair = await BusySpinPairWithTheReceiveThreadAsleep("wr-lend");
+        LendWatch.Paused = true;
+        int wakeSeq = pair.Server.ReceiveThreadWakeSeq;
+        var plain = new FrameCount(1); // a wait that does not say it comes back re-arms the ring as before
+        pair.Handler.Expect(plain);
+        using (var waiter = Waiter.Start(pair, plain))
+        {
+            SendOneWay(pair.Client, -1);
+            waiter.Joined();
+        }
+        Assert.False(pair.Server.IsLent);
+        for (int i = 0; i < 10; i++)
+        {
+            var first = new FrameCount(1) { ComesBack = true };
+            pair.Handler.Expect(first);
+            using (var waiter = Waiter.Start(pair, first))
+            {
+                SendOneWay(pair.Client, 2 * i);
+                waiter.Joined();
+                Assert.Equal(waiter.Id, first.HandledOn);
+            }
+            Assert.True(pair.Server.IsLent);
+            Assert.Equal(0, pair.Server.RoleOwner);
+            var next = new FrameCount(1) { ComesBack = true };
+            pair.Handler.Expect(next);
+            SendOneWay(pair.Client, 2 * i + 1); // while lent: the peer wakes nobody
+            using (var waiter = Waiter.Start(pair, next))
+            {
+                waiter.Joined();
+                Assert.Equal(waiter.Id, next.HandledOn);
+                Assert.Equal(2 * i + 1, next.LastValue);
+            }
+            Assert.Equal(wakeSeq, pair.Server.ReceiveThreadWakeSeq); // neither frame woke the receive thread
+        }
+    }
+
+    [Fact]
+    public async Task A_lend_nobody_takes_back_is_ended_by_the_watch_and_the_receive_thread_reads_what_came()
+    {
+        using Pair pair = await BusySpinPairWithTheReceiveThreadAsleep("wr-lend-end");
+        int wakeSeq = pair.Server.ReceiveThreadWakeSeq;
+        int waiterId = 0;
+        // The ring is lent only while the receive thread sleeps on it; on a loaded machine it may be awake when the wait
+        // ends (then the wait re-arms), so this tries again, putting the receive thread back to sleep first.
+        WaitUntil(() =>
+        {
+            var never = new FrameCount(1);
+            WaitUntil(() => pair.Server.WaitReceiving(never, Environment.TickCount64 + 10) || pair.Server.ReceiveThreadSleeps, "the server's receive thread sleeps on the ring");
+            var first = new FrameCount(1) { ComesBack = true };
+            pair.Handler.Expect(first);
+            using var waiter = Waiter.Start(pair, first);
+            SendOneWay(pair.Client, 5);
+            waiter.Joined();
+            waiterId = waiter.Id;
+            return pair.Server.IsLent;
+        }, "a wait that comes back lends the ring");
+        var stranded = new FrameCount(1);
+        pair.Handler.Expect(stranded);
+        SendOneWay(pair.Client, 6); // nobody comes back: the watch ends the lend within a few of its looks
+        WaitUntil(() => stranded.IsCompleted, "the frame sent while lent is read");
+        Assert.Equal(6, stranded.LastValue);
+        Assert.NotEqual(waiterId, stranded.HandledOn);
+        Assert.False(pair.Server.IsLent);
+        Assert.NotEqual(wakeSeq, pair.Server.ReceiveThreadWakeSeq); // the watch woke the receive thread, which read it
+    }
+
+    /// <summary>A thread that waits on the server's ring for <paramref name="condition"/>, started once it holds the ring.</summary>
+    private sealed class Waiter : IDisposable
+    {
+        private readonly Thread _thread;
+        private bool _inTime;
+        private int _id;
+
+        private Waiter(Pair pair, IReplyWait condition)
+        {
+            _thread = new Thread(() =>
+            {
+                Volatile.Write(ref _id, Environment.CurrentManagedThreadId);
+                _inTime = pair.Server.WaitReceiving(condition, Environment.TickCount64 + (long)Patience.TotalMilliseconds);
+            });
+        }
+
+        public int Id => Volatile.Read(ref _id);
+
+        /// <summary>Starts the waiter and returns once it reads the ring (or its condition was already over).</summary>
+        public static Waiter Start(Pair pair, IReplyWait condition)
+        {
+            var waiter = new Waiter(pair, condition);
+            waiter._thread.Start();
+            WaitUntil(() => waiter.Id != 0 && (pair.Server.RoleOwner == waiter.Id || !waiter._thread.IsAlive), "the waiting thread takes the ring");
+            return waiter;
+        }
+
+        public void Joined()
+        {
+            Assert.True(_thread.Join(Patience), "the waiting thread returned");
+            Assert.True(_inTime, "the wait ended in time");
+        }
+
+        public void Dispose() => _thread.Join(Patience);
     }
 
     [Fact]
@@ -258,6 +366,8 @@ public sealed class WaitReceivingTests : IDisposable
         public bool WaitOver => IsCompleted;
 
         public bool IsNested => false;
+
+        public bool ComesBack { get; init; }
 
         public void Handle(int value)
         {

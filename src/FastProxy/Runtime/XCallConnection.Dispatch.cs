@@ -127,6 +127,7 @@ public sealed partial class XCallConnection
         {
             return; // read by a thread waiting on this connection for calls to this object: it runs the call itself
         }
+        StepAsideFromReceivingWait();
         ThreadPool.UnsafeQueueUserWorkItem(queued, preferLocal: false);
         if (alone)
         {

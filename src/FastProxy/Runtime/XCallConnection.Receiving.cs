@@ -91,7 +91,8 @@ public sealed partial class XCallConnection
                 bool inTime = Channel.WaitReceiving(wait, deadline);
                 if (wait.TakeOffered() is not { } call)
                 {
-                    return inTime;
+                    // Stepped aside (see StepAsideFromReceivingWait): the receive thread reads on, this thread blocks.
+                    return wait.SteppedAside && !condition.WaitOver ? condition.Wait(deadline) : inTime;
                 }
                 // The transport let go of the receiving when the call was offered: the call runs as the pool would
                 // run it, and a wait inside it is a wait of its own.
@@ -120,6 +121,20 @@ public sealed partial class XCallConnection
         }
     }
 
+    /// <summary>
+    /// From <see cref="OnCall"/>, for a call queued on the pool: when the thread that read it waits in
+    /// <see cref="WaitRunningCalls"/> on this connection, the connection carries other traffic than the calls it waits
+    /// for, which its receive thread serves better (it runs calls detached, a waiting thread can only queue them): the wait
+    /// ends its reading and blocks on its condition, leaving the connection to the receive thread.
+    /// </summary>
+    private void StepAsideFromReceivingWait()
+    {
+        if (t_receivingWait is { } wait)
+        {
+            wait.StepAside(this);
+        }
+    }
+
     /// <summary>From <see cref="OnCall"/>: hands a call read by a thread in <see cref="WaitRunningCalls"/> to that thread, when it
     /// waits on this connection for calls to <paramref name="target"/> and holds none yet.</summary>
     private bool OfferToReceivingWait(object target, IThreadPoolWorkItem call) =>
@@ -136,14 +151,24 @@ public sealed partial class XCallConnection
         private IReplyWait _condition = null!;
         private object? _runsCallsTo;
         private IThreadPoolWorkItem? _offered;
+        private bool _steppedAside;
 
         public bool IsCompleted => _condition.IsCompleted;
 
-        public bool WaitOver => _offered is not null || _condition.WaitOver;
+        public bool WaitOver => _offered is not null || _steppedAside || _condition.WaitOver;
+
+        /// <summary>The thread read a call it does not run, and stops reading (<see cref="StepAsideFromReceivingWait"/>).</summary>
+        public bool SteppedAside => _steppedAside;
 
         public bool IsNested => _condition.IsNested;
 
-        public bool Wait(long deadline) => _condition.Wait(deadline);
+        // An offered call makes the wait over only to run it: the thread comes back for its condition right after; a
+        // thread that stepped aside leaves the receiving to the receive thread.
+        public bool ComesBack => !_steppedAside && (_offered is not null || _condition.ComesBack);
+
+        // A call may be offered after the transport's polling ended (it reads what slipped in while it gives the
+        // receiving back): then the wait is over for it, whatever the transport does next.
+        public bool Wait(long deadline) => _offered is not null || _condition.Wait(deadline);
 
         public void Begin(XCallConnection connection, IReplyWait condition, object runsCallsTo)
         {
@@ -152,8 +177,17 @@ public sealed partial class XCallConnection
             _runsCallsTo = runsCallsTo;
         }
 
+        public void StepAside(XCallConnection connection)
+        {
+            if (ReferenceEquals(_connection, connection))
+            {
+                _steppedAside = true;
+            }
+        }
+
         public void End()
         {
+            _steppedAside = false;
             _connection = null;
             _condition = null!;
             _runsCallsTo = null;
