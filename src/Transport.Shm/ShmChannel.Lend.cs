@@ -24,12 +24,15 @@ internal sealed partial class ShmChannel
     /// <summary>The holder of the role, its wait over, lends the receiving if it can (see the design note), else re-arms and lets go.</summary>
     private void LendOrRearmAndLetGo(IFrameHandler handler)
     {
-        if (Volatile.Read(ref _stopping) != 0 || Volatile.Read(ref _rtSleeping) == 0 || Volatile.Read(ref _rtBlocked) != 0 || _reader.HasData)
+        // Not while an answer of ours is owed: its caller may be blocked, not polling, and would wait for the watch.
+        long sent = Volatile.Read(ref _callsSent);
+        if (Volatile.Read(ref _stopping) != 0 || Volatile.Read(ref _rtSleeping) == 0 || Volatile.Read(ref _rtBlocked) != 0 || _reader.HasData
+            || sent != _reader.Answers)
         {
             RearmAndLetGo(handler);
             return;
         }
-        _lends++;
+        Interlocked.Increment(ref _lends); // a full fence before _lendWatched is read (TickLend drops the channel the other way round)
         Volatile.Write(ref _lent, 1);
         if (Volatile.Read(ref _lendWatched) == 0)
         {
@@ -37,15 +40,22 @@ internal sealed partial class ShmChannel
             LendWatch.Track(this);
         }
         LetGoOfRole();
+        if (Volatile.Read(ref _callsSent) != sent && TryTakeFreeRole(Environment.CurrentManagedThreadId))
+        {
+            RearmAndLetGo(handler); // a call went out meanwhile and its caller may have found the role taken: re-arm for its reply
+        }
     }
 
-    /// <summary>Whoever took the role ends a lend (a plain look first: the field is this side's own).</summary>
-    private void EndLend()
+    /// <summary>Whoever took the role ends a lend (a plain look first: the field is this side's own). True when it ended
+    /// one: frames may then wait in the ring that woke nobody, so the taker must not leave the ring marked with them in it.</summary>
+    private bool EndLend()
     {
         if (Volatile.Read(ref _lent) != 0)
         {
             Volatile.Write(ref _lent, 0);
+            return true;
         }
+        return false;
     }
 
     /// <summary>
@@ -60,8 +70,9 @@ internal sealed partial class ShmChannel
             Volatile.Write(ref _lendWatched, 0);
             return false;
         }
+        bool lent = Volatile.Read(ref _lent) != 0; // before the count: a newer lend made in between is then not ended at once
         int lends = Volatile.Read(ref _lends);
-        if (Volatile.Read(ref _lent) == 0 || lends != _lendsSeen)
+        if (!lent || lends != _lendsSeen)
         {
             idleLooks = lends == _lendsSeen ? idleLooks + 1 : 0;
             _lendsSeen = lends;
@@ -69,7 +80,7 @@ internal sealed partial class ShmChannel
             {
                 return true;
             }
-            Volatile.Write(ref _lendWatched, 0);
+            Interlocked.Exchange(ref _lendWatched, 0); // a full fence before _lends is read again (the lender's is the other way round)
             if (Volatile.Read(ref _lends) != lends)
             {
                 Volatile.Write(ref _lendWatched, 1); // a lend came meanwhile, and its lender saw the channel watched
@@ -80,7 +91,20 @@ internal sealed partial class ShmChannel
         idleLooks = 0;
         if (Interlocked.Exchange(ref _lent, 0) != 0)
         {
-            _inSignal.WakeConsumer(remote: false); // nobody came back: the receive thread reads the ring again
+            // Nobody came back: the receive thread reads the ring again. The wake touches the ring's words, which stay
+            // mapped while the count is held (ReleaseResources waits for it after setting _released).
+            Interlocked.Increment(ref _wakesOutsideLock);
+            try
+            {
+                if (Volatile.Read(ref _released) == 0)
+                {
+                    _inSignal.WakeConsumer(remote: false);
+                }
+            }
+            finally
+            {
+                Interlocked.Decrement(ref _wakesOutsideLock);
+            }
         }
         return true;
     }

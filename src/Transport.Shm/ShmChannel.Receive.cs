@@ -82,6 +82,7 @@ internal sealed partial class ShmChannel
     private readonly SpinTuner _receiveSpins = new(); // the receive thread between frames
 
     private long _leaderSleeps; // by the role's holder
+    private bool _tookLentRing; // by the role's holder: it ended a lend when it took the role (see ShmChannel.Lend.cs)
     private long _roleWaits; // by the receive thread
     private long _handOverAsks; // by callers
 
@@ -244,7 +245,10 @@ internal sealed partial class ShmChannel
         {
             return false;
         }
-        EndLend();
+        if (EndLend())
+        {
+            _tookLentRing = true;
+        }
         if (Volatile.Read(ref _rtSleeping) != 0)
         {
             if (pollsAll)
@@ -354,7 +358,11 @@ internal sealed partial class ShmChannel
     private void ReleaseRole(IFrameHandler handler, bool ownReplyOwed = false)
     {
         long sent = Volatile.Read(ref _callsSent);
-        if (sent == _reader.Answers + (ownReplyOwed ? 1 : 0) && Volatile.Read(ref _stopping) == 0 && Volatile.Read(ref _rtSleeping) != 0 && _inSignal.IsMarkedCallerPolls)
+        // A holder that ended a lend may leave frames in the ring that came while it was disarmed and woke nobody: the
+        // mark would not get them read (the peer wakes for frames published after it), so it re-arms and drains them.
+        bool tookLent = _tookLentRing;
+        _tookLentRing = false;
+        if (!(tookLent && _reader.HasData) && sent == _reader.Answers + (ownReplyOwed ? 1 : 0) && Volatile.Read(ref _stopping) == 0 && Volatile.Read(ref _rtSleeping) != 0 && _inSignal.IsMarkedCallerPolls)
         {
             // Every call of ours is answered (but this caller's own, when it polls for that answer again once it ran a
             // call nested in it), and the peer wakes the receive thread for anything else while the mark holds: leave

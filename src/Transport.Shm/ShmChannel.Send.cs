@@ -132,7 +132,8 @@ internal sealed partial class ShmChannel
     /// Commits a pipelined asynchronous call's frame. Its caller does not poll for the reply, nor look at the
     /// receiver role afterwards: so when nobody polls and the ring is left marked for callers (see ReleaseRole),
     /// this re-arms it for the receive thread, which then gets the reply; so it does when the receiving is lent (see
-    /// ShmChannel.Lend.cs), whose thread may not come back before the watch ends the lend.
+    /// ShmChannel.Lend.cs), whose thread may not come back before the watch ends the lend (a lend that begins just after
+    /// this look re-checks the calls sent and re-arms).
     /// </summary>
     public override void CommitFrameBatched()
     {
