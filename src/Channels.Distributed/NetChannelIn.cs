@@ -47,28 +47,22 @@ public sealed class NetChannelIn<T> : IChannelIn<T>, IPoisonable
         throw new NotSupportedException("A remote channel end offers no ChannelReader; use Read / ReadAsync.");
 
     /// <summary>The blocking forms: the host's async read, waited for on this thread (<see cref="HostLink.CallAndWait"/>).</summary>
-    private T Read(bool extended, CancellationToken cancellationToken)
+    private T Read(bool extended, CancellationToken cancellationToken) => _codec.IsWord
+        ? FromWord(_link.CallAndWait((extended, cancellationToken), static (host, id, s) => host.ReadWordAsync(id, s.extended, s.cancellationToken)))
+        : FromBytes(_link.CallAndWait((extended, cancellationToken), static (host, id, s) => host.ReadBytesAsync(id, s.extended, s.cancellationToken)));
+
+    private async ValueTask<T> ReadAsync(bool extended, CancellationToken cancellationToken) => _codec.IsWord
+        ? FromWord(await _link.CallAsync((extended, cancellationToken), static (host, id, s) => host.ReadWordAsync(id, s.extended, s.cancellationToken)).ConfigureAwait(false))
+        : FromBytes(await _link.CallAsync((extended, cancellationToken), static (host, id, s) => host.ReadBytesAsync(id, s.extended, s.cancellationToken)).ConfigureAwait(false));
+
+    private T FromWord(WordRead word)
     {
-        if (_codec.IsWord)
-        {
-            WordRead word = _link.CallAndWait((extended, cancellationToken), static (host, id, s) => host.ReadWordAsync(id, s.extended, s.cancellationToken));
-            RemoteStatus.ThrowIfEnded(word.Poison);
-            return _codec.FromWord(word.Word);
-        }
-        BytesRead bytes = _link.CallAndWait((extended, cancellationToken), static (host, id, s) => host.ReadBytesAsync(id, s.extended, s.cancellationToken));
-        RemoteStatus.ThrowIfEnded(bytes.Poison);
-        return _codec.FromBytes(bytes.Value);
+        RemoteStatus.ThrowIfEnded(word.Poison);
+        return _codec.FromWord(word.Word);
     }
 
-    private async ValueTask<T> ReadAsync(bool extended, CancellationToken cancellationToken)
+    private T FromBytes(BytesRead bytes)
     {
-        if (_codec.IsWord)
-        {
-            WordRead word = await _link.CallAsync((extended, cancellationToken), static (host, id, s) => host.ReadWordAsync(id, s.extended, s.cancellationToken)).ConfigureAwait(false);
-            RemoteStatus.ThrowIfEnded(word.Poison);
-            return _codec.FromWord(word.Word);
-        }
-        BytesRead bytes = await _link.CallAsync((extended, cancellationToken), static (host, id, s) => host.ReadBytesAsync(id, s.extended, s.cancellationToken)).ConfigureAwait(false);
         RemoteStatus.ThrowIfEnded(bytes.Poison);
         return _codec.FromBytes(bytes.Value);
     }
