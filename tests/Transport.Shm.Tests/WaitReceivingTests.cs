@@ -95,6 +95,36 @@ public sealed class WaitReceivingTests : IDisposable
         Assert.NotEqual(wakeSeq, pair.Server.ReceiveThreadWakeSeq); // the watch woke the receive thread, which read it
     }
 
+    [Fact]
+    public async Task A_caller_that_takes_a_lent_ring_reads_what_came_after_its_answer()
+    {
+        // While the ring is lent the peer wakes nobody: an answer and a frame after it wait in the ring. A caller that takes
+        // the ring stops polling at its answer; it must not leave the ring marked with the other frame still in it (the
+        // mark gets only later frames a wake-up), so it re-arms and reads it. The watch is paused: only the caller can.
+        using Pair pair = await BusySpinPairWithTheReceiveThreadAsleep("wr-lend-caller");
+        LendWatch.Paused = true;
+        var first = new FrameCount(1) { ComesBack = true };
+        pair.Handler.Expect(first);
+        using (var waiter = Waiter.Start(pair, first))
+        {
+            SendOneWay(pair.Client, 1);
+            waiter.Joined();
+        }
+        Assert.True(pair.Server.IsLent);
+        var call = new CallWithNested(77);
+        pair.Handler.Expect(call);
+        var after = new FrameCount(1);
+        pair.Handler.Expect(after);
+        Send(pair.Server, new FrameHeader(FrameKind.Call, call.CallId, 1, 2), 0); // this side's call: an answer is owed
+        Send(pair.Client, new FrameHeader(FrameKind.Reply, call.CallId, 1, 2), 9); // its answer, then a frame, both while lent
+        SendOneWay(pair.Client, 2);
+        Assert.True(pair.Server.WaitForReply(call, Environment.TickCount64 + (long)Patience.TotalMilliseconds));
+        Assert.Equal(9, call.Reply);
+        WaitUntil(() => after.IsCompleted, "the frame after the answer is read");
+        Assert.Equal(2, after.LastValue);
+        Assert.False(pair.Server.IsLent);
+    }
+
     /// <summary>A thread that waits on the server's ring for <paramref name="condition"/>, started once it holds the ring.</summary>
     private sealed class Waiter : IDisposable
     {
