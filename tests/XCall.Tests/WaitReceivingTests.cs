@@ -17,7 +17,7 @@ public sealed class WaitReceivingTests
     [InlineData("tcp")]
     public async Task A_thread_waiting_on_a_connection_gets_the_one_way_calls_that_end_its_wait(string transport)
     {
-        using var world = new InlineServer(transport);
+        using var world = InlineServer(transport);
         (RecordingShapes shapes, XCallServer server, RemoteService<IShapes> client) = (world.Shapes, world.Server, world.Client);
         MessageWait first = shapes.Expect("first");
         client.Proxy.Post("first");
@@ -41,7 +41,7 @@ public sealed class WaitReceivingTests
     [InlineData("tcp")]
     public async Task A_wait_times_out_and_a_call_on_the_reading_thread_cannot_wait_on_its_own_connection(string transport)
     {
-        using var world = new InlineServer(transport);
+        using var world = InlineServer(transport);
         (RecordingShapes shapes, RemoteService<IShapes> client) = (world.Shapes, world.Client);
         MessageWait nested = shapes.Expect(RecordingShapes.WaitInside);
         client.Proxy.Post(RecordingShapes.WaitInside);
@@ -60,33 +60,8 @@ public sealed class WaitReceivingTests
     }
 
     /// <summary>A server of <see cref="RecordingShapes"/> that runs calls inline, and a client of it over <c>transport</c>.</summary>
-    private sealed class InlineServer : IDisposable
-    {
-        private readonly RemoteListener _listener;
-
-        public InlineServer(string transport)
-        {
-            Server = new XCallServer(ConnectionOptions.Default with { DispatchMode = DispatchMode.Inline }).Add<IShapes>(Shapes);
-            string name = HostProcess.UniqueName("waitrecv");
-            _listener = Remote.Serve($"tcp://127.0.0.1:0/{name}", Server);
-            string address = transport == "shm" ? $"shm://{name}" : _listener.TcpAddress!.ToString()!;
-            Client = Remote.Open<IShapes>(address, new RemoteOptions { PreferSharedMemory = transport == "shm" });
-            Assert.Equal(transport, Client.Transport);
-        }
-
-        public RecordingShapes Shapes { get; } = new();
-
-        public XCallServer Server { get; }
-
-        public RemoteService<IShapes> Client { get; }
-
-        public void Dispose()
-        {
-            Client.Dispose();
-            _listener.Dispose();
-            Server.Dispose();
-        }
-    }
+    private static ServedShapes<RecordingShapes> InlineServer(string transport) =>
+        new(new RecordingShapes(), ConnectionOptions.Default with { DispatchMode = DispatchMode.Inline }, transport, "waitrecv");
 
     /// <summary>Shapes whose one-way <see cref="IShapes.Post"/> ends the <see cref="MessageWait"/> of its message.</summary>
     private sealed class RecordingShapes : Shapes, IShapes

@@ -18,8 +18,8 @@ public sealed class WaitRunningCallsTests
     [InlineData("tcp")]
     public async Task A_call_to_the_named_object_read_by_the_waiting_thread_runs_there_and_ends_the_wait(string transport)
     {
-        using var world = new ConcurrentServer(transport);
-        XCallConnection link = await world.LinkAsync();
+        using var world = ConcurrentServer(transport);
+        XCallConnection link = await LinkAsync(world);
         int ranOnWaiter = 0;
         for (int i = 0; i < 50; i++)
         {
@@ -51,8 +51,8 @@ public sealed class WaitRunningCallsTests
     [Fact]
     public async Task One_way_calls_and_calls_to_other_objects_do_not_run_on_the_waiting_thread()
     {
-        using var world = new ConcurrentServer("shm");
-        XCallConnection link = await world.LinkAsync();
+        using var world = ConcurrentServer("shm");
+        XCallConnection link = await LinkAsync(world);
 
         // One-way calls to the named object keep their way.
         CallWait wait = world.Shapes.Expect(-1);
@@ -97,8 +97,8 @@ public sealed class WaitRunningCallsTests
     [Fact]
     public async Task A_wait_ended_by_another_thread_returns_and_the_connection_serves_on()
     {
-        using var world = new ConcurrentServer("shm");
-        XCallConnection link = await world.LinkAsync();
+        using var world = ConcurrentServer("shm");
+        XCallConnection link = await LinkAsync(world);
         CallWait wait = world.Shapes.Expect(-5);
         Task<bool> waiting = Task.Factory.StartNew(() => link.WaitReceiving(wait, Patience, world.Shapes), TaskCreationOptions.LongRunning);
         wait.End(Environment.CurrentManagedThreadId);
@@ -108,40 +108,15 @@ public sealed class WaitRunningCallsTests
         Assert.Equal(5, world.Client.Proxy.Add(2, 3));
     }
 
-    /// <summary>A server with default options serving <see cref="RecordingShapes"/>, and a client of it over one transport.</summary>
-    private sealed class ConcurrentServer : IDisposable
+    /// <summary>A server with default options serving <see cref="RecordingShapes"/>, and a client of it over <c>transport</c>.</summary>
+    private static ServedShapes<RecordingShapes> ConcurrentServer(string transport) => new(new RecordingShapes(), null, transport, "waitcalls");
+
+    /// <summary>The server's end of the client's connection, learned from a call.</summary>
+    private static async Task<XCallConnection> LinkAsync(ServedShapes<RecordingShapes> world)
     {
-        private readonly RemoteListener _listener;
-        private readonly XCallServer _server;
-
-        public ConcurrentServer(string transport)
-        {
-            _server = new XCallServer().Add<IShapes>(Shapes);
-            string name = HostProcess.UniqueName("waitcalls");
-            _listener = Remote.Serve($"tcp://127.0.0.1:0/{name}", _server);
-            string address = transport == "shm" ? $"shm://{name}" : _listener.TcpAddress!.ToString()!;
-            Client = Remote.Open<IShapes>(address, new RemoteOptions { PreferSharedMemory = transport == "shm" });
-            Assert.Equal(transport, Client.Transport);
-        }
-
-        public RecordingShapes Shapes { get; } = new();
-
-        public RemoteService<IShapes> Client { get; }
-
-        /// <summary>The server's end of the client's connection, learned from a call.</summary>
-        public async Task<XCallConnection> LinkAsync()
-        {
-            CallWait first = Shapes.Expect(-100);
-            Assert.Equal(-99, Client.Proxy.Add(-100, 1));
-            return await first.Connection.WaitAsync(Patience);
-        }
-
-        public void Dispose()
-        {
-            Client.Dispose();
-            _listener.Dispose();
-            _server.Dispose();
-        }
+        CallWait first = world.Shapes.Expect(-100);
+        Assert.Equal(-99, world.Client.Proxy.Add(-100, 1));
+        return await first.Connection.WaitAsync(Patience);
     }
 
     /// <summary>Shapes whose <see cref="IShapes.Add(int, int)"/> ends the <see cref="CallWait"/> of its first argument.</summary>
