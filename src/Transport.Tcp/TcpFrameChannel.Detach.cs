@@ -75,6 +75,8 @@ internal sealed partial class TcpFrameChannel
                     }
                     timeoutMs = (int)Math.Min(left, timeoutMs < 0 ? MaxPollMs : timeoutMs);
                 }
+                TakeFlushFromPool(deadline);
+                timeoutMs = PollSliceWhileQueued(timeoutMs);
                 if (!ReceiveOnce(handler, timeoutMs))
                 {
                     break;

@@ -177,6 +177,8 @@ internal sealed partial class TcpFrameChannel
                     // there the receive blocks until bytes arrive.)
                     timeoutMs = CallCheckMs;
                 }
+                TakeFlushFromPool(deadline);
+                timeoutMs = PollSliceWhileQueued(timeoutMs);
                 if (!ReceiveOnce(handler, timeoutMs))
                 {
                     break;

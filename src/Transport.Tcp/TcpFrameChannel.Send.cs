@@ -16,7 +16,14 @@ namespace XCall.Transport.Tcp;
 // Two cases batch although nobody flushes yet:
 // - CommitFrameBatched (an asynchronous call pipelined behind others) makes a pool thread the flusher
 //   (_poolFlusher) instead of writing on the caller's thread, so the caller goes on committing frames
-//   that the pool thread then takes many at a time.
+//   that the pool thread then takes many at a time. Until that pool thread begins, the flush is the pool's
+//   (_poolOwnsFlush, also after a flusher hands the rest to the pool), and a thread that needs its own frame
+//   out takes it and writes: a CommitFrame (the batch with its frame, bounded by its deadline, as when nobody
+//   flushes), the reader's held replies, a BeginFrame waiting for room (bounded by its deadline: a timeout
+//   closes the connection, as any send deadline does), and a caller waiting for a reply whose frame is still
+//   queued (_swaps has not moved since its commit, t_queuedOn / t_queuedAtSwap; one batch, its deadline). The
+//   pool thread, when it comes, finds the flush gone and returns. So no frame a thread waits on depends on
+//   the thread pool, which threads blocked in synchronous calls may be starving.
 // - The reader holds back the frames that its own thread commits (inline replies) while more complete
 //   frames wait in the receive buffer (_holdingThread, see DispatchBuffered): the reply to the last frame
 //   of the buffer, or SendHeldFrames after it, writes them all at once. At most SendChunkSize bytes are
@@ -40,6 +47,15 @@ internal sealed partial class TcpFrameChannel
     private long _framePayload;
     private bool _frameOpen;
     private bool _flushing;
+    private bool _poolOwnsFlush; // the flush (_flushing) is a queued pool work item's that has not begun
+    private long _swaps; // batches taken from _filling: a frame queued at count N has left once it moved
+
+    // The channel this thread committed a frame to last that stayed queued, and _swaps then (see the design note).
+    [ThreadStatic]
+    private static TcpFrameChannel? t_queuedOn;
+
+    [ThreadStatic]
+    private static long t_queuedAtSwap;
     private int _waitingForRoom;
     private long _sendCount;
     private int _holdingThread;
@@ -73,7 +89,7 @@ internal sealed partial class TcpFrameChannel
 
     public override void CommitFrame()
     {
-        if (!CompleteFrameAndStayQueued())
+        if (!CompleteFrameAndStayQueued(batched: false))
         {
             _flushing = true;
             FlushAndExit(_frameDeadline);
@@ -83,20 +99,79 @@ internal sealed partial class TcpFrameChannel
     /// <summary>Commits like <see cref="CommitFrame"/>, but a pool thread writes the frame, with those committed meanwhile.</summary>
     public override void CommitFrameBatched()
     {
-        if (!CompleteFrameAndStayQueued())
+        if (!CompleteFrameAndStayQueued(batched: true))
         {
             _flushing = true;
-            Monitor.Exit(_sendLock);
-            ThreadPool.UnsafeQueueUserWorkItem(_poolFlusher, preferLocal: false);
+            NoteQueuedFrame();
+            HandFlushToPoolAndExit();
         }
     }
+
+    /// <summary>With the lock held: the frame this thread just committed waits in <c>_filling</c> for the next batch.</summary>
+    private void NoteQueuedFrame()
+    {
+        t_queuedOn = this;
+        t_queuedAtSwap = _swaps;
+    }
+
+    /// <summary>True while a frame this thread committed to this channel waits in <c>_filling</c> (read without the lock: a
+    /// hint that a later look under the lock confirms).</summary>
+    private bool OwnFrameQueued => ReferenceEquals(t_queuedOn, this) && Volatile.Read(ref _swaps) == t_queuedAtSwap;
+
+    /// <summary>With the lock held and <c>_flushing</c> set: the flush becomes the pool's (see the design note); releases the lock.</summary>
+    private void HandFlushToPoolAndExit()
+    {
+        _poolOwnsFlush = true;
+        Monitor.Exit(_sendLock);
+        if (HeldPoolFlushes is { } held)
+        {
+            held.Enqueue(_poolFlusher);
+            return;
+        }
+        ThreadPool.UnsafeQueueUserWorkItem(_poolFlusher, preferLocal: false);
+    }
+
+    /// <summary>Tests: pool flushes are queued here instead of on the thread pool (a pool that runs none of them).</summary>
+    internal System.Collections.Concurrent.ConcurrentQueue<IThreadPoolWorkItem>? HeldPoolFlushes { get; set; }
+
+    /// <summary>
+    /// In a wait for a reply: when this thread's frame is still queued behind a pool flush that has not begun (see the
+    /// design note), writes the batch that holds it, bounded by <paramref name="deadline"/>, and leaves the rest to the pool.
+    /// </summary>
+    private void TakeFlushFromPool(long deadline)
+    {
+        if (!Volatile.Read(ref _poolOwnsFlush) || !OwnFrameQueued)
+        {
+            return;
+        }
+        Monitor.Enter(_sendLock);
+        if (!_poolOwnsFlush || _swaps != t_queuedAtSwap)
+        {
+            Monitor.Exit(_sendLock);
+            return;
+        }
+        _poolOwnsFlush = false;
+        try
+        {
+            FlushAndExit(deadline == long.MaxValue ? 0 : deadline, oneBatch: true);
+        }
+        catch (XCallDisconnectedException)
+        {
+            // The write failed and closed the channel: the wait learns it from its call.
+        }
+    }
+
+    /// <summary>A reading waiter's poll slice: while its own frame is queued, at most <see cref="CallCheckMs"/>, so a
+    /// hand-off of that frame to the pool is taken soon (<see cref="TakeFlushFromPool"/>).</summary>
+    private int PollSliceWhileQueued(int timeoutMs) =>
+        OwnFrameQueued && _link is SocketLink ? (timeoutMs < 0 ? CallCheckMs : Math.Min(timeoutMs, CallCheckMs)) : timeoutMs;
 
     /// <summary>
     /// Completes the open frame. Returns true, with the lock released, when the frame may stay queued: a flush
     /// in progress takes it, or the reader holds it back. Returns false, with the lock held, when the caller must
-    /// start the flush.
+    /// start the flush; a commit that is not <paramref name="batched"/> takes a flush the pool has not begun.
     /// </summary>
-    private bool CompleteFrameAndStayQueued()
+    private bool CompleteFrameAndStayQueued(bool batched)
     {
         if (!_frameOpen || !Monitor.IsEntered(_sendLock))
         {
@@ -110,10 +185,16 @@ internal sealed partial class TcpFrameChannel
             throw ClosedError();
         }
         FrameCodec.PatchLength(_filling.At(_frameStart, FrameCodec.LengthSize), (int)_framePayload);
+        if (_poolOwnsFlush && !batched)
+        {
+            _poolOwnsFlush = false; // the pool has not begun: this thread writes the frames queued for it with its own
+            return false;
+        }
         if (!_flushing && !TryHoldFrameUnsynchronized())
         {
             return false;
         }
+        NoteQueuedFrame();
         Monitor.Exit(_sendLock);
         return true;
     }
@@ -145,11 +226,12 @@ internal sealed partial class TcpFrameChannel
         }
         Monitor.Enter(_sendLock);
         _held = false;
-        if (_flushing || _closed != 0 || _filling.Length == 0)
+        if ((_flushing && !_poolOwnsFlush) || _closed != 0 || _filling.Length == 0)
         {
             Monitor.Exit(_sendLock);
             return;
         }
+        _poolOwnsFlush = false;
         _flushing = true;
         FlushAndExit();
     }
@@ -197,6 +279,15 @@ internal sealed partial class TcpFrameChannel
             {
                 return;
             }
+            if (_poolOwnsFlush)
+            {
+                // The frames ahead wait for a pool thread that has not begun: this thread writes a batch of them,
+                // bounded by its deadline (a timeout closes the connection, as any send deadline does).
+                _poolOwnsFlush = false;
+                FlushAndExit(deadline, oneBatch: true);
+                Monitor.Enter(_sendLock);
+                continue;
+            }
             _waitingForRoom++;
             bool woken = Monitor.Wait(_sendLock, Deadline.RemainingMs(deadline));
             _waitingForRoom--;
@@ -210,10 +301,11 @@ internal sealed partial class TcpFrameChannel
 
     /// <summary>
     /// Called by the flusher with the lock held; sends batches until nothing is left, and returns with the
-    /// lock released. After <see cref="MaxFlushRounds"/> batches it hands the work to the thread pool, so a
-    /// caller is not kept writing other callers' frames forever.
+    /// lock released. After <see cref="MaxFlushRounds"/> batches (after the first with a deadline or
+    /// <paramref name="oneBatch"/>) it hands the work to the thread pool, so a caller is not kept writing other
+    /// callers' frames forever.
     /// </summary>
-    private void FlushAndExit(long deadline = 0)
+    private void FlushAndExit(long deadline = 0, bool oneBatch = false)
     {
         int rounds = 0;
         while (true)
@@ -221,6 +313,7 @@ internal sealed partial class TcpFrameChannel
             SendBuffer batch = _filling;
             _filling = _spare;
             _spare = batch;
+            _swaps++;
             if (_waitingForRoom > 0)
             {
                 Monitor.PulseAll(_sendLock);
@@ -273,12 +366,12 @@ internal sealed partial class TcpFrameChannel
                 }
                 return;
             }
-            if (++rounds == MaxFlushRounds || deadline != 0)
+            if (++rounds == MaxFlushRounds || deadline != 0 || oneBatch)
             {
-                // (With a deadline: the first batch held this caller's frame; what came after it is other
-                // callers' frames, which its deadline must not cut off: the pool writes them, unbounded.)
-                Monitor.Exit(_sendLock);
-                ThreadPool.UnsafeQueueUserWorkItem(_poolFlusher, preferLocal: false);
+                // (With a deadline, or one batch asked: the first batch held this caller's frame; what came after it
+                // is other callers' frames, which its deadline must not cut off: the pool writes them, unbounded,
+                // unless another thread whose frame is among them takes the flush first.)
+                HandFlushToPoolAndExit();
                 return;
             }
         }
@@ -369,6 +462,11 @@ internal sealed partial class TcpFrameChannel
         }
         try
         {
+            if (_poolOwnsFlush)
+            {
+                _poolOwnsFlush = false; // the pool has not begun: the goodbye write below takes what it was to write
+                _flushing = false;
+            }
             while (_flushing && _closed == 0)
             {
                 long left = deadline - Environment.TickCount64;
@@ -476,13 +574,20 @@ internal sealed partial class TcpFrameChannel
 
     /// <summary>
     /// Flushes on a pool thread: for <see cref="CommitFrameBatched"/>, and to go on after a caller flushed
-    /// <see cref="MaxFlushRounds"/> batches. Runs only as the flusher (<c>_flushing</c> set for it).
+    /// <see cref="MaxFlushRounds"/> batches. Flushes only while the flush is the pool's (<c>_poolOwnsFlush</c>, set by
+    /// the hand-off that queued this or a later one); a thread that took the flush first leaves it nothing to do.
     /// </summary>
     private sealed class PoolFlusher(TcpFrameChannel channel) : IThreadPoolWorkItem
     {
         public void Execute()
         {
             Monitor.Enter(channel._sendLock);
+            if (!channel._poolOwnsFlush)
+            {
+                Monitor.Exit(channel._sendLock); // a thread that needed its frame out took the flush
+                return;
+            }
+            channel._poolOwnsFlush = false;
             try
             {
                 channel.FlushAndExit();

@@ -99,6 +99,7 @@ internal sealed partial class TcpFrameChannel : FrameChannel
             // A call made by a handler the reader runs: its frame must leave before anyone waits for the reply.
             SendHeldFrames();
         }
+        TakeFlushFromPool(deadline);
         if (_detached is { RunsHere: true } detached)
         {
             return WaitDetached(call, deadline, detached);
@@ -207,10 +208,11 @@ internal sealed partial class TcpFrameChannel : FrameChannel
     /// completer and the sleeper (the runtime publishes its state and reads the sleeper flag, and the sleeper
     /// the reverse, with no full fence between store and load) then costs one slice, not the whole call.
     /// </summary>
-    private static bool SleepUntilReply(IReplyWait call, long deadline)
+    private bool SleepUntilReply(IReplyWait call, long deadline)
     {
         while (true)
         {
+            TakeFlushFromPool(deadline); // a flusher may have handed this thread's frame to the pool after its commit
             long slice = Environment.TickCount64 + SleepSliceMs;
             if (call.Wait(Math.Min(slice, deadline)))
             {
