@@ -53,6 +53,10 @@ internal static partial class ChannelSuite
 
         /// <summary>Sync writes on a named One2One with a 4096-slot buffer the peer drains; the burst ends when the peer read them all.</summary>
         Buffered,
+
+        /// <summary>The world's call while a thread of this process writes to the peer's <see cref="Write"/> reader on the
+        /// same connection all along: the peer's reader reads that connection between its values (diagnostic).</summary>
+        CallBesideWrites,
     }
 
     private static void RunNet(SuiteLog log, List<CallResult> results)
@@ -138,7 +142,7 @@ internal static partial class ChannelSuite
         IChannelOut<int> writeAsync = await csp.OpenOutAsync<int>("bench-write-a");
         IChannelOut<int> pingAsync = await csp.OpenOutAsync<int>("bench-ping-a");
         using RemoteService<ICallCost> plain = await Remote.OpenAsync<ICallCost>(world.GetAddress(1), NetRemote(transport));
-        NetForm[] forms = [NetForm.Call, NetForm.CallPlain, NetForm.CallThread, NetForm.CallPoolItem, NetForm.Write, NetForm.RoundTrip, NetForm.WriteAsyncReader, NetForm.RoundTripAsyncReader, NetForm.Buffered];
+        NetForm[] forms = [NetForm.Call, NetForm.CallPlain, NetForm.CallThread, NetForm.CallPoolItem, NetForm.Write, NetForm.RoundTrip, NetForm.WriteAsyncReader, NetForm.RoundTripAsyncReader, NetForm.Buffered, NetForm.CallBesideWrites];
         if (Environment.GetEnvironmentVariable("XCALL_BENCH_NET_PROFILE") is { } only)
         {
             // For a profiler attached to both processes (docs/benchmarks.md): one form for 12 s before the rows.
@@ -162,6 +166,22 @@ internal static partial class ChannelSuite
             if (form == NetForm.CallPoolItem)
             {
                 return Task.Run(() => Burst(NetForm.Call, ops)).GetAwaiter().GetResult();
+            }
+            if (form == NetForm.CallBesideWrites)
+            {
+                int writing = 1;
+                var writer = new Thread(() =>
+                {
+                    for (int v = 0; Volatile.Read(ref writing) != 0; v = (v + 1) & 0xFFFF)
+                    {
+                        write.Write(v);
+                    }
+                });
+                writer.Start();
+                double besideNs = Burst(NetForm.Call, ops);
+                Volatile.Write(ref writing, 0);
+                writer.Join();
+                return besideNs;
             }
             long begin = Stopwatch.GetTimestamp();
             for (int i = 0; i < ops; i++)
@@ -238,6 +258,7 @@ internal static partial class ChannelSuite
             (NetForm.WriteAsyncReader, "named One2One<int>: rendezvous write, the reader an async loop (diagnostic)", $"net-write-async-reader-{transport}"),
             (NetForm.RoundTripAsyncReader, "named One2One<int>: there and back, the peer's reader an async loop (diagnostic)", $"net-roundtrip-async-reader-{transport}"),
             (NetForm.Buffered, "named One2One<int>, buffer of 4096: sync writes, reader draining", $"net-buffered-{transport}"),
+            (NetForm.CallBesideWrites, $"XCall void Test(int) over {transport} while another thread writes to the peer's reader on the same connection (diagnostic)", $"net-int-call-beside-writes-{transport}"),
         })
         {
             double value = Median(ns[form]);
