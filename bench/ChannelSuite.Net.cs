@@ -236,6 +236,13 @@ internal static partial class ChannelSuite
             int per = form == NetForm.Buffered ? CreditWriter<int>.BatchSize : 1;
             switches.Add($"{form}{(per > 1 ? $" (switches per {per} values)" : "")}: {SwitchesPerOp([Environment.ProcessId, peerPid], Ops(form), () => Burst(form, Ops(form)), per)}");
         }
+        // Each operation timed on its own, in a diagnostic burst after the rounds (the rows time whole bursts): whether a
+        // row's mean is its typical operation or a tail.
+        var spreads = new List<string>();
+        foreach (NetForm form in new[] { NetForm.Call, NetForm.Write, NetForm.RoundTrip })
+        {
+            spreads.Add($"{form}: {OperationSpread(Ops(form), i => Burst(form, 1))}");
+        }
         write.Write(-1); // the peer's readers end on -1
         ping.Write(-1);
         writeAsync.Write(-1);
@@ -266,6 +273,7 @@ internal static partial class ChannelSuite
             results.Add(new CallResult(signature, transport, value, null) { RatioToLocal = value / baseline });
         }
         log.Line($"Context switches and CPU time per operation over {transport} (voluntary+involuntary switches, ns on a CPU; threads with 0.05 switches or 20 ns; a diagnostic burst after the rounds): {string.Join("; ", switches)}");
+        log.Line($"Operations timed one by one over {transport} (ns; a diagnostic burst after the rounds): {string.Join("; ", spreads)}");
         if (transport == "shm")
         {
             log.Budget("named One2One rendezvous write over shm / XCall shm int call", Median(ns[NetForm.Write]) / baseline, 1.2, $"{Median(ns[NetForm.Write]):0.0} vs {baseline:0.0} ns");
@@ -339,5 +347,19 @@ internal static partial class ChannelSuite
             await Task.WhenAll(asyncReaders);
             return 0;
         }
+    }
+
+    /// <summary><paramref name="ops"/> operations, each timed by <paramref name="timed"/> (ns): percentiles, mean, and how many took over 1 ms.</summary>
+    private static string OperationSpread(int ops, Func<int, double> timed)
+    {
+        var each = new double[ops];
+        for (int i = 0; i < ops; i++)
+        {
+            each[i] = timed(i);
+        }
+        double mean = each.Average();
+        Array.Sort(each);
+        string At(double q) => each[(int)(q * (ops - 1))].ToString("0", System.Globalization.CultureInfo.InvariantCulture);
+        return $"p10 {At(0.10)}, p50 {At(0.50)}, p90 {At(0.90)}, p99 {At(0.99)}, mean {mean:0}, over 1 ms {each.Count(x => x > 1e6)} of {ops}";
     }
 }
