@@ -176,12 +176,18 @@ internal static partial class ChannelSuite
                     {
                         write.Write(v);
                     }
-                });
+                })
+                { IsBackground = true };
                 writer.Start();
-                double besideNs = Burst(NetForm.Call, ops);
-                Volatile.Write(ref writing, 0);
-                writer.Join();
-                return besideNs;
+                try
+                {
+                    return Burst(NetForm.Call, ops);
+                }
+                finally
+                {
+                    Volatile.Write(ref writing, 0);
+                    writer.Join();
+                }
             }
             long begin = Stopwatch.GetTimestamp();
             for (int i = 0; i < ops; i++)

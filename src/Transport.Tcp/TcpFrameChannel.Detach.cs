@@ -75,7 +75,7 @@ internal sealed partial class TcpFrameChannel
                     }
                     timeoutMs = (int)Math.Min(left, timeoutMs < 0 ? MaxPollMs : timeoutMs);
                 }
-                TakeFlushFromPool(deadline);
+                TakeFlushFromPool();
                 timeoutMs = PollSliceWhileQueued(timeoutMs);
                 if (!ReceiveOnce(handler, timeoutMs))
                 {

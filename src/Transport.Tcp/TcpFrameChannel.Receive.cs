@@ -177,7 +177,7 @@ internal sealed partial class TcpFrameChannel
                     // there the receive blocks until bytes arrive.)
                     timeoutMs = CallCheckMs;
                 }
-                TakeFlushFromPool(deadline);
+                TakeFlushFromPool();
                 timeoutMs = PollSliceWhileQueued(timeoutMs);
                 if (!ReceiveOnce(handler, timeoutMs))
                 {

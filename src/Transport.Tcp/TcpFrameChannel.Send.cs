@@ -18,10 +18,10 @@ namespace XCall.Transport.Tcp;
 //   (_poolFlusher) instead of writing on the caller's thread, so the caller goes on committing frames
 //   that the pool thread then takes many at a time. Until that pool thread begins, the flush is the pool's
 //   (_poolOwnsFlush, also after a flusher hands the rest to the pool), and a thread that needs its own frame
-//   out takes it and writes: a CommitFrame (the batch with its frame, bounded by its deadline, as when nobody
-//   flushes), the reader's held replies, a BeginFrame waiting for room (bounded by its deadline: a timeout
-//   closes the connection, as any send deadline does), and a caller waiting for a reply whose frame is still
-//   queued (_swaps has not moved since its commit, t_queuedOn / t_queuedAtSwap; one batch, its deadline). The
+//   out takes it and writes one batch, the one with its frame, under that frame's deadline: a CommitFrame, the
+//   reader's held replies, a BeginFrame waiting for room (woken by the hand-off; a timeout closes the
+//   connection, as any send deadline does), the goodbye, and a caller waiting for a reply whose frame is still
+//   queued (_swaps has not moved since its commit: t_queuedOn / t_queuedAtSwap, one record per thread). The
 //   pool thread, when it comes, finds the flush gone and returns. So no frame a thread waits on depends on
 //   the thread pool, which threads blocked in synchronous calls may be starving.
 // - The reader holds back the frames that its own thread commits (inline replies) while more complete
@@ -56,6 +56,9 @@ internal sealed partial class TcpFrameChannel
 
     [ThreadStatic]
     private static long t_queuedAtSwap;
+
+    [ThreadStatic]
+    private static long t_queuedDeadline; // that frame's send deadline (0: none)
     private int _waitingForRoom;
     private long _sendCount;
     private int _holdingThread;
@@ -89,17 +92,17 @@ internal sealed partial class TcpFrameChannel
 
     public override void CommitFrame()
     {
-        if (!CompleteFrameAndStayQueued(batched: false))
+        if (!CompleteFrameAndStayQueued(batched: false, out bool tookFromPool))
         {
             _flushing = true;
-            FlushAndExit(_frameDeadline);
+            FlushAndExit(_frameDeadline, oneBatch: tookFromPool); // (the pool's backlog beyond this frame's batch stays the pool's)
         }
     }
 
     /// <summary>Commits like <see cref="CommitFrame"/>, but a pool thread writes the frame, with those committed meanwhile.</summary>
     public override void CommitFrameBatched()
     {
-        if (!CompleteFrameAndStayQueued(batched: true))
+        if (!CompleteFrameAndStayQueued(batched: true, out _))
         {
             _flushing = true;
             NoteQueuedFrame();
@@ -112,6 +115,7 @@ internal sealed partial class TcpFrameChannel
     {
         t_queuedOn = this;
         t_queuedAtSwap = _swaps;
+        t_queuedDeadline = _frameDeadline;
     }
 
     /// <summary>True while a frame this thread committed to this channel waits in <c>_filling</c> (read without the lock: a
@@ -122,6 +126,10 @@ internal sealed partial class TcpFrameChannel
     private void HandFlushToPoolAndExit()
     {
         _poolOwnsFlush = true;
+        if (_waitingForRoom > 0)
+        {
+            Monitor.PulseAll(_sendLock); // a sender waiting for room may take the flush now
+        }
         Monitor.Exit(_sendLock);
         if (HeldPoolFlushes is { } held)
         {
@@ -136,9 +144,9 @@ internal sealed partial class TcpFrameChannel
 
     /// <summary>
     /// In a wait for a reply: when this thread's frame is still queued behind a pool flush that has not begun (see the
-    /// design note), writes the batch that holds it, bounded by <paramref name="deadline"/>, and leaves the rest to the pool.
+    /// design note), writes the batch that holds it, bounded by that frame's send deadline, and leaves the rest to the pool.
     /// </summary>
-    private void TakeFlushFromPool(long deadline)
+    private void TakeFlushFromPool()
     {
         if (!Volatile.Read(ref _poolOwnsFlush) || !OwnFrameQueued)
         {
@@ -153,11 +161,11 @@ internal sealed partial class TcpFrameChannel
         _poolOwnsFlush = false;
         try
         {
-            FlushAndExit(deadline == long.MaxValue ? 0 : deadline, oneBatch: true);
+            FlushAndExit(t_queuedDeadline, oneBatch: true);
         }
-        catch (XCallDisconnectedException)
+        catch (Exception ex) when (ex is XCallDisconnectedException or XCallTimeoutException)
         {
-            // The write failed and closed the channel: the wait learns it from its call.
+            // The write failed or timed out and closed the channel: the wait learns it from its call.
         }
     }
 
@@ -169,10 +177,12 @@ internal sealed partial class TcpFrameChannel
     /// <summary>
     /// Completes the open frame. Returns true, with the lock released, when the frame may stay queued: a flush
     /// in progress takes it, or the reader holds it back. Returns false, with the lock held, when the caller must
-    /// start the flush; a commit that is not <paramref name="batched"/> takes a flush the pool has not begun.
+    /// start the flush; a commit that is not <paramref name="batched"/> takes a flush the pool has not begun
+    /// (<paramref name="tookFromPool"/>).
     /// </summary>
-    private bool CompleteFrameAndStayQueued(bool batched)
+    private bool CompleteFrameAndStayQueued(bool batched, out bool tookFromPool)
     {
+        tookFromPool = false;
         if (!_frameOpen || !Monitor.IsEntered(_sendLock))
         {
             ThrowNoFrame();
@@ -188,6 +198,7 @@ internal sealed partial class TcpFrameChannel
         if (_poolOwnsFlush && !batched)
         {
             _poolOwnsFlush = false; // the pool has not begun: this thread writes the frames queued for it with its own
+            tookFromPool = true;
             return false;
         }
         if (!_flushing && !TryHoldFrameUnsynchronized())
@@ -231,9 +242,10 @@ internal sealed partial class TcpFrameChannel
             Monitor.Exit(_sendLock);
             return;
         }
+        bool tookFromPool = _poolOwnsFlush;
         _poolOwnsFlush = false;
         _flushing = true;
-        FlushAndExit();
+        FlushAndExit(oneBatch: tookFromPool); // the reader writes one batch of the pool's backlog at most, and reads on
     }
 
     public override void AbortFrame()
@@ -254,6 +266,7 @@ internal sealed partial class TcpFrameChannel
         Debug.Assert(Monitor.IsEntered(_sendLock));
         Debug.Assert(_flushing || _frameOpen || _filling.Length == 0 || _closed != 0 || _held, "frames left behind with nobody flushing");
         Debug.Assert(_spare.Length == 0 || _flushing, "the spare buffer holds bytes outside a flush");
+        Debug.Assert(!_poolOwnsFlush || _flushing, "a pool flush owned with nobody flushing");
     }
 
     /// <summary>Writes begun so far (each sends a batch of frames); the heartbeat watches it change.</summary>
@@ -462,13 +475,17 @@ internal sealed partial class TcpFrameChannel
         }
         try
         {
-            if (_poolOwnsFlush)
+            while (_closed == 0)
             {
-                _poolOwnsFlush = false; // the pool has not begun: the goodbye write below takes what it was to write
-                _flushing = false;
-            }
-            while (_flushing && _closed == 0)
-            {
+                if (_poolOwnsFlush)
+                {
+                    _poolOwnsFlush = false; // the pool has not begun: the goodbye write below takes what it was to write
+                    _flushing = false;
+                }
+                if (!_flushing)
+                {
+                    break;
+                }
                 long left = deadline - Environment.TickCount64;
                 if (left <= 0)
                 {
@@ -486,6 +503,7 @@ internal sealed partial class TcpFrameChannel
             FrameCodec.WritePrefix(prefix, 0, new FrameHeader(FrameKind.Goodbye, 0, 0, 0));
             _filling.Advance(FrameCodec.PrefixSize);
             _link.LimitSendTime(GoodbyeTimeoutMs);
+            _swaps++;
             _filling.WriteTo(_link);
             _filling.Reset();
         }

@@ -99,7 +99,7 @@ internal sealed partial class TcpFrameChannel : FrameChannel
             // A call made by a handler the reader runs: its frame must leave before anyone waits for the reply.
             SendHeldFrames();
         }
-        TakeFlushFromPool(deadline);
+        TakeFlushFromPool();
         if (_detached is { RunsHere: true } detached)
         {
             return WaitDetached(call, deadline, detached);
@@ -212,7 +212,7 @@ internal sealed partial class TcpFrameChannel : FrameChannel
     {
         while (true)
         {
-            TakeFlushFromPool(deadline); // a flusher may have handed this thread's frame to the pool after its commit
+            TakeFlushFromPool(); // a flusher may have handed this thread's frame to the pool after its commit
             long slice = Environment.TickCount64 + SleepSliceMs;
             if (call.Wait(Math.Min(slice, deadline)))
             {

@@ -68,8 +68,10 @@ public sealed class PoolFlushTests
         Assert.Equal(writes, tcp.SendCount);
     }
 
-    [Fact]
-    public async Task A_caller_whose_frame_a_writer_with_a_deadline_left_to_the_pool_writes_it_when_it_waits()
+    [Theory]
+    [InlineData(false)] // B begins its wait after the hand-off
+    [InlineData(true)] // B waits already (reading the socket or asleep) when A hands its frame to the pool
+    public async Task A_caller_whose_frame_a_writer_with_a_deadline_left_to_the_pool_writes_it_when_it_waits(bool waitsBeforeHandOff)
     {
         using Rig rig = await Rig.OpenAsync();
         (RawPeer peer, FrameChannel channel, TcpFrameChannel tcp, ReplyCollector replies, ConcurrentQueue<IThreadPoolWorkItem> held) = rig;
@@ -103,6 +105,10 @@ public sealed class PoolFlushTests
             },
             TaskCreationOptions.LongRunning);
         Assert.True(committed.Wait(Timeouts.Long));
+        if (waitsBeforeHandOff)
+        {
+            mayWait.Set();
+        }
         (FrameKind kind, ulong callId, byte[] payload) = await peer.ReadFrameAsync().WaitAsync(Timeouts.Long);
         Assert.Equal((FrameKind.Call, 1UL, Big), (kind, callId, payload.Length));
         await a.WaitAsync(Timeouts.Long);
