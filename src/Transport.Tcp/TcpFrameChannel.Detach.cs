@@ -75,8 +75,7 @@ internal sealed partial class TcpFrameChannel
                     }
                     timeoutMs = (int)Math.Min(left, timeoutMs < 0 ? MaxPollMs : timeoutMs);
                 }
-                TakeFlushFromPool();
-                timeoutMs = PollSliceWhileQueued(timeoutMs);
+                timeoutMs = TakeFlushAndSlice(timeoutMs);
                 if (!ReceiveOnce(handler, timeoutMs))
                 {
                     break;

@@ -177,8 +177,7 @@ internal sealed partial class TcpFrameChannel
                     // there the receive blocks until bytes arrive.)
                     timeoutMs = CallCheckMs;
                 }
-                TakeFlushFromPool();
-                timeoutMs = PollSliceWhileQueued(timeoutMs);
+                timeoutMs = TakeFlushAndSlice(timeoutMs);
                 if (!ReceiveOnce(handler, timeoutMs))
                 {
                     break;

@@ -169,10 +169,16 @@ internal sealed partial class TcpFrameChannel
         }
     }
 
-    /// <summary>A reading waiter's poll slice: while its own frame is queued, at most <see cref="CallCheckMs"/>, so a
-    /// hand-off of that frame to the pool is taken soon (<see cref="TakeFlushFromPool"/>).</summary>
-    private int PollSliceWhileQueued(int timeoutMs) =>
-        OwnFrameQueued && _link is SocketLink ? (timeoutMs < 0 ? CallCheckMs : Math.Min(timeoutMs, CallCheckMs)) : timeoutMs;
+    /// <summary>
+    /// Before a reading waiter's receive: takes the pool's flush when the waiter's frame is in it (<see cref="TakeFlushFromPool"/>),
+    /// and returns the receive's poll slice: while that frame is still queued, at most <see cref="CallCheckMs"/>, so a later
+    /// hand-off of it to the pool is taken soon.
+    /// </summary>
+    private int TakeFlushAndSlice(int timeoutMs)
+    {
+        TakeFlushFromPool();
+        return OwnFrameQueued && _link is SocketLink ? (timeoutMs < 0 ? CallCheckMs : Math.Min(timeoutMs, CallCheckMs)) : timeoutMs;
+    }
 
     /// <summary>
     /// Completes the open frame. Returns true, with the lock released, when the frame may stay queued: a flush
