@@ -19,6 +19,9 @@ internal sealed partial class TcpFrameChannel : FrameChannel
 {
     private const int SleepSliceMs = 50;
 
+    /// <summary>Turns of the receive spin (<see cref="SpinReceive"/>) per yield of its core.</summary>
+    private const int SpinTurnsPerYield = 8;
+
     private static long s_lostWakeups;
 
     private readonly TcpLink _link;
