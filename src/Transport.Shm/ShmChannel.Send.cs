@@ -14,11 +14,23 @@ internal sealed partial class ShmChannel
     /// <inheritdoc/>
     public override IBufferWriter<byte> BeginFrame(in FrameHeader header, long deadline)
     {
+        EnterSendLock(deadline);
+        return BeginFrameLocked(header, deadline);
+    }
+
+    /// <summary>Takes the send lock, waiting for it until <paramref name="deadline"/> (0: for ever).</summary>
+    private void EnterSendLock(long deadline)
+    {
         SendLock.Outcome entered = deadline == 0 ? _sendLock.Enter() : _sendLock.TryEnter(0);
         if (entered != SendLock.Outcome.Entered)
         {
             EnterContended(entered, deadline);
         }
+    }
+
+    /// <summary>BeginFrame's work once the send lock is held; lets go of it when the frame cannot be begun.</summary>
+    private IBufferWriter<byte> BeginFrameLocked(in FrameHeader header, long deadline)
+    {
         try
         {
             if (Volatile.Read(ref _stopping) != 0)
@@ -77,21 +89,36 @@ internal sealed partial class ShmChannel
             {
                 wake = _outSignal.ClaimConsumerWake(_writer.Tail, polledFor);
             }
-            if (wake != 0)
-            {
-                _writer.PublishHeld(); // the sleeper gets the whole batch when it wakes, not a held head to wait on
-                Interlocked.Increment(ref _wakesOutsideLock); // the ring stays mapped until it is issued (ReleaseResources)
-            }
+            PrepareWake(wake);
         }
         finally
         {
             StopIfBroken();
             _sendLock.Exit();
         }
+        IssueWake(wake);
+    }
+
+    /// <summary>Under the send lock, a wake-up claimed for what was just published: the held batch goes out with it, and the
+    /// ring stays mapped until <see cref="IssueWake"/> ran.</summary>
+    private void PrepareWake(int wake)
+    {
         if (wake != 0)
         {
-            // Outside the send lock: a wake-up is a system call, and the thread it wakes may take this thread's core
-            // at once; held under the lock, every other sender of the connection would queue behind it.
+            _writer.PublishHeld(); // the sleeper gets the whole batch when it wakes, not a held head to wait on
+            Interlocked.Increment(ref _wakesOutsideLock); // the ring stays mapped until it is issued (ReleaseResources)
+        }
+    }
+
+    /// <summary>
+    /// Issues a wake-up claimed under the send lock, after letting go of it: a wake-up is a system call, and the thread it
+    /// wakes may take this thread's core at once; held under the lock, every other sender of the connection would queue
+    /// behind it.
+    /// </summary>
+    private void IssueWake(int wake)
+    {
+        if (wake != 0)
+        {
             try
             {
                 _outSignal.IssueConsumerWake(wake);
@@ -106,7 +133,12 @@ internal sealed partial class ShmChannel
     /// <inheritdoc/>
     public override void SendFrame(in FrameHeader header, ReadOnlySpan<byte> payload, long deadline)
     {
-        BeginFrame(header, deadline);
+        EnterSendLock(deadline);
+        if (header.Kind == FrameKind.OneWay && TryHoldWholeLocked(header, payload))
+        {
+            return;
+        }
+        BeginFrameLocked(header, deadline);
         try
         {
             Span<byte> span = _writer.GetSpan(payload.Length);
@@ -126,6 +158,37 @@ internal sealed partial class ShmChannel
             throw;
         }
         CommitFrame();
+    }
+
+    /// <summary>
+    /// A small one-way frame, all at hand, goes into the held batch in one step (RingWriter.TryHoldWhole), with CommitFrame's
+    /// wake-up check, and the send lock is let go; false, the lock still held and nothing written, when the frame takes
+    /// the ordinary way (the channel stops, the ring has no room at once, or the frame is too large).
+    /// </summary>
+    private bool TryHoldWholeLocked(in FrameHeader header, ReadOnlySpan<byte> payload)
+    {
+        int wake = 0;
+        try
+        {
+            if (Volatile.Read(ref _stopping) != 0 || !_writer.TryHoldWhole(header, payload, out bool check))
+            {
+                return false;
+            }
+            // As CommitFrame for a one-way frame: nobody polls for it, and one added to an open batch needs no check.
+            if (check)
+            {
+                wake = _outSignal.ClaimConsumerWake(_writer.Tail, polledFor: false);
+            }
+            PrepareWake(wake);
+        }
+        catch
+        {
+            _sendLock.Exit();
+            throw;
+        }
+        _sendLock.Exit();
+        IssueWake(wake);
+        return true;
     }
 
     /// <summary>

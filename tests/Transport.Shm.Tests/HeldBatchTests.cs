@@ -106,6 +106,65 @@ public sealed unsafe class HeldBatchTests
     }
 
     [Fact]
+    public void A_one_way_frame_written_in_one_step_leaves_the_ring_as_one_begun_copied_and_committed()
+    {
+        // Two rings fed the same frames, one through BeginFrame/GetSpan/Commit(hold), the other in one step where it can:
+        // over two laps (padding and waits for room in between), every byte of the data area and every position match.
+        using var begun = new NativeRing(1 << 15);
+        using var whole = new NativeRing(1 << 15);
+        var handler = new RecordingHandler();
+        int wholeCount = 0;
+        for (int i = 0; i < 1200; i++)
+        {
+            byte[] payload = Patterns.Make(i % 70, i); // up to 69 bytes: past MaxWholePayload the one step declines
+            bool check = begun.SendOneWay(OneWay(i), payload);
+            (bool taken, bool wholeCheck) = whole.SendOneWayWhole(OneWay(i), payload);
+            wholeCount += taken ? 1 : 0;
+            Assert.Equal(check, wholeCheck);
+            Assert.False(taken && payload.Length > RingWriter.MaxWholePayload);
+            Assert.Equal(begun.Writer.Tail, whole.Writer.Tail);
+            Assert.Equal(begun.Writer.HoldsBatch, whole.Writer.HoldsBatch);
+            Assert.True(begun.Data.SequenceEqual(whole.Data), $"the data areas differ after frame {i}");
+            if (i % 8 == 7)
+            {
+                // Both readers take what was published so far, so the writers find room again and lap.
+                begun.Send(new FrameHeader(FrameKind.Call, (ulong)i, 1, 1), []);
+                whole.Send(new FrameHeader(FrameKind.Call, (ulong)i, 1, 1), []);
+                while (begun.Reader.Poll(handler) != PollResult.Empty)
+                {
+                }
+                while (whole.Reader.Poll(handler) != PollResult.Empty)
+                {
+                }
+            }
+        }
+        // The frames of up to MaxWholePayload bytes took the one step but for those near a lap's end.
+        Assert.InRange(wholeCount, 1000, 1200 * (RingWriter.MaxWholePayload + 1) / 70);
+        Assert.True(whole.Writer.Tail > 2 * (1 << 15), "the frames did not go round the ring twice");
+    }
+
+    [Fact]
+    public void The_one_step_declines_a_frame_that_would_wait_pad_or_not_fit_and_writes_nothing()
+    {
+        using var ring = new NativeRing(1 << 15);
+        Assert.False(ring.Writer.TryHoldWhole(OneWay(0), new byte[RingWriter.MaxWholePayload + 1], out _));
+        Assert.Equal(0, ring.Writer.Tail);
+
+        // Fill the ring (nothing read): the one step declines the frame that would wait for room.
+        int i = 0;
+        while (ring.Writer.TryHoldWhole(OneWay(i), Payload(i), out _))
+        {
+            i++;
+        }
+        long tail = ring.Writer.Tail;
+        Assert.True(tail > (1 << 15) - 200, $"the ring was not filled: declined at {tail}");
+        byte[] before = ring.Data.ToArray();
+        Assert.False(ring.Writer.TryHoldWhole(OneWay(i), Payload(i), out _));
+        Assert.Equal(tail, ring.Writer.Tail);
+        Assert.True(before.AsSpan().SequenceEqual(ring.Data), "a declined frame changed the ring");
+    }
+
+    [Fact]
     public void A_ring_filled_with_held_batches_delivers_every_frame()
     {
         // The writer keeps coming back for room only the reader can free from frames it holds or held.

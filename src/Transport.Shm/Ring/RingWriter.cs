@@ -191,6 +191,43 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
         _open = true;
     }
 
+    /// <summary>The largest payload <see cref="TryHoldWhole"/> takes: what the first record always has room for.</summary>
+    public const int MaxWholePayload = MinContiguous;
+
+    /// <summary>
+    /// Writes a one-way frame whose payload is all at hand (at most <see cref="MaxWholePayload"/> bytes) into the held
+    /// batch in one step, as <see cref="BeginFrame"/>, the payload's copy and <see cref="Commit"/> with hold would: false,
+    /// with nothing written, when that would wait for room or pad to the next lap, or when the frame is larger than a held
+    /// record (the caller then takes that way). <paramref name="check"/> is <see cref="Commit"/>'s answer.
+    /// </summary>
+    public bool TryHoldWhole(in FrameHeader header, ReadOnlySpan<byte> payload, out bool check)
+    {
+        Debug.Assert(!_open);
+        long p = _tail;
+        int length = RingLayout.FirstPayloadOffset + payload.Length;
+        // The two room checks of BeginFrame: with them passed, the first record has room for MaxWholePayload bytes and
+        // the terminator after it.
+        if ((uint)payload.Length > MaxWholePayload || length > _maxHeldRecord || (p & _mask) + FirstRecordReserve > _capacity
+            || p + FirstRecordReserve > _limit)
+        {
+            check = false;
+            return false;
+        }
+        byte* record = At(p);
+        FrameHeaderCodec.Write(record + RingLayout.RecordHeaderLength, header);
+        *(int*)(record + RingLayout.TotalLengthOffset) = payload.Length;
+        *(int*)(record + RingLayout.TotalLengthOffset + 4) = 0;
+        payload.CopyTo(new Span<byte>(record + RingLayout.FirstPayloadOffset, payload.Length));
+        SetType(p, RecordType.FrameStart);
+        long next = RingLayout.Align(p + length);
+        *LengthAt(next) = 0;
+        _frameStart = p;
+        check = Hold(length);
+        _tail = next;
+        Volatile.Write(ref *_ring.ProducerPosition, next);
+        return true;
+    }
+
     /// <summary>True while a held batch waits to be published (<see cref="PublishHeld"/>).</summary>
     public bool HoldsBatch => _heldStart >= 0;
 

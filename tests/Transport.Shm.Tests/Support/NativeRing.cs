@@ -63,6 +63,28 @@ internal sealed unsafe class NativeRing : IDisposable
         return check;
     }
 
+    /// <summary>
+    /// A one-way frame written in one step (<see cref="RingWriter.TryHoldWhole"/>), as ShmChannel.SendFrame writes one, or
+    /// as <see cref="SendOneWay"/> when the writer declines it. Whole: whether the one step took it.
+    /// </summary>
+    public (bool Whole, bool Check) SendOneWayWhole(in FrameHeader header, ReadOnlySpan<byte> payload)
+    {
+        if (!Writer.TryHoldWhole(header, payload, out bool check))
+        {
+            return (false, SendOneWay(header, payload));
+        }
+        int wake = check ? Signal.ClaimConsumerWake(Writer.Tail, polledFor: false) : 0;
+        if (wake != 0)
+        {
+            Writer.PublishHeld();
+            Signal.IssueConsumerWake(wake);
+        }
+        return (true, check);
+    }
+
+    /// <summary>The data area's bytes (tests that compare what two ways of writing leave in it).</summary>
+    public ReadOnlySpan<byte> Data => new(Ring.Data, Ring.Capacity);
+
     /// <summary>Polls until one frame was delivered (or a goodbye), sleeping on the ring when it is empty.</summary>
     public PollResult Receive(IFrameHandler handler)
     {
