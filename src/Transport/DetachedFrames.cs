@@ -99,6 +99,10 @@ public sealed class DetachedFrames
     /// <summary>True when this thread runs a detached frame's work of this channel and holds its receiving.</summary>
     public bool RunsHere => t_runner is { Depth: not 0 } runner && Volatile.Read(ref _stealable) == runner.Id;
 
+    /// <summary>The watch's: its last look (<see cref="Tick"/>) found a run going, which the next look, a millisecond
+    /// later, finds moved on or stuck.</summary>
+    internal bool RunSeen { get; private set; }
+
     /// <summary>How many times the receiving was handed to a new thread (tests, diagnostics).</summary>
     public int HandOvers => Volatile.Read(ref _handOvers);
 
@@ -206,6 +210,7 @@ public sealed class DetachedFrames
     {
         int runner = Volatile.Read(ref _stealable);
         long seq = Volatile.Read(ref _runSeq);
+        RunSeen = runner != 0;
         bool stopping = _isStopping();
         bool moved = seq != _watchSeq;
         _watchSeq = seq;

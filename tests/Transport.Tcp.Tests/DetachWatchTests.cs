@@ -22,7 +22,7 @@ public sealed class DetachWatchTests
         {
             frames.Begin();
             bool paused = frames.Pause(); // waits for a reply, receiving itself: the watch sees no run
-            // The watch lets go of a channel after 64 looks without a run, about a millisecond apart; nothing signals it.
+            // The watch lets go of a channel after 64 looks without a run, 1-4 ms apart; nothing signals it.
             var clock = Stopwatch.StartNew();
             while (paused && frames.Watched && clock.Elapsed < s_generous)
             {
@@ -38,6 +38,23 @@ public sealed class DetachWatchTests
         await handedOver.Task.WaitAsync(s_generous);
         Assert.Equal(1, frames.HandOvers);
         run.Join();
+    }
+
+    [Fact]
+    public void The_watch_looks_again_a_millisecond_after_it_saw_a_run_and_backs_off_to_four_while_it_sees_none()
+    {
+        var frames = new DetachedFrames(() => { }, () => false, _ => -1, _ => null);
+        frames.Watched = true;
+        Assert.True(frames.Tick());
+        Assert.False(frames.RunSeen);
+        frames.Begin(); // a run goes on at the next look
+        Assert.True(frames.Tick());
+        Assert.True(frames.RunSeen);
+        Assert.True(frames.End());
+        Assert.True(frames.Tick());
+        Assert.False(frames.RunSeen);
+
+        Assert.Equal([2, 4, 4, 1, 2], new[] { (1, false), (2, false), (4, false), (4, true), (1, false) }.Select(l => DetachWatch.NextTickMs(l.Item1, l.Item2)));
     }
 
     [Fact]
