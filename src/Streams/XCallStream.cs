@@ -62,7 +62,15 @@ public sealed class XCallStream : Stream
             useSynchronizationContext: false));
         _receiveWindow = receiveWindow;
         channel.Start(new Handler(this));
-        Grant(receiveWindow);
+        try
+        {
+            Grant(receiveWindow);
+        }
+        catch (IOException)
+        {
+            // The peer's first frames closed the channel before the grant went out (a malformed frame, a peer gone at
+            // once). The channel tells the handler of its close, so this stream's reads and writes report why.
+        }
     }
 
     /// <summary>The address of the peer (e.g. <c>shm://greeter</c>).</summary>

@@ -26,4 +26,19 @@ public sealed class XCallRunArgumentsTests
         Assert.Null(CommandLine.ParseRun(args.Split(' '), out string? error));
         Assert.Contains(expected, error, StringComparison.Ordinal);
     }
+
+    [Theory]
+    [InlineData("32768\t60999\n", 32768)]
+    [InlineData("49152 65535", 49152)]
+    [InlineData(null, 32768)]
+    [InlineData("", 32768)]
+    [InlineData("garbage", 32768)]
+    [InlineData("0\t100", 32768)]
+    public void The_store_port_is_picked_below_the_first_ephemeral_port_the_kernel_names(string? text, int expected)
+    {
+        // xcall run's store port comes from FixedPortsFrom up to this port: one the kernel may hand to any socket that
+        // binds port 0 or connects between the pick and rank 0's bind (another test's listener, say) is never picked.
+        Assert.Equal(expected, WorldRun.EphemeralPortsFrom(text));
+        Assert.True(expected - WorldRun.FixedPortsFrom > 1024);
+    }
 }

@@ -215,6 +215,37 @@ public sealed class XCallStreamTests
         Assert.Throws<FormatException>(() => XCallStreams.ConnectCallback("nonsense"));
     }
 
+    [Fact]
+    public async Task A_stream_whose_channel_closed_before_its_first_grant_reports_the_close_on_read_and_write()
+    {
+        // The race the listener's accept meets when a peer's first frame is malformed: the receive thread closes the
+        // channel before the constructor sends its grant. Here the channel closes inside Start, every time.
+        var error = new XCallProtocolException("Unknown byte-stream frame 99.");
+        using var stream = new XCallStream(new ClosedOnStart(error), 64 * 1024);
+        IOException read = await Assert.ThrowsAsync<IOException>(async () => await stream.ReadExactlyAsync(new byte[1]));
+        Assert.Same(error, read.InnerException);
+        Assert.Throws<IOException>(() => stream.Write(new byte[1]));
+    }
+
+    /// <summary>A channel that closes (telling its handler) as it starts; every frame after that is refused, as a stopped one's.</summary>
+    private sealed class ClosedOnStart(Exception error) : FrameChannel
+    {
+        public override string RemoteEndpoint => "shm://closed-on-start";
+
+        public override void Start(IFrameHandler handler) => handler.OnClosed(error);
+
+        public override IBufferWriter<byte> BeginFrame(in FrameHeader header, long deadline) =>
+            throw new XCallDisconnectedException(RemoteEndpoint, "the channel is closed", error);
+
+        public override void CommitFrame() => throw new InvalidOperationException("No frame is open.");
+
+        public override void AbortFrame() => throw new InvalidOperationException("No frame is open.");
+
+        public override void Dispose()
+        {
+        }
+    }
+
     private sealed class IgnoreFrames : IFrameHandler
     {
         public MarshalLimits Limits => MarshalLimits.Default;

@@ -140,11 +140,64 @@ internal sealed class WorldRun
         }
     }
 
-    /// <summary>A port free on loopback now; rank 0 binds it a moment later.</summary>
+    /// <summary>
+    /// A port free on loopback now, which rank 0 binds a moment later. Taken below the kernel's range of ephemeral ports
+    /// where there is room (<see cref="EphemeralPortsFrom"/>): a port of that range may go meanwhile to any socket of
+    /// any process that binds port 0 or connects, while one below it goes only to a bind that names it.
+    /// </summary>
     private static int FreeLoopbackPort()
     {
+        int below = EphemeralPortsFrom(ReadPortRange());
+        for (int attempt = 0; attempt < 64 && below - FixedPortsFrom > 1024; attempt++)
+        {
+            int port = Random.Shared.Next(FixedPortsFrom, below);
+            if (TryBind(port))
+            {
+                return port;
+            }
+        }
         using var probe = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         probe.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         return ((IPEndPoint)probe.LocalEndPoint!).Port;
+
+        static bool TryBind(int port)
+        {
+            using var probe = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+            try
+            {
+                probe.Bind(new IPEndPoint(IPAddress.Loopback, port));
+                return true;
+            }
+            catch (SocketException)
+            {
+                return false;
+            }
+        }
+
+        static string? ReadPortRange()
+        {
+            try
+            {
+                return OperatingSystem.IsLinux() ? File.ReadAllText("/proc/sys/net/ipv4/ip_local_port_range") : null;
+            }
+            catch (IOException)
+            {
+                return null;
+            }
+        }
+    }
+
+    /// <summary>The lowest port <see cref="FreeLoopbackPort"/> picks.</summary>
+    internal const int FixedPortsFrom = 10000;
+
+    /// <summary>
+    /// The first port of the kernel's ephemeral range from the text of /proc/sys/net/ipv4/ip_local_port_range
+    /// ("32768\t60999"); 32768 (Linux's default, and below the IANA range other systems use) when it is missing or
+    /// unreadable.
+    /// </summary>
+    internal static int EphemeralPortsFrom(string? text)
+    {
+        string[] fields = (text ?? "").Split((char[]?)null, StringSplitOptions.RemoveEmptyEntries);
+        return fields.Length == 2 && int.TryParse(fields[0], out int low) && low is > 0 and <= 65535 ? low : 32768;
     }
 }
