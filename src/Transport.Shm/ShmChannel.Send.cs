@@ -163,15 +163,17 @@ internal sealed partial class ShmChannel
     /// <summary>
     /// A small one-way frame, all at hand, goes into the held batch in one step (RingWriter.TryHoldWhole), with CommitFrame's
     /// wake-up check, and the send lock is let go; false, the lock still held and nothing written, when the frame takes
-    /// the ordinary way (the channel stops, the ring has no room at once, or the frame is too large).
+    /// the ordinary way (the channel stops, the room the writer last saw does not hold it, or it is too large).
     /// </summary>
     private bool TryHoldWholeLocked(in FrameHeader header, ReadOnlySpan<byte> payload)
     {
         int wake = 0;
+        bool declined = false;
         try
         {
             if (Volatile.Read(ref _stopping) != 0 || !_writer.TryHoldWhole(header, payload, out bool check))
             {
+                declined = true; // the lock stays held for the ordinary way
                 return false;
             }
             // As CommitFrame for a one-way frame: nobody polls for it, and one added to an open batch needs no check.
@@ -181,12 +183,13 @@ internal sealed partial class ShmChannel
             }
             PrepareWake(wake);
         }
-        catch
+        finally
         {
-            _sendLock.Exit();
-            throw;
+            if (!declined)
+            {
+                _sendLock.Exit();
+            }
         }
-        _sendLock.Exit();
         IssueWake(wake);
         return true;
     }

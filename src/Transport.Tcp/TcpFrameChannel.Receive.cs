@@ -253,8 +253,8 @@ internal sealed partial class TcpFrameChannel
     /// came within the spin (or the receive failed): the caller then receives blocking.</returns>
     /// <remarks>The spin yields its core every <see cref="SpinTurnsPerYield"/> turns: a yield is a system call as a receive
     /// is, and one at every turn would stretch the time between two looks at the socket, so the time a frame waits to be
-    /// noticed; one every few turns still lets a runnable thread of this process (a continuation of the frame just read)
-    /// have the core within a few microseconds.</remarks>
+    /// noticed; one every few turns still lets a thread waiting for this core (a continuation of the frame just read,
+    /// say) have it after a few receives.</remarks>
     private int SpinReceive()
     {
         if (_replySpinTicks <= 0 || _link is not SocketLink socket)

@@ -109,7 +109,8 @@ public sealed unsafe class HeldBatchTests
     public void A_one_way_frame_written_in_one_step_leaves_the_ring_as_one_begun_copied_and_committed()
     {
         // Two rings fed the same frames, one through BeginFrame/GetSpan/Commit(hold), the other in one step where it can:
-        // over two laps (padding and waits for room in between), every byte of the data area and every position match.
+        // over three laps (padding at each lap's end, batches published full and by the next frame), every byte of the
+        // data area, the tail, the published producer position and the held batch match.
         using var begun = new NativeRing(1 << 15);
         using var whole = new NativeRing(1 << 15);
         var handler = new RecordingHandler();
@@ -123,9 +124,10 @@ public sealed unsafe class HeldBatchTests
             Assert.Equal(check, wholeCheck);
             Assert.False(taken && payload.Length > RingWriter.MaxWholePayload);
             Assert.Equal(begun.Writer.Tail, whole.Writer.Tail);
+            Assert.Equal(*begun.Ring.ProducerPosition, *whole.Ring.ProducerPosition);
             Assert.Equal(begun.Writer.HoldsBatch, whole.Writer.HoldsBatch);
             Assert.True(begun.Data.SequenceEqual(whole.Data), $"the data areas differ after frame {i}");
-            if (i % 8 == 7)
+            if (i % 40 == 39)
             {
                 // Both readers take what was published so far, so the writers find room again and lap.
                 begun.Send(new FrameHeader(FrameKind.Call, (ulong)i, 1, 1), []);
@@ -138,13 +140,13 @@ public sealed unsafe class HeldBatchTests
                 }
             }
         }
-        // The frames of up to MaxWholePayload bytes took the one step but for those near a lap's end.
-        Assert.InRange(wholeCount, 1000, 1200 * (RingWriter.MaxWholePayload + 1) / 70);
+        // The frames of up to MaxWholePayload bytes (1,115 of them) took the one step but for a few near each lap's end.
+        Assert.True(wholeCount >= 1000, $"only {wholeCount} frames took the one step");
         Assert.True(whole.Writer.Tail > 2 * (1 << 15), "the frames did not go round the ring twice");
     }
 
     [Fact]
-    public void The_one_step_declines_a_frame_that_would_wait_pad_or_not_fit_and_writes_nothing()
+    public void The_one_step_declines_a_frame_that_would_wait_or_not_fit_and_writes_nothing()
     {
         using var ring = new NativeRing(1 << 15);
         Assert.False(ring.Writer.TryHoldWhole(OneWay(0), new byte[RingWriter.MaxWholePayload + 1], out _));

@@ -162,10 +162,10 @@ internal sealed class WorldRun
 
         static bool TryBind(int port)
         {
-            using var probe = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+            using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
             try
             {
-                probe.Bind(new IPEndPoint(IPAddress.Loopback, port));
+                socket.Bind(new IPEndPoint(IPAddress.Loopback, port));
                 return true;
             }
             catch (SocketException)

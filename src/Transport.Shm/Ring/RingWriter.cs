@@ -197,8 +197,9 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
     /// <summary>
     /// Writes a one-way frame whose payload is all at hand (at most <see cref="MaxWholePayload"/> bytes) into the held
     /// batch in one step, as <see cref="BeginFrame"/>, the payload's copy and <see cref="Commit"/> with hold would: false,
-    /// with nothing written, when that would wait for room or pad to the next lap, or when the frame is larger than a held
-    /// record (the caller then takes that way). <paramref name="check"/> is <see cref="Commit"/>'s answer.
+    /// with nothing written, when BeginFrame would refresh the room it last saw (and maybe wait) or pad to the next lap, or
+    /// when the frame is larger than a held record (the caller then takes that way). <paramref name="check"/> is
+    /// <see cref="Commit"/>'s answer.
     /// </summary>
     public bool TryHoldWhole(in FrameHeader header, ReadOnlySpan<byte> payload, out bool check)
     {
@@ -222,10 +223,18 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
         long next = RingLayout.Align(p + length);
         *LengthAt(next) = 0;
         _frameStart = p;
-        check = Hold(length);
+        check = HoldAndMoveOn(length, next);
+        return true;
+    }
+
+    /// <summary>Puts the one-record frame at <see cref="_frameStart"/>, written up to its terminator at <paramref name="next"/>
+    /// but for its length, into the held batch (<see cref="Hold"/>'s answer), and moves the tail past it.</summary>
+    private bool HoldAndMoveOn(int length, long next)
+    {
+        bool check = Hold(length);
         _tail = next;
         Volatile.Write(ref *_ring.ProducerPosition, next);
-        return true;
+        return check;
     }
 
     /// <summary>True while a held batch waits to be published (<see cref="PublishHeld"/>).</summary>
@@ -279,11 +288,8 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
             *LengthAt(next) = 0;
             if (hold && _recordStart == _frameStart && firstLength <= _maxHeldRecord)
             {
-                bool check = Hold(firstLength);
-                _tail = next;
-                Volatile.Write(ref *_ring.ProducerPosition, next);
                 _open = false;
-                return check;
+                return HoldAndMoveOn(firstLength, next);
             }
             Publish(_frameStart, firstLength);
         }

@@ -54,13 +54,19 @@ internal sealed unsafe class NativeRing : IDisposable
         payload.CopyTo(Writer.GetSpan(payload.Length));
         Writer.Advance(payload.Length);
         bool check = Writer.Commit(hold: true);
+        WakeIfChecked(check);
+        return check;
+    }
+
+    /// <summary>After a held frame: the wake-up check ShmChannel makes, publishing the batch for a reader it wakes.</summary>
+    private void WakeIfChecked(bool check)
+    {
         int wake = check ? Signal.ClaimConsumerWake(Writer.Tail, polledFor: false) : 0;
         if (wake != 0)
         {
             Writer.PublishHeld();
             Signal.IssueConsumerWake(wake);
         }
-        return check;
     }
 
     /// <summary>
@@ -73,12 +79,7 @@ internal sealed unsafe class NativeRing : IDisposable
         {
             return (false, SendOneWay(header, payload));
         }
-        int wake = check ? Signal.ClaimConsumerWake(Writer.Tail, polledFor: false) : 0;
-        if (wake != 0)
-        {
-            Writer.PublishHeld();
-            Signal.IssueConsumerWake(wake);
-        }
+        WakeIfChecked(check);
         return (true, check);
     }
 
