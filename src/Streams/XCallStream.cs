@@ -317,7 +317,15 @@ public sealed class XCallStream : Stream
             _channel.AbortFrame();
             throw;
         }
-        _channel.CommitFrame();
+        try
+        {
+            _channel.CommitFrame();
+        }
+        catch (XCallException ex)
+        {
+            // A write to the peer failed as the frame went out (tcp): the channel closed over it.
+            throw new IOException($"The XCall stream to {_channel.RemoteEndpoint} is closed: {ex.Message}", ex);
+        }
     }
 
     private void OnFrame(in FrameHeader header, ref MarshalReader payload)

@@ -60,10 +60,14 @@ internal static class DetachWatch
                     tickMs = MinTickMs;
                     Monitor.Wait(s_lock);
                 }
+            }
+            Thread.Sleep(tickMs);
+            lock (s_lock)
+            {
+                // After the sleep: a channel tracked during a long one is looked at now, not a sleep later.
                 looked.Clear();
                 looked.AddRange(s_channels);
             }
-            Thread.Sleep(tickMs);
             bool runSeen = false;
             foreach (DetachedFrames channel in looked)
             {

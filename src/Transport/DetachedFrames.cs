@@ -3,7 +3,7 @@ namespace XCall.Transport;
 /// <summary>
 /// For transports: the bookkeeping of a channel's detached frames (<see cref="FrameChannel.DetachFrame"/>). Which
 /// receive thread runs the work of a detached frame, whether it still holds the channel's receiving, and the
-/// hand-over when the work takes long: a process-wide watch thread looks about once a millisecond at channels that
+/// hand-over when the work takes long: a process-wide watch thread looks every 1-4 ms at channels that
 /// detach frames, and calls the channel's hand-over when the same work is still running on two looks in a row.
 /// </summary>
 /// <remarks>
@@ -14,7 +14,7 @@ namespace XCall.Transport;
 /// thread). A thread that finds the mark gone at <see cref="End"/> lost the receiving: it leaves without touching the
 /// channel's receive state.
 ///
-/// The receive thread changes the mark on every call it runs this way, and the watch looks once a millisecond and
+/// The receive thread changes the mark on every call it runs this way, and the watch looks every 1-4 ms and
 /// steals rarely, so the two sides pay unequally (an asymmetric Dekker pair): the receive thread changes the mark
 /// with plain stores inside a window announced in its own Runner's InTransition word (store the word, then load
 /// _stealing: no fence); the watch, to steal, stores _stealing, issues a process-wide barrier

@@ -141,13 +141,14 @@ internal sealed class WorldRun
     }
 
     /// <summary>
-    /// A port free on loopback now, which rank 0 binds a moment later. Taken below the kernel's range of ephemeral ports
-    /// where there is room (<see cref="EphemeralPortsFrom"/>): a port of that range may go meanwhile to any socket of
-    /// any process that binds port 0 or connects, while one below it goes only to a bind that names it.
+    /// A port free on loopback now, which rank 0 binds a moment later. On Linux, taken below the kernel's range of
+    /// ephemeral ports where there is room (<see cref="EphemeralPortsFrom"/>): a port of that range may go meanwhile to
+    /// any socket of any process that binds port 0 or connects, while one below it goes only to a bind that names it.
     /// </summary>
     private static int FreeLoopbackPort()
     {
-        int below = EphemeralPortsFrom(ReadPortRange());
+        // Elsewhere than Linux the range is not read, and the port comes from the kernel's own pick, as a fallback does.
+        int below = OperatingSystem.IsLinux() ? EphemeralPortsFrom(ReadPortRange()) : FixedPortsFrom;
         for (int attempt = 0; attempt < 64 && below - FixedPortsFrom > 1024; attempt++)
         {
             int port = Random.Shared.Next(FixedPortsFrom, below);
@@ -178,9 +179,9 @@ internal sealed class WorldRun
         {
             try
             {
-                return OperatingSystem.IsLinux() ? File.ReadAllText("/proc/sys/net/ipv4/ip_local_port_range") : null;
+                return File.ReadAllText("/proc/sys/net/ipv4/ip_local_port_range");
             }
-            catch (IOException)
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
             {
                 return null;
             }
