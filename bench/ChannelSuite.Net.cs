@@ -365,7 +365,7 @@ internal static partial class ChannelSuite
         }
         double mean = each.Average();
         Array.Sort(each);
-        string At(double q) => each[(int)(q * (ops - 1))].ToString("0", System.Globalization.CultureInfo.InvariantCulture);
+        string At(double q) => Stats.AtQuantile(each, q).ToString("0", System.Globalization.CultureInfo.InvariantCulture);
         return $"p10 {At(0.10)}, p50 {At(0.50)}, p90 {At(0.90)}, p99 {At(0.99)}, mean {mean:0}, over 1 ms {each.Count(x => x > 1e6)} of {ops}";
     }
 }

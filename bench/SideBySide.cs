@@ -230,7 +230,7 @@ internal static class SideBySide
             }
             double mean = ticks.Average() * ns;
             Array.Sort(ticks);
-            string At(double q) => $"{ticks[(int)(q * (calls - 1))] * ns:0}";
+            string At(double q) => $"{Stats.AtQuantile(ticks, q) * ns:0}";
             Console.WriteLine($"{transport} int, {calls} calls one by one (ns): p50 {At(0.5)}  p90 {At(0.9)}  p99 {At(0.99)}  p99.9 {At(0.999)}  p99.99 {At(0.9999)}  max {ticks[^1] * ns:0}  mean {mean:0}");
         }
         return 0;

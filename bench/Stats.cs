@@ -9,4 +9,7 @@ internal static class Stats
         double[] sorted = [.. values.Order()];
         return sorted[sorted.Length / 2];
     }
+
+    /// <summary>The value a fraction <paramref name="q"/> of the way through <paramref name="sorted"/> (sorted ascending).</summary>
+    public static T AtQuantile<T>(T[] sorted, double q) => sorted[(int)(q * (sorted.Length - 1))];
 }

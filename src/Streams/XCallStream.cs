@@ -299,31 +299,13 @@ public sealed class XCallStream : Stream
 
     private void SendFrame(uint kind, ReadOnlySpan<byte> payload)
     {
-        IBufferWriter<byte> output;
         try
         {
-            output = _channel.BeginFrame(new FrameHeader(FrameKind.OneWay, 0, 0, kind));
+            _channel.SendFrame(new FrameHeader(FrameKind.OneWay, 0, 0, kind), payload, deadline: 0);
         }
         catch (Exception ex) when (ex is XCallException or ObjectDisposedException)
         {
-            throw new IOException($"The XCall stream to {_channel.RemoteEndpoint} is closed: {ex.Message}", ex);
-        }
-        try
-        {
-            output.Write(payload);
-        }
-        catch
-        {
-            _channel.AbortFrame();
-            throw;
-        }
-        try
-        {
-            _channel.CommitFrame();
-        }
-        catch (XCallException ex)
-        {
-            // A write to the peer failed as the frame went out (tcp): the channel closed over it.
+            // The channel is closed, or closed as the frame went out (a tcp write that failed).
             throw new IOException($"The XCall stream to {_channel.RemoteEndpoint} is closed: {ex.Message}", ex);
         }
     }
