@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 
@@ -78,6 +79,7 @@ public ref partial struct MarshalReader
     public readonly long Remaining => _span.Length - _pos + _rest;
 
     /// <summary>Raises <see cref="XCallProtocolException"/> unless the whole message was read; ends the message's object graph.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)] // every dispatch and reply calls it; the throw stays out of line
     public void EnsureFullyConsumed()
     {
         if (_objectCount != 0)
@@ -86,9 +88,14 @@ public ref partial struct MarshalReader
         }
         if (Remaining != 0)
         {
-            throw new XCallProtocolException($"{Remaining} unexpected byte(s) after the end of the payload.");
+            ThrowNotConsumed(Remaining);
         }
     }
+
+    [DoesNotReturn]
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ThrowNotConsumed(long remaining) =>
+        throw new XCallProtocolException($"{remaining} unexpected byte(s) after the end of the payload.");
 
     /// <summary>Reads an unmanaged value from its in-memory bytes.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

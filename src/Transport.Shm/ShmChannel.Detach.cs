@@ -40,9 +40,9 @@ internal sealed partial class ShmChannel
     {
         header = default;
         length = 0;
-        // Pause proves this thread runs the channel's detached work and still holds its receiving, and keeps the watch
-        // from handing it over while the next frame is taken; Resume counts the next call as a new run for the watch.
-        if (_detached is not { } detached || !_reader.HasData || Volatile.Read(ref _stopping) != 0 || !detached.Pause())
+        // BeginTake proves this thread runs the channel's detached work and still holds its receiving, and keeps the watch
+        // from handing it over while the next frame is taken; EndTake counts the next call as a new run for the watch.
+        if (_detached is not { } detached || !_reader.HasData || Volatile.Read(ref _stopping) != 0 || !detached.BeginTake())
         {
             return false;
         }
@@ -52,7 +52,7 @@ internal sealed partial class ShmChannel
         }
         finally
         {
-            detached.Resume();
+            detached.EndTake();
         }
     }
 

@@ -57,13 +57,16 @@ public sealed class DetachWatchTests
         Assert.Equal([2, 4, 4, 1, 2], new[] { (1, false), (2, false), (4, false), (4, true), (1, false) }.Select(l => DetachWatch.NextTickMs(l.Item1, l.Item2)));
     }
 
-    [Fact]
-    public void A_run_that_pauses_and_resumes_while_the_watch_steals_never_holds_the_receiving_after_a_steal()
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void A_run_that_pauses_and_resumes_while_the_watch_steals_never_holds_the_receiving_after_a_steal(bool takes)
     {
         // The receive thread changes its mark with plain stores; the watch steals with a process-wide barrier. Here the
         // watch looks without pause while the run pauses and resumes (each pause is a take of the receiving) and now
         // and then stalls marked, so that steals happen: a pause that succeeds after a steal would be two threads
-        // receiving at once.
+        // receiving at once. With takes, the run takes its next frames as a run of one-way calls does (BeginTake and
+        // EndTake, which keep the mark and hold the watch off instead of taking the mark away).
         int handOvers = 0;
         // The kernel's view of the run's thread is "cannot tell", so a stalled run is taken on its second look, as
         // where there is no such view: this test is about the marks, and a look at a preempted thread would wait.
@@ -81,7 +84,7 @@ public sealed class DetachWatchTests
             for (int i = 0; i < 200_000 && clock.Elapsed < s_generous; i++)
             {
                 int before = Volatile.Read(ref handOvers);
-                if (!frames.Pause())
+                if (!(takes ? frames.BeginTake() : frames.Pause()))
                 {
                     lost++;
                     Assert.False(frames.End(), "a run that lost its mark still held the receiving at its end");
@@ -96,9 +99,16 @@ public sealed class DetachWatchTests
                 }
                 if (Volatile.Read(ref handOvers) != before)
                 {
-                    violations++; // stolen while paused: nobody may steal a run that is not marked
+                    violations++; // stolen while paused (or taking): nobody may steal a run that is not marked or in a take
                 }
-                frames.Resume();
+                if (takes)
+                {
+                    frames.EndTake();
+                }
+                else
+                {
+                    frames.Resume();
+                }
                 if ((i & 1023) == 0)
                 {
                     int seen = Volatile.Read(ref looks);

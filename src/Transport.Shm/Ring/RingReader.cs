@@ -226,7 +226,7 @@ internal sealed unsafe class RingReader
             return false;
         }
         header = FrameHeaderCodec.Read(record + RingLayout.RecordHeaderLength);
-        new ReadOnlySpan<byte>(record + RingLayout.FirstPayloadOffset, first).CopyTo(payload);
+        SmallCopy.Copy(new ReadOnlySpan<byte>(record + RingLayout.FirstPayloadOffset, first), payload);
         length = first;
         long next = position + RingLayout.Align(recordLength);
         // Also released when nothing follows: the run ends with this call, which may run long, and a writer that

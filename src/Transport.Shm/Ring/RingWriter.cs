@@ -218,7 +218,7 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
         FrameHeaderCodec.Write(record + RingLayout.RecordHeaderLength, header);
         *(int*)(record + RingLayout.TotalLengthOffset) = payload.Length;
         *(int*)(record + RingLayout.TotalLengthOffset + 4) = 0;
-        payload.CopyTo(new Span<byte>(record + RingLayout.FirstPayloadOffset, payload.Length));
+        SmallCopy.Copy(payload, new Span<byte>(record + RingLayout.FirstPayloadOffset, payload.Length));
         SetType(p, RecordType.FrameStart);
         long next = RingLayout.Align(p + length);
         *LengthAt(next) = 0;
