@@ -86,9 +86,10 @@ public ref partial struct MarshalReader
         {
             EndGraph();
         }
-        if (Remaining != 0)
+        long remaining = Remaining;
+        if (remaining != 0)
         {
-            ThrowNotConsumed(Remaining);
+            ThrowNotConsumed(remaining);
         }
     }
 

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Runtime.CompilerServices;
 
 namespace XCall.Transport;
@@ -9,7 +10,8 @@ namespace XCall.Transport;
 /// detach frames, and calls the channel's hand-over when the same work is still running on two looks in a row.
 /// </summary>
 /// <remarks>
-/// Design: the receive thread marks a run in _stealable (its managed thread id; _runSeq counts runs and pauses).
+/// Design: the receive thread marks a run in _stealable (its managed thread id; _runSeq counts the runs: each Mark, and
+/// each frame a run takes itself).
 /// Whoever takes _stealable from that id to 0 owns the channel's receiving: the receive thread when the work returns
 /// (<see cref="End"/>) or when it waits for a reply from inside it (<see cref="Pause"/>, then <see cref="Resume"/>
 /// marks the run again), or the watch, which then calls the hand-over (the channel gives its receiving to a new
@@ -28,6 +30,13 @@ namespace XCall.Transport;
 /// has its own Runner: a thread whose receiving was handed over may still close a window (at <see cref="End"/>)
 /// while the new receive thread opens one, and neither must clear the other's word. _runner (the Runner of the
 /// thread that marked last) is written before the mark, so a watch that read a mark reads its Runner.
+///
+/// A run of one-way calls takes each next frame itself (<see cref="BeginTake"/> to <see cref="EndTake"/>): the mark
+/// stays, the window stays open over the take (the watch backs off as above), and EndTake bumps _runSeq inside it
+/// before closing it, so each call is a run of its own for the watch. Only the take runs inside that window: anything
+/// that opens or closes a window of its own (Mark, Unmark, another take) would close it early. When BeginTake finds
+/// the watch checking for a steal (_stealing set), it takes the mark away with a compare-exchange, as Pause does, and
+/// EndTake marks the run again, as Resume does.
 ///
 /// The depth of detached runs is per thread (a thread is the receive thread of one channel at a time). _watched
 /// and the watch's list change under the watch's lock; a run marks itself and then reads _watched, the watch
@@ -147,13 +156,15 @@ public sealed class DetachedFrames
     /// <summary>
     /// The work takes the run's next frame itself (a run of one-way calls, each a run of its own for the watch): true when
     /// this thread still holds the receiving; then the watch does not take it until <see cref="EndTake"/>, which must
-    /// follow. Cheaper than <see cref="Pause"/> and <see cref="Resume"/>: the mark stays and the window announced in the
-    /// thread's Runner stays open over the take, so the watch backs off meanwhile (see the design notes); only while the
-    /// watch is checking for a steal does it take the mark away and put it back, as Pause and Resume do.
+    /// follow on the same thread. The mark stays and the window announced in the thread's Runner stays open over the
+    /// take, so the watch backs off meanwhile (see the design notes); only the take itself may run until EndTake, no
+    /// other member of this class. While the watch is checking for a steal, the mark is taken away and put back, as
+    /// <see cref="Pause"/> and <see cref="Resume"/> do.
     /// </summary>
     public bool BeginTake()
     {
         Runner me = Me;
+        Debug.Assert(me.InTransition == 0, "a take inside another window");
         Volatile.Write(ref me.InTransition, 1);
         if (Volatile.Read(ref _stealing) == 0)
         {
@@ -178,7 +189,7 @@ public sealed class DetachedFrames
     {
         // The Runner that marked last is this thread's: it holds the mark (or took it away itself), so no steal and no
         // other thread's mark came in between.
-        Runner me = Volatile.Read(ref _runner)!;
+        Runner me = _runner!;
         if (me.TakeUnmarked)
         {
             me.TakeUnmarked = false;
@@ -192,6 +203,7 @@ public sealed class DetachedFrames
     /// <summary>Marks a run of <paramref name="me"/>'s (it holds the receiving).</summary>
     private void Mark(Runner me)
     {
+        Debug.Assert(me.InTransition == 0, "a mark changed inside a take");
         Volatile.Write(ref me.InTransition, 1);
         if (Volatile.Read(ref _stealing) == 0)
         {
@@ -219,6 +231,7 @@ public sealed class DetachedFrames
     /// <summary>Takes <paramref name="me"/>'s mark away: true when it was still there (nobody stole the run).</summary>
     private bool Unmark(Runner me)
     {
+        Debug.Assert(me.InTransition == 0, "a mark changed inside a take");
         Volatile.Write(ref me.InTransition, 1);
         if (Volatile.Read(ref _stealing) == 0)
         {

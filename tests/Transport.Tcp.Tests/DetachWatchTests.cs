@@ -97,6 +97,14 @@ public sealed class DetachWatchTests
                     frames.Begin();
                     continue;
                 }
+                if ((i & 1023) == 512)
+                {
+                    int seen = Volatile.Read(ref looks);
+                    while (Volatile.Read(ref looks) < seen + 3 && clock.Elapsed < s_generous)
+                    {
+                        Thread.Yield(); // stalled inside the pause or take: the watch sees the run not move, and must not take it
+                    }
+                }
                 if (Volatile.Read(ref handOvers) != before)
                 {
                     violations++; // stolen while paused (or taking): nobody may steal a run that is not marked or in a take

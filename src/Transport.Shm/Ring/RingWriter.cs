@@ -191,8 +191,9 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
         _open = true;
     }
 
-    /// <summary>The largest payload <see cref="TryHoldWhole"/> takes: what the first record always has room for.</summary>
-    public const int MaxWholePayload = MinContiguous;
+    /// <summary>The largest payload <see cref="TryHoldWhole"/> takes: what the first record always has room for (and
+    /// no more than <see cref="SmallCopy"/> copies inline).</summary>
+    public const int MaxWholePayload = MinContiguous <= SmallCopy.MaxLength ? MinContiguous : SmallCopy.MaxLength;
 
     /// <summary>
     /// Writes a one-way frame whose payload is all at hand (at most <see cref="MaxWholePayload"/> bytes) into the held

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Runtime.CompilerServices;
 
 namespace XCall.Transport.Shm.Ring;
@@ -13,10 +14,12 @@ internal static unsafe class SmallCopy
     public const int MaxLength = 64;
 
     /// <summary>Copies <paramref name="source"/> (at most <see cref="MaxLength"/> bytes, else through memmove)
-    /// to the start of <paramref name="destination"/>, reading and writing no byte outside either.</summary>
+    /// to the start of <paramref name="destination"/>, reading and writing no byte outside either. The two must not
+    /// overlap (a forward copy by words; the callers copy between the ring and a buffer of their own).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static void Copy(ReadOnlySpan<byte> source, Span<byte> destination)
     {
+        Debug.Assert(!source.Overlaps(destination), "SmallCopy between overlapping spans");
         int length = source.Length;
         if (length > MaxLength || length > destination.Length)
         {
