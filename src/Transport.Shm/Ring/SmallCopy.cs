@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 
 namespace XCall.Transport.Shm.Ring;
 
@@ -8,7 +9,7 @@ namespace XCall.Transport.Shm.Ring;
 /// <see cref="Span{T}.CopyTo"/> of a length the JIT does not know calls the general memmove, which costs more than
 /// the copy at these sizes.
 /// </summary>
-internal static unsafe class SmallCopy
+internal static class SmallCopy
 {
     /// <summary>The most bytes <see cref="Copy"/> is for; longer copies go through the general memmove.</summary>
     public const int MaxLength = 64;
@@ -26,8 +27,8 @@ internal static unsafe class SmallCopy
             source.CopyTo(destination); // throws when it does not fit, as CopyTo does
             return;
         }
-        ref byte from = ref System.Runtime.InteropServices.MemoryMarshal.GetReference(source);
-        ref byte to = ref System.Runtime.InteropServices.MemoryMarshal.GetReference(destination);
+        ref byte from = ref MemoryMarshal.GetReference(source);
+        ref byte to = ref MemoryMarshal.GetReference(destination);
         int i = 0;
         for (; i + 8 <= length; i += 8)
         {
