@@ -335,9 +335,9 @@ public sealed partial class ProxyGenerator
 
         /// <summary>Writes the arguments into the writer <paramref name="writer"/> makes (by default the open frame of
         /// <c>__call</c>), leaving it in <c>__w</c>.</summary>
-        private static void EmitWriteArguments(IndentedWriter w, MethodSpec m, string writer = "__call.Arguments()")
+        private static void EmitWriteArguments(IndentedWriter w, MethodSpec m)
         {
-            w.Line($"var __w = {writer};");
+            w.Line("var __w = __call.Arguments();");
             foreach (ParameterSpec p in Sent(m))
             {
                 w.Line(Write(p.Type!, Escape(p.Name)));
@@ -357,10 +357,17 @@ public sealed partial class ProxyGenerator
                     w.Line($"SendOneWay(0x{m.Id:x8}u, default);");
                     return;
                 }
-                string size = string.Join(" + ", sent.Select(p => $"global::System.Runtime.CompilerServices.Unsafe.SizeOf<{p.Type!.FullName}>()"));
+                // Each argument goes at its offset, a sum of sizes the JIT knows (the bytes a MarshalWriter would write
+                // one after the other), with no writer to set up.
+                string SizeOf(ParameterSpec p) => $"global::System.Runtime.CompilerServices.Unsafe.SizeOf<{p.Type!.FullName}>()";
+                string size = string.Join(" + ", sent.Select(SizeOf));
                 w.Open($"if ({size} <= 256)");
                 w.Line($"global::System.Span<byte> __a = stackalloc byte[{size}];");
-                EmitWriteArguments(w, m, "new global::XCall.Marshal.MarshalWriter(__a)");
+                for (int i = 0; i < sent.Length; i++)
+                {
+                    string offset = i == 0 ? "0" : string.Join(" + ", sent.Take(i).Select(SizeOf));
+                    w.Line($"PutArgument<{sent[i].Type!.FullName}>(__a, {offset}, {Escape(sent[i].Name)});");
+                }
                 w.Line($"SendOneWay(0x{m.Id:x8}u, __a);");
                 w.Line("return;");
                 w.Close();

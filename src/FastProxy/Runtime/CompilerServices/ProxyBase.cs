@@ -50,6 +50,33 @@ public abstract class ProxyBase : IDisposable
     protected void SendOneWay(uint methodId, ReadOnlySpan<byte> arguments) => Connection.SendOneWay(this, methodId, arguments);
 
     /// <summary>
+    /// Writes the unmanaged <paramref name="value"/> at <paramref name="offset"/> of <paramref name="arguments"/>, the
+    /// bytes a <see cref="XCall.Marshal.MarshalWriter"/> writes for it (a struct's padding cleared), for
+    /// <see cref="SendOneWay"/>: the generated proxy puts each argument at its constant offset, with no writer to set up.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value does not fit at that offset.</exception>
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
+    protected static void PutArgument<T>(Span<byte> arguments, int offset, T value) where T : unmanaged
+    {
+        int size = System.Runtime.CompilerServices.Unsafe.SizeOf<T>();
+        if ((uint)offset > (uint)arguments.Length || (uint)size > (uint)(arguments.Length - offset))
+        {
+            ThrowArgumentsTooSmall();
+        }
+        ref byte destination = ref System.Runtime.CompilerServices.Unsafe.Add(ref System.Runtime.InteropServices.MemoryMarshal.GetReference(arguments), offset);
+        if (!typeof(T).IsPrimitive && !typeof(T).IsEnum)
+        {
+            // As MarshalWriter.Write: no stale stack bytes in a struct's padding go out. Folded away for primitives and enums.
+            System.Runtime.CompilerServices.Unsafe.InitBlockUnaligned(ref destination, 0, (uint)size);
+        }
+        System.Runtime.CompilerServices.Unsafe.WriteUnaligned(ref destination, value);
+    }
+
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
+    private static void ThrowArgumentsTooSmall() =>
+        throw new ArgumentOutOfRangeException("offset", "The argument does not fit in the span at that offset.");
+
+    /// <summary>
     /// For an asynchronous call that <see cref="BeginAsyncCall"/> found without a link: completes once the channel
     /// has one again, with the deadline the call keeps (its token and its timeout end the wait).
     /// </summary>

@@ -410,9 +410,8 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.Compiler
         if (global::System.Runtime.CompilerServices.Unsafe.SizeOf<int>() + global::System.Runtime.CompilerServices.Unsafe.SizeOf<double>() <= 256)
         {
             global::System.Span<byte> __a = stackalloc byte[global::System.Runtime.CompilerServices.Unsafe.SizeOf<int>() + global::System.Runtime.CompilerServices.Unsafe.SizeOf<double>()];
-            var __w = new global::XCall.Marshal.MarshalWriter(__a);
-            __w.Write<int>(dx);
-            __w.Write<double>(scale);
+            PutArgument<int>(__a, 0, dx);
+            PutArgument<double>(__a, global::System.Runtime.CompilerServices.Unsafe.SizeOf<int>(), scale);
             SendOneWay(0x81b4e42bu, __a);
             return;
         }
