@@ -333,8 +333,8 @@ public sealed partial class ProxyGenerator
 
         private static IEnumerable<ParameterSpec> Returned(MethodSpec m) => m.Parameters.Where(p => p.Mode is ParameterMode.Ref or ParameterMode.Out);
 
-        /// <summary>Writes the arguments into the writer <paramref name="writer"/> makes (by default the open frame of
-        /// <c>__call</c>), leaving it in <c>__w</c>.</summary>
+        /// <summary>Writes the arguments into the open frame of <c>__call</c> (<c>__call.Arguments()</c>), leaving the
+        /// writer in <c>__w</c>.</summary>
         private static void EmitWriteArguments(IndentedWriter w, MethodSpec m)
         {
             w.Line("var __w = __call.Arguments();");

@@ -12,8 +12,21 @@ public interface IOneWayLog
     [OneWay]
     void AppendOrThrow(int value);
 
+    /// <summary>Appends <paramref name="value"/>, <paramref name="scale"/> times 1,000 and the three fields of
+    /// <paramref name="extra"/>, in that order: unmanaged arguments of several sizes, a padded struct among them.</summary>
+    [OneWay]
+    void AppendMixed(int value, double scale, MixedValue extra);
+
     /// <summary>The values appended since the last call, in the order they were appended, and empties the log.</summary>
     int[] Take();
+}
+
+/// <summary>A struct with padding between and after its fields, sent as its bytes.</summary>
+public struct MixedValue
+{
+    public byte Tag;
+    public long Big;
+    public short Small;
 }
 
 /// <summary>The server side of <see cref="IOneWayLog"/>.</summary>
@@ -38,6 +51,15 @@ public sealed class OneWayLog : IOneWayLog
             throw new ArgumentOutOfRangeException(nameof(value), value, "a negative value is refused");
         }
         Append(value);
+    }
+
+    /// <inheritdoc/>
+    public void AppendMixed(int value, double scale, MixedValue extra)
+    {
+        lock (_values)
+        {
+            _values.AddRange([value, (int)(scale * 1000), extra.Tag, checked((int)extra.Big), extra.Small]);
+        }
     }
 
     /// <inheritdoc/>

@@ -119,6 +119,26 @@ public sealed class OneWayBatchTests(ShmHostFixture fixture) : IClassFixture<Shm
         Assert.Equal(7, fixture.Shapes.Proxy.Add(3, 4)); // the connection and the server live on
     }
 
+    [Fact]
+    public async Task One_way_calls_of_several_unmanaged_arguments_arrive_with_each_argument_in_its_place()
+    {
+        // The proxy puts each argument at its offset in one buffer (ProxyBase.PutArgument): an int, a double and a
+        // struct with padding, whose values would come out shifted or torn if an offset were wrong.
+        using var log = Remote.Open<IOneWayLog>(fixture.Host.Address);
+        Assert.Equal("shm", log.Transport);
+        log.Proxy.Take();
+        var expected = new List<int>();
+        for (int i = 0; i < 200; i++)
+        {
+            var extra = new MixedValue { Tag = (byte)(i % 251), Big = 1_000_000 + i, Small = (short)(-i) };
+            log.Proxy.AppendMixed(i, i + 0.5, extra);
+            expected.AddRange([i, (i * 1000) + 500, extra.Tag, (int)extra.Big, extra.Small]);
+        }
+        expected.Sort(); // as TakeAllAsync returns them: a wrong offset still shows, as values no call sent
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        Assert.Equal(expected, await TakeAllAsync(log.Proxy, expected.Count, timeout.Token));
+    }
+
     /// <summary>Takes from <paramref name="log"/> until <paramref name="count"/> values came (calls handed over to
     /// another thread may still be running), in the order they ran (Concurrent dispatch: one handed over may run later).</summary>
     internal static async Task<List<int>> TakeAllAsync(IOneWayLog log, int count, CancellationToken cancellationToken)

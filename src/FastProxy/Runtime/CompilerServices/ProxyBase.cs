@@ -51,7 +51,7 @@ public abstract class ProxyBase : IDisposable
 
     /// <summary>
     /// Writes the unmanaged <paramref name="value"/> at <paramref name="offset"/> of <paramref name="arguments"/>, the
-    /// bytes a <see cref="XCall.Marshal.MarshalWriter"/> writes for it (a struct's padding cleared), for
+    /// bytes a <see cref="XCall.Marshal.MarshalWriter"/> writes for it (the block cleared first), for
     /// <see cref="SendOneWay"/>: the generated proxy puts each argument at its constant offset, with no writer to set up.
     /// </summary>
     /// <exception cref="ArgumentOutOfRangeException">The value does not fit at that offset.</exception>
@@ -66,7 +66,8 @@ public abstract class ProxyBase : IDisposable
         ref byte destination = ref System.Runtime.CompilerServices.Unsafe.Add(ref System.Runtime.InteropServices.MemoryMarshal.GetReference(arguments), offset);
         if (!typeof(T).IsPrimitive && !typeof(T).IsEnum)
         {
-            // As MarshalWriter.Write: no stale stack bytes in a struct's padding go out. Folded away for primitives and enums.
+            // As MarshalWriter.Write: the block is cleared before the value is written over it, so padding the copy
+            // skips holds no earlier bytes of the buffer. Folded away for primitives and enums.
             System.Runtime.CompilerServices.Unsafe.InitBlockUnaligned(ref destination, 0, (uint)size);
         }
         System.Runtime.CompilerServices.Unsafe.WriteUnaligned(ref destination, value);
