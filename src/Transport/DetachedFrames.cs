@@ -35,8 +35,8 @@ namespace XCall.Transport;
 /// stays, the window stays open over the take (the watch backs off as above), and EndTake bumps _runSeq inside it
 /// before closing it, so each call is a run of its own for the watch. Only the take runs inside that window: anything
 /// that opens or closes a window of its own (Mark, Unmark, another take) would close it early. When BeginTake finds
-/// the watch checking for a steal (_stealing set), it takes the mark away with a compare-exchange, as Pause does, and
-/// EndTake marks the run again, as Resume does.
+/// the watch checking for a steal (_stealing set), it closes its window and pauses the run (Unmark, as Pause does), and
+/// EndTake marks the run again (Mark, as Resume does).
 ///
 /// The depth of detached runs is per thread (a thread is the receive thread of one channel at a time). _watched
 /// and the watch's list change under the watch's lock; a run marks itself and then reads _watched, the watch
@@ -175,8 +175,9 @@ public sealed class DetachedFrames
             Volatile.Write(ref me.InTransition, 0);
             return false;
         }
+        // The watch is checking for a steal: the take pauses the run instead (EndTake resumes it).
         Volatile.Write(ref me.InTransition, 0);
-        if (Interlocked.CompareExchange(ref _stealable, 0, me.Id) != me.Id)
+        if (!Unmark(me))
         {
             return false;
         }
