@@ -25,6 +25,9 @@ internal static partial class ChannelSuite
     private const int BufferedMark = -2;
     private const int NetRounds = 5;
 
+    /// <summary>The least time of warm-up bursts before the timed rounds.</summary>
+    private static readonly TimeSpan NetWarmUp = TimeSpan.FromSeconds(3);
+
     private enum NetForm
     {
         /// <summary>XCall <c>void Test(int)</c> on the peer.</summary>
@@ -220,9 +223,17 @@ internal static partial class ChannelSuite
             return Stopwatch.GetElapsedTime(begin).TotalNanoseconds / ops;
         }
         static int Ops(NetForm form) => form == NetForm.Buffered ? NetBufferedOps : NetOps;
-        foreach (NetForm form in forms)
+        // Warm-up: alternated bursts of every form for at least NetWarmUp, so the rows time the tier-1 code of both
+        // processes (each step of the tiered JIT comes about 100 ms after the last new call at the tier below, and the
+        // compiler thread shares two cores with spinning ones). The first bursts are printed as a diagnostic.
+        var cold = forms.ToDictionary(f => f, f => Burst(f, Ops(f) / 10));
+        long warmStart = Stopwatch.GetTimestamp();
+        while (Stopwatch.GetElapsedTime(warmStart) < NetWarmUp)
         {
-            Burst(form, Ops(form) / 10);
+            foreach (NetForm form in forms)
+            {
+                Burst(form, Ops(form) / 10);
+            }
         }
         var ns = forms.ToDictionary(f => f, _ => new List<double>());
         for (int round = 0; round < NetRounds; round++)
@@ -257,7 +268,7 @@ internal static partial class ChannelSuite
 
         double baseline = Median(ns[NetForm.Call]);
         log.Line();
-        log.Line($"Named channels between two processes over {transport}, against an XCall void Test(int) call to the same peer; {NetOps:N0} operations ({NetBufferedOps:N0} ints for the buffered row, ended by a value the reader answers), median of {NetRounds} alternating rounds (defaults: sync writes, concurrent dispatch)");
+        log.Line($"Named channels between two processes over {transport}, against an XCall void Test(int) call to the same peer; {NetOps:N0} operations ({NetBufferedOps:N0} ints for the buffered row, ended by a value the reader answers), median of {NetRounds} alternating rounds after {NetWarmUp.TotalSeconds:0} s of warm-up (defaults: sync writes, concurrent dispatch)");
         log.Line("| operation | ns per operation | x XCall int call | per second |");
         log.Line("|---|---:|---:|---:|");
         foreach ((NetForm form, string name, string signature) in new[]
@@ -280,6 +291,7 @@ internal static partial class ChannelSuite
         }
         log.Line($"Context switches and CPU time per operation over {transport} (voluntary+involuntary switches, ns on a CPU; threads with 0.05 switches or 20 ns; a diagnostic burst after the rounds): {string.Join("; ", switches)}");
         log.Line($"Operations timed one by one over {transport} (ns; a diagnostic burst after the rounds): {string.Join("; ", spreads)}");
+        log.Line($"First bursts over {transport}, before the warm-up (ns per operation, a tenth of a row's burst; the JIT's first tier in both processes): {string.Join("; ", forms.Select(f => $"{f} {cold[f]:0.0}"))}");
         if (transport == "shm")
         {
             log.Budget("named One2One rendezvous write over shm / XCall shm int call", Median(ns[NetForm.Write]) / baseline, 1.2, $"{Median(ns[NetForm.Write]):0.0} vs {baseline:0.0} ns");
