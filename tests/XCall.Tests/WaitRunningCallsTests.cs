@@ -24,15 +24,7 @@ public sealed class WaitRunningCallsTests
         for (int i = 0; i < 50; i++)
         {
             CallWait wait = world.Shapes.Expect(i);
-            int waiter = 0;
-            var started = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-            Task<bool> waiting = Task.Factory.StartNew(() =>
-            {
-                waiter = Environment.CurrentManagedThreadId;
-                started.SetResult();
-                return link.WaitReceiving(wait, Patience, world.Shapes);
-            }, TaskCreationOptions.LongRunning);
-            await started.Task;
+            (Task<bool> waiting, int waiter) = await StartWaitingAsync(link, wait, world.Shapes);
             Assert.Equal(i + 1, world.Client.Proxy.Add(i, 1));
             Assert.True(await waiting.WaitAsync(Patience));
             if (await wait.RanOn == waiter)
@@ -94,6 +86,31 @@ public sealed class WaitRunningCallsTests
         Assert.DoesNotContain(otherWaiter, world.Shapes.AddThreads);
     }
 
+    [Theory]
+    [InlineData("shm")]
+    [InlineData("tcp")]
+    public async Task A_waiting_thread_runs_at_most_two_calls_that_leave_its_wait_on_and_still_sees_its_own(string transport)
+    {
+        using var world = ConcurrentServer(transport);
+        XCallConnection link = await LinkAsync(world);
+        for (int round = 0; round < 5; round++)
+        {
+            CallWait wait = world.Shapes.Expect(-7);
+            (Task<bool> waiting, int waiter) = await StartWaitingAsync(link, wait, world.Shapes);
+            world.Shapes.AddThreads.Clear();
+            // Calls to the named object that are not the one the wait is for (another channel's traffic, say).
+            for (int i = 0; i < 200; i++)
+            {
+                Assert.Equal(i + 1, world.Client.Proxy.Add(i, 1));
+            }
+            int ranOnWaiter = world.Shapes.AddThreads.Count(t => t == waiter);
+            Assert.False(waiting.IsCompleted);
+            Assert.Equal(-6, world.Client.Proxy.Add(-7, 1));
+            Assert.True(await waiting.WaitAsync(Patience));
+            Assert.True(ranOnWaiter <= 2, $"round {round}: {ranOnWaiter} of 200 calls that left the wait on ran on the waiting thread");
+        }
+    }
+
     [Fact]
     public async Task A_wait_ended_by_another_thread_returns_and_the_connection_serves_on()
     {
@@ -106,6 +123,18 @@ public sealed class WaitRunningCallsTests
         Assert.Equal(3, world.Client.Proxy.Add(1, 2));
         Assert.False(link.WaitReceiving(world.Shapes.Expect(-6), TimeSpan.FromMilliseconds(50), world.Shapes));
         Assert.Equal(5, world.Client.Proxy.Add(2, 3));
+    }
+
+    /// <summary>Starts <paramref name="wait"/> on a thread of its own, running calls to <paramref name="runsCallsTo"/>; the wait and its thread's id.</summary>
+    private static async Task<(Task<bool> Waiting, int Waiter)> StartWaitingAsync(XCallConnection link, CallWait wait, object runsCallsTo)
+    {
+        var started = new TaskCompletionSource<int>(TaskCreationOptions.RunContinuationsAsynchronously);
+        Task<bool> waiting = Task.Factory.StartNew(() =>
+        {
+            started.SetResult(Environment.CurrentManagedThreadId);
+            return link.WaitReceiving(wait, Patience, runsCallsTo);
+        }, TaskCreationOptions.LongRunning);
+        return (waiting, await started.Task);
     }
 
     /// <summary>A server with default options serving <see cref="RecordingShapes"/>, and a client of it over <c>transport</c>.</summary>

@@ -103,6 +103,12 @@ public sealed partial class XCallConnection
                 {
                     return true;
                 }
+                if (wait.Missed())
+                {
+                    // Two calls in a row left the wait on: the traffic is another thread's (a reader of another
+                    // channel), which reads it better itself; this thread blocks, the receiving already handed back.
+                    return condition.Wait(deadline);
+                }
                 if (deadline != long.MaxValue && Environment.TickCount64 >= deadline)
                 {
                     return false;
@@ -152,6 +158,7 @@ public sealed partial class XCallConnection
         private object? _runsCallsTo;
         private IThreadPoolWorkItem? _offered;
         private bool _steppedAside;
+        private int _misses;
 
         public bool IsCompleted => _condition.IsCompleted;
 
@@ -162,9 +169,10 @@ public sealed partial class XCallConnection
 
         public bool IsNested => _condition.IsNested;
 
-        // An offered call makes the wait over only to run it: the thread comes back for its condition right after; a
-        // thread that stepped aside leaves the receiving to the receive thread.
-        public bool ComesBack => !_steppedAside && (_offered is not null || _condition.ComesBack);
+        // An offered call makes the wait over only to run it: the thread comes back for its condition right after,
+        // unless the call it ran before left the wait on as well (then it blocks after this one, if this one does too:
+        // see Missed); a thread that stepped aside leaves the receiving to the receive thread.
+        public bool ComesBack => !_steppedAside && (_offered is not null ? _misses == 0 : _condition.ComesBack);
 
         // A call may be offered after the transport's polling ended (it reads what slipped in while it gives the
         // receiving back): then the wait is over for it, whatever the transport does next.
@@ -185,8 +193,16 @@ public sealed partial class XCallConnection
             }
         }
 
+        /// <summary>
+        /// The call just run left the wait on; true when the one before it did too. A thread waiting for one channel
+        /// while the connection carries another channel's traffic would otherwise run each of those calls and hand
+        /// each value on to the thread that waits for it, a wake-up per call, for as long as that traffic lasts.
+        /// </summary>
+        public bool Missed() => ++_misses >= 2;
+
         public void End()
         {
+            _misses = 0;
             _steppedAside = false;
             _connection = null;
             _condition = null!;
