@@ -95,7 +95,7 @@ public sealed class WaitRunningCallsTests
         XCallConnection link = await LinkAsync(world);
         for (int round = 0; round < 5; round++)
         {
-            CallWait wait = world.Shapes.Expect(-7);
+            CallWait wait = world.Shapes.Expect(-7, comesBack: true); // as a channel's reader says
             (Task<bool> waiting, int waiter) = await StartWaitingAsync(link, wait, world.Shapes);
             world.Shapes.AddThreads.Clear();
             // Calls to the named object that are not the one the wait is for (another channel's traffic, say).
@@ -109,6 +109,16 @@ public sealed class WaitRunningCallsTests
             Assert.True(await waiting.WaitAsync(Patience));
             Assert.True(ranOnWaiter <= 2, $"round {round}: {ranOnWaiter} of 200 calls that left the wait on ran on the waiting thread");
         }
+
+        // A wait that blocked after its misses still times out on its deadline, and the connection serves on.
+        CallWait never = world.Shapes.Expect(-9, comesBack: true);
+        Task<bool> timed = Task.Factory.StartNew(() => link.WaitReceiving(never, TimeSpan.FromMilliseconds(300), world.Shapes), TaskCreationOptions.LongRunning);
+        for (int i = 0; i < 20; i++)
+        {
+            Assert.Equal(i + 1, world.Client.Proxy.Add(i, 1));
+        }
+        Assert.False(await timed.WaitAsync(Patience));
+        Assert.Equal(3, world.Client.Proxy.Add(1, 2));
     }
 
     [Fact]
@@ -160,9 +170,9 @@ public sealed class WaitRunningCallsTests
         /// <summary>Released once per <see cref="IShapes.Post"/>, after its thread is recorded.</summary>
         public SemaphoreSlim PostsRun { get; } = new(0);
 
-        public CallWait Expect(int a)
+        public CallWait Expect(int a, bool comesBack = false)
         {
-            var wait = new CallWait(a);
+            var wait = new CallWait(a, comesBack);
             Volatile.Write(ref _expected, wait);
             return wait;
         }
@@ -181,8 +191,9 @@ public sealed class WaitRunningCallsTests
         }
     }
 
-    /// <summary>A wait for one call; it records the thread the call ran on and the connection it came over.</summary>
-    private sealed class CallWait(int a) : IReplyWait
+    /// <summary>A wait for one call; it records the thread the call ran on and the connection it came over, and says it
+    /// comes back (as a channel's reader does) when <c>comesBack</c>.</summary>
+    private sealed class CallWait(int a, bool comesBack = false) : IReplyWait
     {
         private readonly TaskCompletionSource<int> _ranOn = new(TaskCreationOptions.RunContinuationsAsynchronously);
         private readonly TaskCompletionSource<XCallConnection> _connection = new(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -197,6 +208,8 @@ public sealed class WaitRunningCallsTests
         bool IReplyWait.WaitOver => _over.IsSet;
 
         bool IReplyWait.IsNested => false;
+
+        bool IReplyWait.ComesBack => comesBack;
 
         bool IReplyWait.Wait(long deadline) =>
             _over.Wait(deadline == long.MaxValue ? Timeout.Infinite : (int)Math.Clamp(deadline - Environment.TickCount64, 0, int.MaxValue));

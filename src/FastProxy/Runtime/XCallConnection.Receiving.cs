@@ -33,7 +33,9 @@ public sealed partial class XCallConnection
     /// thread reads while it waits runs on this thread, once the thread stopped reading, instead of on the thread pool
     /// (a two-way call received under <see cref="DispatchMode.Concurrent"/>; one-way calls keep their way): a call that
     /// ends the wait (a write to a channel this thread reads) then costs no hand-off between threads, and the wait goes
-    /// on after it when it is not over. The waiting thread is lent to those calls, so the object's methods must not
+    /// on after it when it is not over, up to the second such call in a row: after that one the thread stops reading
+    /// and blocks on <paramref name="condition"/>, and later calls run as any other (the traffic is someone else's).
+    /// The waiting thread is lent to those calls, so the object's methods must not
     /// block (an async method that awaits does not): one that waits for something this thread would do after its wait
     /// never ends.
     /// </summary>
@@ -103,7 +105,7 @@ public sealed partial class XCallConnection
                 {
                     return true;
                 }
-                if (wait.Missed())
+                if (wait.CountMiss())
                 {
                     // Two calls in a row left the wait on: the traffic is another thread's (a reader of another
                     // channel), which reads it better itself; this thread blocks, the receiving already handed back.
@@ -153,6 +155,9 @@ public sealed partial class XCallConnection
     /// </summary>
     private sealed class ReceivingWait : IReplyWait
     {
+        /// <summary>Calls in a row that leave the wait on after which its thread blocks (<see cref="CountMiss"/>).</summary>
+        private const int MissesBeforeBlocking = 2;
+
         private XCallConnection? _connection;
         private IReplyWait _condition = null!;
         private object? _runsCallsTo;
@@ -170,9 +175,10 @@ public sealed partial class XCallConnection
         public bool IsNested => _condition.IsNested;
 
         // An offered call makes the wait over only to run it: the thread comes back for its condition right after,
-        // unless the call it ran before left the wait on as well (then it blocks after this one, if this one does too:
-        // see Missed); a thread that stepped aside leaves the receiving to the receive thread.
-        public bool ComesBack => !_steppedAside && (_offered is not null ? _misses == 0 : _condition.ComesBack);
+        // unless this is the last call it runs before it blocks should the call leave the wait on (CountMiss): then the
+        // receiving is handed back, not lent, even when the call turns out to end the wait. A thread that stepped
+        // aside leaves the receiving to the receive thread.
+        public bool ComesBack => !_steppedAside && (_offered is not null ? _misses + 1 < MissesBeforeBlocking : _condition.ComesBack);
 
         // A call may be offered after the transport's polling ended (it reads what slipped in while it gives the
         // receiving back): then the wait is over for it, whatever the transport does next.
@@ -194,11 +200,12 @@ public sealed partial class XCallConnection
         }
 
         /// <summary>
-        /// The call just run left the wait on; true when the one before it did too. A thread waiting for one channel
+        /// The call just run left the wait on; true when <see cref="MissesBeforeBlocking"/> calls in a row did, and the
+        /// thread is to block. A thread waiting for one channel
         /// while the connection carries another channel's traffic would otherwise run each of those calls and hand
         /// each value on to the thread that waits for it, a wake-up per call, for as long as that traffic lasts.
         /// </summary>
-        public bool Missed() => ++_misses >= 2;
+        public bool CountMiss() => ++_misses >= MissesBeforeBlocking;
 
         public void End()
         {
