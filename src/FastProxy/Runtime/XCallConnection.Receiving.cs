@@ -35,9 +35,8 @@ public sealed partial class XCallConnection
     /// ends the wait (a write to a channel this thread reads) then costs no hand-off between threads, and the wait goes
     /// on after it when it is not over, up to the second such call in a row: after that one the thread stops reading
     /// and blocks on <paramref name="condition"/>, and later calls run as any other (the traffic is someone else's).
-    /// The waiting thread is lent to those calls, so the object's methods must not
-    /// block (an async method that awaits does not): one that waits for something this thread would do after its wait
-    /// never ends.
+    /// The waiting thread is lent to those calls, so the object's methods must not block (an async method that awaits
+    /// does not): one that waits for something this thread would do after its wait never ends.
     /// </summary>
     /// <param name="condition">What the wait is for; whoever ends it must also release <see cref="IReplyWait.Wait"/>.</param>
     /// <param name="timeout">How long to wait at most, or <see cref="Timeout.InfiniteTimeSpan"/>.</param>
@@ -107,8 +106,8 @@ public sealed partial class XCallConnection
                 }
                 if (wait.CountMiss())
                 {
-                    // Two calls in a row left the wait on: the traffic is another thread's (a reader of another
-                    // channel), which reads it better itself; this thread blocks, the receiving already handed back.
+                    // Calls in a row left the wait on: the traffic is another thread's (a reader of another channel),
+                    // which reads it better itself; this thread blocks, the receiving already handed back.
                     return condition.Wait(deadline);
                 }
                 if (deadline != long.MaxValue && Environment.TickCount64 >= deadline)
@@ -201,9 +200,9 @@ public sealed partial class XCallConnection
 
         /// <summary>
         /// The call just run left the wait on; true when <see cref="MissesBeforeBlocking"/> calls in a row did, and the
-        /// thread is to block. A thread waiting for one channel
-        /// while the connection carries another channel's traffic would otherwise run each of those calls and hand
-        /// each value on to the thread that waits for it, a wake-up per call, for as long as that traffic lasts.
+        /// thread is to block. A thread waiting for one channel while the connection carries another channel's traffic
+        /// would otherwise run each of those calls and hand each value on to the thread that waits for it, a wake-up
+        /// per call, for as long as that traffic lasts.
         /// </summary>
         public bool CountMiss() => ++_misses >= MissesBeforeBlocking;
 
