@@ -48,12 +48,7 @@ public sealed class WaitRunningCallsTests
 
         // One-way calls to the named object keep their way.
         CallWait wait = world.Shapes.Expect(-1);
-        int waiter = 0;
-        Task<bool> waiting = Task.Factory.StartNew(() =>
-        {
-            waiter = Environment.CurrentManagedThreadId;
-            return link.WaitReceiving(wait, Patience, world.Shapes);
-        }, TaskCreationOptions.LongRunning);
+        (Task<bool> waiting, int waiter) = await StartWaitingAsync(link, wait, world.Shapes);
         for (int i = 0; i < 20; i++)
         {
             world.Client.Proxy.Post($"{i}");
@@ -70,12 +65,7 @@ public sealed class WaitRunningCallsTests
         // Two-way calls to an object the wait does not name keep theirs, and one of them ends the wait elsewhere.
         var unnamed = new object();
         CallWait other = world.Shapes.Expect(-2);
-        int otherWaiter = 0;
-        Task<bool> waitingOther = Task.Factory.StartNew(() =>
-        {
-            otherWaiter = Environment.CurrentManagedThreadId;
-            return link.WaitReceiving(other, Patience, unnamed);
-        }, TaskCreationOptions.LongRunning);
+        (Task<bool> waitingOther, int otherWaiter) = await StartWaitingAsync(link, other, unnamed);
         for (int i = 0; i < 20; i++)
         {
             Assert.Equal(i + 1, world.Client.Proxy.Add(i, 1));
@@ -112,7 +102,7 @@ public sealed class WaitRunningCallsTests
 
         // A wait that blocked after its misses still times out on its deadline, and the connection serves on.
         CallWait never = world.Shapes.Expect(-9, comesBack: true);
-        Task<bool> timed = Task.Factory.StartNew(() => link.WaitReceiving(never, TimeSpan.FromMilliseconds(300), world.Shapes), TaskCreationOptions.LongRunning);
+        (Task<bool> timed, _) = await StartWaitingAsync(link, never, world.Shapes, TimeSpan.FromMilliseconds(300));
         for (int i = 0; i < 20; i++)
         {
             Assert.Equal(i + 1, world.Client.Proxy.Add(i, 1));
@@ -135,14 +125,15 @@ public sealed class WaitRunningCallsTests
         Assert.Equal(5, world.Client.Proxy.Add(2, 3));
     }
 
-    /// <summary>Starts <paramref name="wait"/> on a thread of its own, running calls to <paramref name="runsCallsTo"/>; the wait and its thread's id.</summary>
-    private static async Task<(Task<bool> Waiting, int Waiter)> StartWaitingAsync(XCallConnection link, CallWait wait, object runsCallsTo)
+    /// <summary>Starts <paramref name="wait"/> on a thread of its own, running calls to <paramref name="runsCallsTo"/>, for
+    /// <paramref name="timeout"/> (by default <see cref="Patience"/>); the wait and its thread's id, once it started.</summary>
+    private static async Task<(Task<bool> Waiting, int Waiter)> StartWaitingAsync(XCallConnection link, CallWait wait, object runsCallsTo, TimeSpan? timeout = null)
     {
         var started = new TaskCompletionSource<int>(TaskCreationOptions.RunContinuationsAsynchronously);
         Task<bool> waiting = Task.Factory.StartNew(() =>
         {
             started.SetResult(Environment.CurrentManagedThreadId);
-            return link.WaitReceiving(wait, Patience, runsCallsTo);
+            return link.WaitReceiving(wait, timeout ?? Patience, runsCallsTo);
         }, TaskCreationOptions.LongRunning);
         return (waiting, await started.Task);
     }
