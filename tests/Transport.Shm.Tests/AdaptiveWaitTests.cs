@@ -60,6 +60,26 @@ public sealed class AdaptiveWaitTests : IDisposable
     }
 
     [Fact]
+    public void A_wait_that_gives_way_stops_when_half_a_thread_waits_for_a_core_and_a_callers_wait_spins_on()
+    {
+        CoreDemand.ForceOversubscribed(true, byAThread: false);
+        var receiveTuner = new SpinTuner();
+        var receiving = new IdleSpinner(receiveTuner, givesWay: true);
+        Assert.Equal(IdleSpinner.ProbeTurn, TurnsUntilSleep(ref receiving, ShmIdleStrategy.Adaptive));
+        Assert.True(receiving.WasCut);
+        Assert.Equal(SpinTuner.Ceiling, receiveTuner.Limit);
+        var calling = new IdleSpinner(new SpinTuner());
+        int turns = TurnsUntilSleep(ref calling, ShmIdleStrategy.Adaptive);
+        Assert.False(calling.WasCut);
+        Assert.True(turns > SpinTuner.Ceiling, $"{turns} turns: the whole spin budget and then yields");
+
+        CoreDemand.ForceOversubscribed(false);
+        receiving = new IdleSpinner(new SpinTuner(), givesWay: true);
+        Assert.True(TurnsUntilSleep(ref receiving, ShmIdleStrategy.Adaptive) > SpinTuner.Ceiling);
+        Assert.False(receiving.WasCut);
+    }
+
+    [Fact]
     public void Busy_spin_never_sleeps_even_on_oversubscribed_cores()
     {
         CoreDemand.ForceOversubscribed(true);
@@ -104,11 +124,12 @@ public sealed class AdaptiveWaitTests : IDisposable
     }
 
     [Theory]
-    [InlineData(true)]
-    [InlineData(false)]
-    public async Task Sixteen_threads_on_one_channel_get_every_reply_whether_their_waits_spin_or_sleep(bool oversubscribed)
+    [InlineData(true, true)]
+    [InlineData(true, false)] // only the receive threads give way
+    [InlineData(false, true)]
+    public async Task Sixteen_threads_on_one_channel_get_every_reply_whether_their_waits_spin_or_sleep(bool oversubscribed, bool byAThread)
     {
-        CoreDemand.ForceOversubscribed(oversubscribed);
+        CoreDemand.ForceOversubscribed(oversubscribed, byAThread);
         using EchoPair pair = await EchoPair.StartAsync(_dir, "many");
         await Task.WhenAll(Enumerable.Range(0, 16).Select(t => Task.Factory.StartNew(() =>
         {

@@ -6,8 +6,8 @@ namespace XCall.Transport.Shm.Ring;
 // Design: how many threads want this machine's cores, for the waits that spin (IdleSpinner, the communicator's eager
 // inbox through CoreLoad). Spinning pays only while the thread that will end the wait (the peer's) has a core: when
 // more threads are runnable than there are cores, a spinning waiter may hold the very core its peer waits for, and a
-// 1 µs reply becomes a time slice. The transport's waits ask with a whole thread of slack (OversubscribedByAThread),
-// CoreLoad with half a thread (Oversubscribed).
+// 1 µs reply becomes a time slice. The transport's callers ask with a whole thread of slack (OversubscribedByAThread);
+// its receive threads, which spin only for frames no caller polls for, and CoreLoad with half a thread (Oversubscribed).
 // - The figure is the kernel's count of runnable threads (the first number of /proc/loadavg's fourth field, counted
 //   when it is read; it includes the spinners themselves), smoothed over the last few samples, so one passing
 //   thread does not turn spinning off.
@@ -28,14 +28,14 @@ internal static class CoreDemand
     private static readonly int s_cores = Environment.ProcessorCount;
     private static long s_nextSampleAt;
     private static int s_runnableX4; // runnable threads, times 4, averaged: new = (3 * old + 4 * sample) / 4
-    private static int s_force; // tests: 1 oversubscribed, -1 not, 0 measured
+    private static int s_force; // tests: 1 oversubscribed by a thread, 2 by half a thread only, -1 not, 0 measured
 
     /// <summary>
     /// True when, on average over the last samples, more threads were runnable than there are cores (half a thread
     /// of slack, so that a peer just woken does not count against the spinners). What <see cref="CoreLoad"/> answers
     /// the layers that spin on shared memory of their own.
     /// </summary>
-    public static bool Oversubscribed => RunnableX4Beyond(2);
+    public static bool Oversubscribed => RunnableX4Beyond(2, forcedAt: 2);
 
     /// <summary>
     /// True when, on average over the last samples, more than one thread beyond the cores was runnable: what the
@@ -44,14 +44,15 @@ internal static class CoreDemand
     /// to sleep, which costs a wake-up of tens of microseconds where the answer was a microsecond away; threads that
     /// keep wanting a core still do.
     /// </summary>
-    public static bool OversubscribedByAThread => RunnableX4Beyond(4);
+    public static bool OversubscribedByAThread => RunnableX4Beyond(4, forcedAt: 1);
 
-    private static bool RunnableX4Beyond(int slackX4)
+    /// <summary><paramref name="forcedAt"/>: the highest forced state (<see cref="ForceOversubscribed"/>) that answers true.</summary>
+    private static bool RunnableX4Beyond(int slackX4, int forcedAt)
     {
         int force = Volatile.Read(ref s_force);
         if (force != 0)
         {
-            return force > 0;
+            return force > 0 && force <= forcedAt;
         }
         long now = Environment.TickCount64;
         long next = Volatile.Read(ref s_nextSampleAt);
@@ -67,9 +68,11 @@ internal static class CoreDemand
 
     /// <summary>
     /// Tests: makes <see cref="Oversubscribed"/> and <see cref="OversubscribedByAThread"/> answer
-    /// <paramref name="value"/>, or measure again (null).
+    /// <paramref name="value"/>, or measure again (null); with <paramref name="byAThread"/> false, a true
+    /// <paramref name="value"/> holds for <see cref="Oversubscribed"/> only (half a thread beyond the cores).
     /// </summary>
-    internal static void ForceOversubscribed(bool? value) => Volatile.Write(ref s_force, value switch { true => 1, false => -1, null => 0 });
+    internal static void ForceOversubscribed(bool? value, bool byAThread = true) =>
+        Volatile.Write(ref s_force, value switch { true => byAThread ? 1 : 2, false => -1, null => 0 });
 
     private static void Sample()
     {

@@ -12,6 +12,10 @@ namespace XCall.Transport.Shm.Ring;
 //   yields: its peer may be one of the threads waiting for a core (yields would hand each of them a time slice
 //   before it), and the caller's sleep costs one wake-up instead. A reply that comes within ProbeTurn turns never
 //   asks.
+// - A wait that gives way (a receive thread's: it spins only for frames no caller polls for) asks with half a thread
+//   of slack (Oversubscribed): a receive thread woken by a frame that its callers then read themselves would
+//   otherwise spin its whole budget on the core one of them needs, and the callers' threads would take turns with
+//   it for a time slice each.
 // - What a wait learns goes to its tuner: work found after n turns (Reset), or the whole budget spent (the turn
 //   that returns false); a wait cut short by CoreDemand teaches nothing.
 // - BusySpin never yields, sleeps or asks.
@@ -31,14 +35,21 @@ internal struct IdleSpinner
     private const int BlockingYields = 2;
 
     private readonly SpinTuner? _tuner;
+    private readonly bool _givesWay;
     private int _count;
     private int _spinEnd;
     private int _yieldEnd;
     private int _probeAt;
     private bool _cut;
 
-    /// <summary>A spinner that reports to <paramref name="tuner"/> and spins what it allows.</summary>
-    public IdleSpinner(SpinTuner? tuner) => _tuner = tuner;
+    /// <summary>A spinner that reports to <paramref name="tuner"/> and spins what it allows; <paramref name="givesWay"/>:
+    /// it stops as soon as any thread waits for a core (<see cref="CoreDemand.Oversubscribed"/>), not only when more
+    /// than one does.</summary>
+    public IdleSpinner(SpinTuner? tuner, bool givesWay = false)
+    {
+        _tuner = tuner;
+        _givesWay = givesWay;
+    }
 
     /// <summary>Starts over after the thread found work.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -75,7 +86,7 @@ internal struct IdleSpinner
         {
             Begin(strategy);
         }
-        if (n == _probeAt && CoreDemand.OversubscribedByAThread)
+        if (n == _probeAt && (_givesWay ? CoreDemand.Oversubscribed : CoreDemand.OversubscribedByAThread))
         {
             return Cut();
         }
