@@ -18,12 +18,10 @@ namespace XCall.Transport.Shm;
 // How long a wait spins before it sleeps is IdleSpinner's: a budget learned per site (_callerSpins for callers,
 // _receiveSpins for the receive thread), cut short, without yields, when more than one thread beyond the cores
 // wants them (CoreDemand.OversubscribedByAThread): then the peer may be waiting for the very core a spinner holds.
-// The receive thread gives way sooner, when any thread waits for a core (CoreDemand.Oversubscribed): woken by a frame
-// while its process's callers are busy elsewhere (a reader between two channel operations), it would otherwise
-// spin its whole budget on a core those callers need, and they would poll for their next frames a time slice late.
 // A caller does not ask for the hand-over then either: the receive thread, asked, lets go and sleeps, and an asker
-// that then waits for a core leaves the ring unpolled; the receive thread reads its reply instead. Only when a
-// thread sleeps changes, never who reads what: the wake-up protocol below is the same.
+// that then waits for a core leaves the ring unpolled; the receive thread reads its reply instead. The receive
+// thread's own spin gives way sooner, at half a thread beyond the cores (IdleSpinner's design notes say why). Only
+// when a thread sleeps changes, never who reads what: the wake-up protocol below is the same.
 //
 // The receive thread sleeps in two ways:
 // (A) on the ring's futex, armed (the peer wakes it when it publishes), after releasing the role. It sets

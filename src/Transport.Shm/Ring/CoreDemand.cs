@@ -7,7 +7,7 @@ namespace XCall.Transport.Shm.Ring;
 // inbox through CoreLoad). Spinning pays only while the thread that will end the wait (the peer's) has a core: when
 // more threads are runnable than there are cores, a spinning waiter may hold the very core its peer waits for, and a
 // 1 µs reply becomes a time slice. The transport's callers ask with a whole thread of slack (OversubscribedByAThread);
-// its receive threads, which spin only for frames no caller polls for, and CoreLoad with half a thread (Oversubscribed).
+// its receive threads (see IdleSpinner) and CoreLoad ask with half a thread (Oversubscribed).
 // - The figure is the kernel's count of runnable threads (the first number of /proc/loadavg's fourth field, counted
 //   when it is read; it includes the spinners themselves), smoothed over the last few samples, so one passing
 //   thread does not turn spinning off.
@@ -39,7 +39,7 @@ internal static class CoreDemand
 
     /// <summary>
     /// True when, on average over the last samples, more than one thread beyond the cores was runnable: what the
-    /// transport's own waits ask. A whole thread of slack: a caller and its peer's receive thread can fill two cores
+    /// transport's callers ask. A whole thread of slack: a caller and its peer's receive thread can fill two cores
     /// with their spinning, and a thread that passes through (a timer, a heartbeat, a pool thread) must not send them
     /// to sleep, which costs a wake-up of tens of microseconds where the answer was a microsecond away; threads that
     /// keep wanting a core still do.

@@ -12,10 +12,9 @@ namespace XCall.Transport.Shm.Ring;
 //   yields: its peer may be one of the threads waiting for a core (yields would hand each of them a time slice
 //   before it), and the caller's sleep costs one wake-up instead. A reply that comes within ProbeTurn turns never
 //   asks.
-// - A wait that gives way (a receive thread's: it spins only for frames no caller polls for) asks with half a thread
-//   of slack (Oversubscribed): a receive thread woken by a frame that its callers then read themselves would
-//   otherwise spin its whole budget on the core one of them needs, and the callers' threads would take turns with
-//   it for a time slice each.
+// - A wait that gives way (the receive thread's) asks with half a thread of slack (Oversubscribed): a receive
+//   thread woken while its process's callers poll for their own frames (a reader between two channel operations)
+//   would otherwise spin its whole budget on the core one of them needs, often the one it preempted to run.
 // - What a wait learns goes to its tuner: work found after n turns (Reset), or the whole budget spent (the turn
 //   that returns false); a wait cut short by CoreDemand teaches nothing.
 // - BusySpin never yields, sleeps or asks.
@@ -43,8 +42,8 @@ internal struct IdleSpinner
     private bool _cut;
 
     /// <summary>A spinner that reports to <paramref name="tuner"/> and spins what it allows; <paramref name="givesWay"/>:
-    /// it stops as soon as any thread waits for a core (<see cref="CoreDemand.Oversubscribed"/>), not only when more
-    /// than one does.</summary>
+    /// it stops when the cores' smoothed demand reads half a thread beyond them
+    /// (<see cref="CoreDemand.Oversubscribed"/>), not only a whole one.</summary>
     public IdleSpinner(SpinTuner? tuner, bool givesWay = false)
     {
         _tuner = tuner;
