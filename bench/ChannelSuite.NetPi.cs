@@ -37,6 +37,7 @@ internal static partial class ChannelSuite
     {
         long darts = options.NetPiDarts;
         int rounds = options.NetPiRounds;
+        WarmUpPi(); // the sequential loop runs the code the ranks run, from its first round
         log.Line();
         log.Line($"{(budget ? "Distributed Monte Carlo Pi" : "Monte Carlo Pi by DistParallel")}, {darts:N0} darts: {how}, against the sequential loop measured just before, median of {rounds} alternating rounds");
         log.Line($"| processes | sequential ms | {column} | x sequential (median of the rounds' ratios) | rounds |");
@@ -127,7 +128,7 @@ internal static partial class ChannelSuite
             NamedBarrier start = await csp.BarrierAsync("start", size);
             IChannelOut<long> hits = await csp.OpenOutAsync<long>("hits");
             IChannelIn<long> chunks = bag is not null ? bag.In : await csp.OpenInAsync<long>("darts");
-            _ = CountHits(1000, new Random(1)); // compiled before the clock starts
+            WarmUpPi(); // the kernel at its final tier before the clock starts
             await start.SyncAsync();
             long begin = Stopwatch.GetTimestamp();
             if (bag is not null)
