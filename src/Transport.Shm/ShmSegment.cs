@@ -27,7 +27,7 @@ internal sealed unsafe class ShmSegment : IDisposable
     public const int Seals = Libc.SealShrink | Libc.SealGrow | Libc.SealSeal;
 
     private const ulong Magic = 0x314D_4853_4C4C_4358; // "XCLLSHM1"
-    private const int Version = 1;
+    private const int Version = 2; // of the rings' record format (RingLayout): a peer of another version is refused
     private const int HeaderLength = 4096;
     private const int ClientToServerControl = 1024;
     private const int ServerToClientControl = 2048;

@@ -78,10 +78,11 @@ public sealed unsafe class RingTests(ITestOutputHelper output)
             Assert.Equal(PollResult.Frame, ring.Receive(handler));
             Assert.Equal(PollResult.Frame, ring.Receive(handler));
         }, TaskCreationOptions.LongRunning);
-        int first = Capacity - 48 - RingLayout.FirstPayloadOffset;
+        const int Left = RingLayout.Alignment; // less than a frame's first record needs: the next frame pads the lap
+        int first = Capacity - Left - RingLayout.FirstPayloadOffset;
         ring.Send(Header(1), Patterns.Make(first, 1));
-        Assert.Equal(Capacity - 48, ring.Writer.Tail);
-        var asleep = Task.Run(() => SpinWait.SpinUntil(() => ReaderAsleepAt(ring, Capacity - 48)));
+        Assert.Equal(Capacity - Left, ring.Writer.Tail);
+        var asleep = Task.Run(() => SpinWait.SpinUntil(() => ReaderAsleepAt(ring, Capacity - Left)));
         Assert.True(asleep.Wait(TimeSpan.FromSeconds(30)), "the reader did not go to sleep");
 
         var send = Task.Factory.StartNew(() => ring.Send(Header(2), Patterns.Make(3 * Capacity, 2)), TaskCreationOptions.LongRunning);
@@ -105,7 +106,7 @@ public sealed unsafe class RingTests(ITestOutputHelper output)
         const int Capacity = 4096;
         using var ring = new NativeRing(Capacity);
         var handler = new RecordingHandler();
-        ring.Send(Header(1), Patterns.Make(Capacity - 48 - RingLayout.FirstPayloadOffset, 1));
+        ring.Send(Header(1), Patterns.Make(Capacity - RingLayout.Alignment - RingLayout.FirstPayloadOffset, 1)); // the next frame pads the lap
         Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
         ring.Signal.MarkCallerPolls();
         int consumerSeq = ring.Signal.ConsumerSeq;
@@ -337,7 +338,7 @@ public sealed unsafe class RingTests(ITestOutputHelper output)
         FrameHeaderCodec.Write(first + 8, Header(1));
         *(int*)(first + RingLayout.TotalLengthOffset) = 100; // claims 100 bytes, holds 8, and nothing follows
         *(int*)(first + 4) = (int)RecordType.FrameStart;
-        *(int*)(first + 48) = 0;
+        *(int*)(first + RingLayout.Align(RingLayout.FirstPayloadOffset + 8)) = 0;
         Interlocked.Exchange(ref *(int*)first, RingLayout.FirstPayloadOffset + 8);
         var handler = new ReadingAllHandler();
         Assert.Throws<XCallProtocolException>(() => ring.Reader.Poll(handler));

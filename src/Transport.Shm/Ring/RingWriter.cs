@@ -8,16 +8,17 @@ namespace XCall.Transport.Shm.Ring;
 
 // Design: the producer half of a single-producer / single-consumer ring in shared memory. Only this object
 // (under the channel's send lock) writes records, the producer position and the cached consumer position;
-// the consumer writes only the consumer position. A record is {int32 length, int32 type, bytes}, 8-byte
-// aligned, never crossing the end of the data area (a Padding record fills the rest of a lap). A record
-// becomes visible when its length word turns non-zero: the length is written last, with an interlocked
-// exchange (a release store and a full fence, which the wake-up check after it needs).
+// the consumer writes only the consumer position. A record is {int32 length, int32 type, bytes}, aligned
+// to a cache line (RingLayout.Alignment), never crossing the end of the data area (a Padding record fills
+// the rest of a lap). A record becomes visible when its length word turns non-zero: the length is written
+// last, with an interlocked exchange (a release store and a full fence, which the wake-up check after it needs).
 //
 // Reachability invariant: the reader only ever looks at the length word at its position, and it reaches a
 // position only by stepping over a published record. So before publishing a record, the producer writes
 // the header that follows it: a real one (for the records of the same frame), or a zero "terminator".
 // Stale bytes of earlier laps are therefore never read as a record. To always have room for that
-// terminator, the producer keeps 8 bytes between its writes and the consumer's position + capacity.
+// terminator, the producer keeps one alignment unit between its writes and the consumer's position + capacity: the
+// limit is then aligned itself, so the aligned end of any record written up to it leaves the terminator's 8 bytes.
 //
 // A frame is written in place: FrameStart {header, total length, reserved} and, when the frame does not fit
 // contiguously, FrameChunk records. Nothing is visible until the commit publishes the FrameStart length,
@@ -51,7 +52,7 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
     // promise of the frame channel (at least sizeHint bytes for sizeHint <= 64) holds from the first call.
     private const int MinContiguous = 64;
     private const int FirstRecordReserve = RingLayout.FirstPayloadOffset + MinContiguous;
-    private const int TerminatorReserve = RingLayout.RecordHeaderLength;
+    private const int TerminatorReserve = RingLayout.Alignment; // keeps _limit aligned (see the design notes)
 
     /// <summary>The most frames a held batch takes before it is published.</summary>
     public const int MaxHeldFrames = 32;
