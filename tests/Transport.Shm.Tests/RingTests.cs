@@ -9,6 +9,47 @@ public sealed unsafe class RingTests(ITestOutputHelper output)
     private static FrameHeader Header(int i) => new(FrameKind.Call, (ulong)i, (ulong)(1000 + i), (uint)(7 * i));
 
     [Fact]
+    public void Every_record_starts_on_a_cache_line_and_a_writer_held_at_the_limit_overwrites_nothing_unread()
+    {
+        // Every payload length from 0 to 200 bytes, so records end at every offset within a line; the reader is
+        // slower than the writer, which therefore keeps writing right up to its limit a lap ahead of the reader: a
+        // terminator past the consumer's position + capacity would overwrite an unread record and break a frame.
+        const int Frames = 20_000;
+        using var ring = new NativeRing(4096, ShmIdleStrategy.Blocking);
+        var handler = new RecordingHandler();
+        var positions = new List<long>();
+        var writer = Task.Factory.StartNew(() =>
+        {
+            for (int i = 0; i < Frames; i++)
+            {
+                ring.Send(Header(i), Patterns.Make(i % 201, i));
+            }
+        }, TaskCreationOptions.LongRunning);
+        var reader = Task.Factory.StartNew(() =>
+        {
+            for (int i = 0; i < Frames; i++)
+            {
+                if (i % 64 == 0)
+                {
+                    positions.Add(Volatile.Read(ref *ring.Ring.ConsumerPosition));
+                    Thread.SpinWait(2000); // behind the writer
+                }
+                Assert.Equal(PollResult.Frame, ring.Receive(handler));
+            }
+        }, TaskCreationOptions.LongRunning);
+        // Bounded: a broken ring may leave either side waiting for ever, which fails here instead of hanging the run.
+        Assert.True(Task.WaitAll([writer, reader], TimeSpan.FromSeconds(60)), "the writer and the reader did not finish");
+        for (int i = 0; i < Frames; i++)
+        {
+            Assert.Equal(Header(i), handler.Frames[i].Header);
+            Assert.Equal(Patterns.Make(i % 201, i), handler.Frames[i].Payload);
+        }
+        Assert.All(positions, p => Assert.Equal(0, p % RingLayout.Alignment));
+        Assert.Equal(0, ring.Writer.Tail % RingLayout.Alignment);
+        Assert.True(ring.Writer.Tail > 100 * 4096, "the writer went round the ring many times");
+    }
+
+    [Fact]
     public void Frames_wrap_around_the_ring_with_padding_and_split_records_and_arrive_intact()
     {
         using var ring = new NativeRing(4096);
