@@ -8,8 +8,8 @@ internal static class RingLayout
 {
     /// <summary>
     /// Records start on multiples of this, a cache line: a record shares no line with the one before or after it, so
-    /// the reader, reading one, never takes from the writer a line the writer is still filling with the next (one-way
-    /// calls of 48-byte records went about 30 % faster aligned so; docs/benchmarks.md, "Twentieth session").
+    /// the reader, reading one, never takes from the writer a line the writer is still filling with the next (the
+    /// measurements are in docs/benchmarks.md, "Ring records on cache lines").
     /// </summary>
     public const int Alignment = 64;
 
