@@ -50,6 +50,22 @@ public sealed unsafe class RingTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public void A_goodbye_record_leaves_its_terminator_where_the_reader_looks_next()
+    {
+        using var ring = new NativeRing(4096);
+        ring.Send(Header(1), Patterns.Make(5, 1));
+        long at = ring.Writer.Tail;
+        Assert.True(ring.Writer.TryWriteControl(RecordType.Goodbye));
+        long next = at + RingLayout.Align(RingLayout.RecordHeaderLength);
+        Assert.Equal(next, ring.Writer.Tail);
+        Assert.Equal(0, *(int*)(ring.Ring.Data + (next & (ring.Ring.Capacity - 1))));
+        var handler = new RecordingHandler();
+        Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
+        Assert.Equal(PollResult.Goodbye, ring.Reader.Poll(handler));
+        Assert.Equal(PollResult.Empty, ring.Reader.Poll(handler));
+    }
+
+    [Fact]
     public void Frames_wrap_around_the_ring_with_padding_and_split_records_and_arrive_intact()
     {
         using var ring = new NativeRing(4096);

@@ -388,7 +388,7 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
         Debug.Assert(!_open);
         PublishHeldAndWake();
         long p = _tail;
-        long end = p + RingLayout.RecordHeaderLength;
+        long end = RingLayout.Align(p + RingLayout.RecordHeaderLength); // where the reader looks next
         if (end > _limit && !RefreshLimit(end))
         {
             return false;
