@@ -49,7 +49,9 @@ public static class Remote
         {
             connection.Start();
             TimeSpan helloTimeout = Shorter(options.Connection.CallTimeout, transport == "shm" ? options.Shm.ConnectTimeout : options.Tcp.ConnectTimeout);
-            ulong objectId = connection.GetServiceObjectId<T>(helloTimeout);
+            // Awaited, not waited for: an opening on a pool thread must not hold it while the server's own accept
+            // (a pool continuation in this process, when the server is here too) waits for one.
+            ulong objectId = await connection.GetServiceObjectIdAsync<T>(helloTimeout, cancellationToken).ConfigureAwait(false);
             var service = new RemoteService<T>(connection.GetProxy<T>(objectId), parsed, transport, connection, null);
             if (reconnecting is not null)
             {

@@ -34,6 +34,23 @@ public sealed class RemoteTests
     }
 
     [Fact]
+    public async Task Opening_a_service_is_cancelled_while_the_peer_has_not_answered_its_hello()
+    {
+        // The same silent listener, and a connect timeout far beyond the test: only the token ends the opening.
+        // The Hello is awaited, so the token reaches it (and no thread is held while the peer stays silent).
+        using XCall.Transport.Tcp.TcpChannelListener listener = XCall.Transport.Tcp.TcpTransport.Listen(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0));
+        var options = new RemoteOptions { PreferSharedMemory = false, Reconnect = false, Tcp = new XCall.Transport.Tcp.TcpOptions { ConnectTimeout = TimeSpan.FromMinutes(10) } };
+        using var cancel = new CancellationTokenSource();
+        Task<RemoteService<IShapes>> open = Remote.OpenAsync<IShapes>($"tcp://127.0.0.1:{listener.LocalEndpoint.Port}/silent", options, cancel.Token);
+        using (await listener.AcceptAsync().AsTask().WaitAsync(TimeSpan.FromSeconds(60)))
+        {
+            Assert.False(open.IsCompleted);
+            cancel.Cancel();
+            await Assert.ThrowsAnyAsync<OperationCanceledException>(() => open.WaitAsync(TimeSpan.FromSeconds(60)));
+        }
+    }
+
+    [Fact]
     public void Domain_address_reaches_a_loaded_host()
     {
         string path = typeof(RemoteTests).Assembly.GetCustomAttributes<AssemblyMetadataAttribute>().Single(a => a.Key == "DomainServicePath").Value!;

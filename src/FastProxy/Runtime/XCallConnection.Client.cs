@@ -242,7 +242,10 @@ public sealed partial class XCallConnection
     /// async call before it still in flight) lets the transport batch its frame with the ones that follow; any
     /// other goes at once and may poll for its reply on this thread.
     /// </summary>
-    internal ValueTask SendAsync(PendingCall call, CancellationToken cancellationToken)
+    internal ValueTask SendAsync(PendingCall call, CancellationToken cancellationToken) => SendAsync(call, cancellationToken, Options.CallTimeout);
+
+    /// <summary><see cref="SendAsync(PendingCall, CancellationToken)"/> for a call whose deadline was set from <paramref name="timeout"/> (which its timeout's message names).</summary>
+    internal ValueTask SendAsync(PendingCall call, CancellationToken cancellationToken, TimeSpan timeout)
     {
         if (cancellationToken.IsCancellationRequested)
         {
@@ -255,7 +258,6 @@ public sealed partial class XCallConnection
         {
             return default; // completed here: no drainer completes its source, and the caller may reuse the call at once
         }
-        TimeSpan timeout = Options.CallTimeout;
         if (!cancellationToken.CanBeCanceled && call.Deadline == 0)
         {
             return call.AsValueTask();
@@ -264,7 +266,7 @@ public sealed partial class XCallConnection
     }
 
     /// <summary>
-    /// <see cref="SendAsync"/> for a call that can be neither cancelled nor time out, whose caller's task
+    /// <see cref="SendAsync(PendingCall, CancellationToken)"/> for a call that can be neither cancelled nor time out, whose caller's task
     /// <paramref name="reply"/> completes: true when a drainer will complete it, false when the call completed here.
     /// </summary>
     internal bool SendAwaited(PendingCall call, AsyncReply reply) => SendUnlessCompleted(call) && call.AwaitWith(reply);

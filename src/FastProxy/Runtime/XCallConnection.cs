@@ -99,6 +99,30 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         return Hello(contract.Name, contract.Hash, timeout);
     }
 
+    /// <summary>
+    /// Asynchronous <see cref="GetServiceObjectId{T}"/>: no thread waits for the answer, so openings on pool threads
+    /// never hold the pool while the peers that must answer them wait for a pool thread themselves.
+    /// </summary>
+    /// <exception cref="XCallException">The peer has no such service, or its contract differs.</exception>
+    /// <exception cref="XCallTimeoutException">No answer within <paramref name="timeout"/>.</exception>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled first.</exception>
+    public async Task<ulong> GetServiceObjectIdAsync<T>(TimeSpan timeout, CancellationToken cancellationToken = default) where T : class
+    {
+        Contract<T> contract = ContractRegistry.Get<T>();
+        PendingCall call = RentCall(0, isAsync: true);
+        try
+        {
+            call.Deadline = timeout == Timeout.InfiniteTimeSpan ? 0 : Environment.TickCount64 + (long)timeout.TotalMilliseconds;
+            WriteHello(call, contract.Name, contract.Hash);
+            await SendAsync(call, cancellationToken, timeout).ConfigureAwait(false);
+            return ReadHelloReply(call, contract.Name);
+        }
+        finally
+        {
+            ReturnCall(call);
+        }
+    }
+
     /// <summary>Sends a Hello for a contract and returns the object id the peer exposed it under.</summary>
     internal ulong Hello(string contractName, ulong contractHash, TimeSpan timeout)
     {
