@@ -34,6 +34,7 @@ internal sealed class Mailbox : IMailbox
     private readonly List<ReceiveRequest> _posted = [];
     private readonly List<(int Source, long Context, int Tag, TaskCompletionSource<MessageStatus> Found)> _probes = [];
     private readonly Dictionary<int, RankFailedException> _failed = [];
+    private bool _closed; // the world was left: every receive and probe fails (written under _lock)
     private XCallConnection?[] _links = []; // by world rank: the connection its messages came over (written under _lock)
     private EagerInbox? _inbox;
     private int _arrivals; // messages held so far (written under _lock): a spinning receive looks into the lists again only when it moved
@@ -189,6 +190,11 @@ internal sealed class Mailbox : IMailbox
         Envelope? found = null;
         lock (_lock)
         {
+            if (_closed)
+            {
+                request.Fail(ClosedError());
+                return;
+            }
             int index = 0;
             while (index < _unexpected.Count && !request.Accepts(_unexpected[index].Source, _unexpected[index].Context, _unexpected[index].Tag))
             {
@@ -230,16 +236,16 @@ internal sealed class Mailbox : IMailbox
     public FastTake TryTakeHeld(int source, long context, int tag, Span<byte> destination, out MessageStatus status)
     {
         status = default;
-        if (_unexpected.Count == 0 && _posted.Count == 0 && _failed.Count == 0)
+        if (_unexpected.Count == 0 && _posted.Count == 0 && _failed.Count == 0 && !_closed)
         {
             return FastTake.None; // read without the lock: see the design note
         }
         Envelope? found = null;
         lock (_lock)
         {
-            if (_posted.Count != 0)
+            if (_posted.Count != 0 || _closed)
             {
-                return FastTake.Post;
+                return FastTake.Post; // a closed mailbox fails the posted receive
             }
             for (int i = 0; i < _unexpected.Count; i++)
             {
@@ -280,6 +286,18 @@ internal sealed class Mailbox : IMailbox
         return FastTake.Taken;
     }
 
+    /// <summary>Tests: the receives posted that no message matched yet.</summary>
+    internal int PostedReceives
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _posted.Count;
+            }
+        }
+    }
+
     /// <summary>How many messages the mailbox has held so far (any thread may read it): a receive that found nothing need not look again until it changes.</summary>
     public int Arrivals => Volatile.Read(ref _arrivals);
 
@@ -298,6 +316,7 @@ internal sealed class Mailbox : IMailbox
         Volatile.Read(ref _inbox)?.Poll();
         lock (_lock)
         {
+            ObjectDisposedException.ThrowIf(_closed, typeof(Communicator));
             Envelope? found = _unexpected.Find(e => Matches(source, context, tag, e));
             if (found is null && FailureFor(source) is { } failure)
             {
@@ -315,6 +334,10 @@ internal sealed class Mailbox : IMailbox
         inbox?.Poll();
         lock (_lock)
         {
+            if (_closed)
+            {
+                return Task.FromException<MessageStatus>(ClosedError());
+            }
             Envelope? waiting = _unexpected.Find(e => Matches(source, context, tag, e));
             if (waiting is not null)
             {
@@ -340,6 +363,35 @@ internal sealed class Mailbox : IMailbox
         }
         return found.Task;
     }
+
+    /// <summary>
+    /// The world is being left: fails every receive and probe that waits (another thread of this rank may block in
+    /// one) with <see cref="ObjectDisposedException"/>, as every later one fails.
+    /// </summary>
+    public void Close()
+    {
+        List<ReceiveRequest> receives;
+        List<TaskCompletionSource<MessageStatus>> probes;
+        lock (_lock)
+        {
+            _closed = true;
+            receives = [.. _posted];
+            _posted.Clear();
+            probes = [.. _probes.Select(p => p.Found)];
+            _probes.Clear();
+        }
+        foreach (ReceiveRequest request in receives)
+        {
+            request.Fail(ClosedError());
+        }
+        foreach (TaskCompletionSource<MessageStatus> probe in probes)
+        {
+            probe.TrySetException(ClosedError());
+        }
+    }
+
+    private static ObjectDisposedException ClosedError() =>
+        new(nameof(Communicator), "This rank left its world (the communicator was disposed) while the receive or probe waited, or before it began.");
 
     /// <summary>Fails every receive and probe waiting for the failed rank or for any source; later ones fail at once (unless a message from it already waits).</summary>
     public void FailRank(RankFailedException failure)

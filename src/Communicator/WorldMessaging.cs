@@ -264,9 +264,11 @@ internal sealed class WorldMessaging : IDisposable
         return new RankFailedException(rank, $"a message to it could not be sent ({error.Message})", error);
     }
 
-    /// <summary>Unmaps the peers' inboxes and this rank's, once the world is left.</summary>
+    /// <summary>Fails the receives that wait (see <see cref="Mailbox.Close"/>) and unmaps the peers' inboxes and this rank's, once the world is left.</summary>
     public void Dispose()
     {
+        Mailbox.Close();
+        Inbox?.WakeIfSleeping(); // a lender waiting for its answer looks at the world again
         lock (_lock)
         {
             foreach (EagerOutbox? outbox in _outboxes)

@@ -39,6 +39,31 @@ public sealed class InProcessTests(ITestOutputHelper output)
 
     internal static Task LeaveAsync(Communicator[] ranks) => Task.WhenAll(ranks.Select(c => c.DisposeAsync().AsTask())).WaitAsync(s_hang);
 
+    [Fact]
+    public async Task Leaving_the_world_fails_the_receive_and_the_probe_another_thread_waits_in()
+    {
+        Communicator[] ranks = await JoinAsync(2);
+        Task<MessageStatus> probe;
+        Task<int> receive;
+        try
+        {
+            Mailbox mailbox = ranks[1].Messaging.Mailbox;
+            receive = Task.Factory.StartNew(() => ranks[1].Receive<int>(0, 5), CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+            Assert.True(SpinWait.SpinUntil(() => mailbox.PostedReceives == 1 || receive.IsCompleted, s_hang), "the receive was never posted");
+            Assert.False(receive.IsCompleted);
+            probe = ranks[1].ProbeAsync(0, 6);
+            Assert.False(probe.IsCompleted);
+        }
+        finally
+        {
+            await LeaveAsync(ranks); // within the bound: the receiving thread no longer holds the inbox
+        }
+        ObjectDisposedException received = await Assert.ThrowsAsync<ObjectDisposedException>(() => receive.WaitAsync(s_hang));
+        Assert.Contains("left its world", received.Message);
+        await Assert.ThrowsAsync<ObjectDisposedException>(() => probe.WaitAsync(s_hang));
+        Assert.Throws<ObjectDisposedException>(() => ranks[1].Receive<int>(0, 5)); // and every later receive
+    }
+
     [Theory]
     [InlineData(1)]
     [InlineData(2)]
@@ -61,6 +86,11 @@ public sealed class InProcessTests(ITestOutputHelper output)
                     log.Add(line);
                 }
             }));
+        }
+        catch (Exception e)
+        {
+            output.WriteLine($"A rank failed: {e}"); // the leave below fails the ranks still waiting for it
+            throw;
         }
         finally
         {
