@@ -94,7 +94,7 @@ if (args.Length > 0 && args[0] == "--stream")
 
 if (args.Length > 1 && args[0] == "--latency")
 {
-    return SideBySide.RunLatency(args[1], args.Length > 2 ? int.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture) : 2_000_000);
+    return SideBySide.RunLatency(args[1], args.Length > 2 ? int.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture) : 2_000_000, args.Length > 3 ? args[3] : "int");
 }
 
 if (args.Length > 1 && args[0] == "--side-by-side")

@@ -210,12 +210,17 @@ internal static class SideBySide
     /// timer's own cost is in each figure), percentiles over <paramref name="calls"/> calls, three times. Batches and the
     /// median hide what a call that waits for a woken thread or a core costs; the tail shows it.
     /// </summary>
-    public static int RunLatency(string transport, int calls)
+    public static int RunLatency(string transport, int calls, string form = "int")
     {
         using RemoteServer server = RemoteServer.Start(transport);
         using RemoteService<ICallCost> remote = Remote.Open<ICallCost>(server.Address, RemoteServer.Options);
         ICallCost proxy = remote.Proxy;
-        Burst(proxy, transport == "shm" ? 200_000 : 5_000); // warm up: tiered JIT in both processes
+        var sink = new CallSink();
+        Action<int> call = form == "callback" ? i => proxy.TestCallback(sink) : i => proxy.Test(i);
+        for (int i = 0; i < (transport == "shm" ? 200_000 : 5_000); i++)
+        {
+            call(i); // warm up: tiered JIT in both processes
+        }
         long[] ticks = new long[calls];
         double ns = 1e9 / System.Diagnostics.Stopwatch.Frequency;
         for (int round = 0; round < 3; round++)
@@ -223,7 +228,7 @@ internal static class SideBySide
             long previous = System.Diagnostics.Stopwatch.GetTimestamp();
             for (int i = 0; i < calls; i++)
             {
-                proxy.Test(i);
+                call(i);
                 long now = System.Diagnostics.Stopwatch.GetTimestamp();
                 ticks[i] = now - previous;
                 previous = now;
@@ -231,7 +236,7 @@ internal static class SideBySide
             double mean = ticks.Average() * ns;
             Array.Sort(ticks);
             string At(double q) => $"{Stats.AtQuantile(ticks, q) * ns:0}";
-            Console.WriteLine($"{transport} int, {calls} calls one by one (ns): p50 {At(0.5)}  p90 {At(0.9)}  p99 {At(0.99)}  p99.9 {At(0.999)}  p99.99 {At(0.9999)}  max {ticks[^1] * ns:0}  mean {mean:0}");
+            Console.WriteLine($"{transport} {form}, {calls} calls one by one (ns): p50 {At(0.5)}  p90 {At(0.9)}  p99 {At(0.99)}  p99.9 {At(0.999)}  p99.99 {At(0.9999)}  max {ticks[^1] * ns:0}  mean {mean:0}");
         }
         return 0;
     }
