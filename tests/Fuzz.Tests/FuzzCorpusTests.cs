@@ -30,6 +30,34 @@ public sealed class FuzzCorpusTests
         }
     }
 
+    [Fact]
+    public void Every_ring_seed_is_read_to_its_goodbye()
+    {
+        foreach ((string seed, byte[] input) in RingTarget.Seeds())
+        {
+            Assert.True(RingTarget.Read(input) == XCall.Transport.Shm.Ring.PollResult.Goodbye, $"ring/{seed}: the reader stopped before the goodbye");
+        }
+    }
+
+    [Theory]
+    [InlineData("streamed", true)] // a streamed frame's start, chunk and end, then a goodbye
+    [InlineData("aborted-then-frame", true)] // a streamed frame aborted, a frame after it, then a goodbye
+    [InlineData("start-inside-streamed", false)] // a frame's start inside a streamed frame: refused
+    public void A_kept_ring_input_reads_as_it_was_kept_for(string file, bool toGoodbye)
+    {
+        int refusals = FuzzTarget.Refusals;
+        XCall.Transport.Shm.Ring.PollResult? last = RingTarget.Read(FuzzTarget.ReadInput(Path.Combine(Corpus, "ring", file + ".hex")));
+        if (toGoodbye)
+        {
+            Assert.Equal(XCall.Transport.Shm.Ring.PollResult.Goodbye, last);
+        }
+        else
+        {
+            Assert.Null(last);
+            Assert.True(FuzzTarget.Refusals > refusals, $"ring/{file} was not refused");
+        }
+    }
+
     [Theory]
     [MemberData(nameof(Targets))]
     public void Every_kept_corpus_input_runs_without_failing(string name)

@@ -11,7 +11,7 @@ namespace XCall.Fuzz.Tests;
 /// Target "ring": the records a peer publishes in a shared-memory ring, read by the ring's consumer half
 /// (record lengths and types, padding, frames in one record, frames split across the lap end, streamed frames,
 /// goodbye). The input is what a hostile peer controls: the ring's data area, and the position its consumer
-/// starts at. The first two bytes pick the start (in 8-byte steps); the rest fills the data area from offset 0,
+/// starts at. The first two bytes pick the start (in steps of RingLayout.Alignment, where records start); the rest fills the data area from offset 0,
 /// zeros after it. The reader polls until the ring is empty, a goodbye, or one lap; it must refuse what it
 /// cannot read with <see cref="XCallProtocolException"/> and nothing else.
 /// </summary>
@@ -22,11 +22,15 @@ public static unsafe class RingTarget
 
     private const int StartBytes = 2;
 
-    public static void Run(ReadOnlySpan<byte> input)
+    public static void Run(ReadOnlySpan<byte> input) => Read(input);
+
+    /// <summary>Reads the ring <paramref name="input"/> describes, as <see cref="Run"/>: the last poll's result (null when
+    /// the input is too short, a lap was read, or a record was refused).</summary>
+    internal static PollResult? Read(ReadOnlySpan<byte> input)
     {
         if (input.Length < StartBytes)
         {
-            return;
+            return null;
         }
         long start = (BinaryPrimitives.ReadUInt16LittleEndian(input) % (Capacity / RingLayout.Alignment)) * RingLayout.Alignment;
         using var ring = new Ring(start);
@@ -36,14 +40,14 @@ public static unsafe class RingTarget
         var handler = new DrainingHandler();
         try
         {
-            // Each poll consumes at least one record (8 bytes or more) or returns; a lap bounds the loop, since the
+            // Each poll consumes at least one record (an alignment unit or more) or returns; a lap bounds the loop, since the
             // consumer never clears what it read and a full lap would find the same records again.
             for (int polls = 0; polls <= Capacity / RingLayout.Alignment && reader.Position < start + Capacity; polls++)
             {
                 PollResult result = reader.Poll(handler);
                 if (result is PollResult.Empty or PollResult.Goodbye)
                 {
-                    return;
+                    return result;
                 }
             }
         }
@@ -52,6 +56,7 @@ public static unsafe class RingTarget
             // The channel closes: the outcome a malformed record must have.
             FuzzTarget.CountRefusal();
         }
+        return null;
     }
 
     /// <summary>Seeds for "ring": records a real <see cref="RingWriter"/> publishes, at the start of a lap and
@@ -61,7 +66,7 @@ public static unsafe class RingTarget
         yield return ("frames", Write(0, [5, 300, 0]));
         yield return ("padding", Write(Capacity - 64, [100, 7]));
         yield return ("wrapped", Write(Capacity - 1024, [2500]));
-        yield return ("goodbye", Write(8, []));
+        yield return ("goodbye", Write(RingLayout.Alignment, []));
     }
 
     private static byte[] Write(long start, int[] payloads)

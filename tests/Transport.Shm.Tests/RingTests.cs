@@ -124,7 +124,7 @@ public sealed unsafe class RingTests(ITestOutputHelper output)
     [Fact]
     public void A_frame_larger_than_the_ring_after_padding_wakes_a_sleeping_reader()
     {
-        // The first frame leaves the tail 48 bytes before the end of the data area, too close for the next
+        // The first frame leaves the tail one alignment unit (64 bytes) before the end of the data area, too close for the next
         // frame's start: that one begins with a padding record. It is larger than the ring, so it can only
         // stream once the reader consumed the padding, and the reader is asleep by then.
         const int Capacity = 4096;
@@ -372,7 +372,7 @@ public sealed unsafe class RingTests(ITestOutputHelper output)
     [Theory]
     [InlineData(0, 4096)] // a whole lap: the reader would find the same record again at the next lap, forever
     [InlineData(0, 16)] // not up to the end of the lap
-    [InlineData(4000, 48)] // starts mid-lap, ends before the lap end
+    [InlineData(3968, 48)] // starts mid-lap (on a record's line), ends before the lap end
     public void A_padding_record_that_does_not_end_its_lap_is_a_protocol_error(int at, int length)
     {
         using var ring = new NativeRing(4096);

@@ -9,9 +9,11 @@ internal sealed unsafe class ShmRing
     /// <summary>Wraps the ring at <paramref name="control"/> / <paramref name="data"/>.</summary>
     public ShmRing(byte* control, byte* data, int capacity)
     {
-        if (capacity < 64 || (capacity & (capacity - 1)) != 0)
+        // The smallest ring a frame can always cross: a first record's reserve (104 bytes, aligned to 128), the writer's
+        // one alignment unit before the consumer, and a padding record of one unit before a lap end.
+        if (capacity < 256 || (capacity & (capacity - 1)) != 0)
         {
-            throw new ArgumentOutOfRangeException(nameof(capacity), capacity, "Ring capacity must be a power of two of at least 64 bytes.");
+            throw new ArgumentOutOfRangeException(nameof(capacity), capacity, "Ring capacity must be a power of two of at least 256 bytes.");
         }
         Control = control;
         Data = data;
