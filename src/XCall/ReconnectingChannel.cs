@@ -74,8 +74,14 @@ internal sealed class ReconnectingChannel : FrameChannel
     /// <summary>Raised on every change of the link, with the error that caused a loss.</summary>
     public event Action<ConnectionState, Exception?>? StateChanged;
 
-    /// <summary>Runs after a reconnect, before the calls waiting for it proceed (re-checks the contract).</summary>
+    /// <summary>Runs after a reconnect a synchronous call made on its thread, before the calls waiting for it proceed (re-checks the contract).</summary>
     public Action? AfterReconnect { get; set; }
+
+    /// <summary>
+    /// <see cref="AfterReconnect"/> for a reconnect made in the background (on the pool, for an asynchronous call): awaited,
+    /// so no pool thread waits for the peer's answer. Without it, the background reconnect runs <see cref="AfterReconnect"/>.
+    /// </summary>
+    public Func<Task>? AfterReconnectAsync { get; set; }
 
     public override void Start(IFrameHandler handler)
     {
@@ -322,11 +328,35 @@ internal sealed class ReconnectingChannel : FrameChannel
         }
         try
         {
-            Install(attempt, connected);
+            StartLink(attempt, connected);
+            await CheckAsync(attempt).ConfigureAwait(false);
+            EndChecking(attempt);
+            attempt.TrySetResult(connected);
         }
         catch (Exception)
         {
             // The attempt's task carries it to the callers waiting for it.
+        }
+    }
+
+    /// <summary>The background reconnect's contract check (<see cref="AfterReconnectAsync"/>, else <see cref="AfterReconnect"/>), failing the attempt when it fails.</summary>
+    private async Task CheckAsync(TaskCompletionSource<FrameChannel?> attempt)
+    {
+        try
+        {
+            if (AfterReconnectAsync is { } check)
+            {
+                await check().ConfigureAwait(false);
+            }
+            else
+            {
+                AfterReconnect?.Invoke();
+            }
+        }
+        catch (Exception ex)
+        {
+            FailChecking(attempt, ex);
+            throw;
         }
     }
 
@@ -394,6 +424,24 @@ internal sealed class ReconnectingChannel : FrameChannel
     /// </remarks>
     private FrameChannel Install(TaskCompletionSource<FrameChannel?> attempt, FrameChannel connected)
     {
+        StartLink(attempt, connected);
+        try
+        {
+            AfterReconnect?.Invoke();
+        }
+        catch (Exception ex)
+        {
+            FailChecking(attempt, ex);
+            throw;
+        }
+        EndChecking(attempt);
+        attempt.TrySetResult(connected);
+        return connected;
+    }
+
+    /// <summary>The first half of <see cref="Install"/>: makes <paramref name="connected"/> the link and starts it; calls keep off it until the check ends (<see cref="EndChecking"/>).</summary>
+    private void StartLink(TaskCompletionSource<FrameChannel?> attempt, FrameChannel connected)
+    {
         int generation = 0;
         bool disposed;
         lock (_lock)
@@ -439,7 +487,6 @@ internal sealed class ReconnectingChannel : FrameChannel
                 throw FailClosed(attempt);
             }
             StateChanged?.Invoke(ConnectionState.Connected, null);
-            AfterReconnect?.Invoke();
         }
         catch (Exception ex)
         {
@@ -447,9 +494,13 @@ internal sealed class ReconnectingChannel : FrameChannel
             Fault(attempt, ex); // the waiters fail as the caller that made the attempt does (no-op if failed above)
             throw;
         }
+    }
+
+    /// <summary>The new link's check failed: its waiters fail with <paramref name="error"/>.</summary>
+    private void FailChecking(TaskCompletionSource<FrameChannel?> attempt, Exception error)
+    {
         EndChecking(attempt);
-        attempt.TrySetResult(connected);
-        return connected;
+        Fault(attempt, error);
     }
 
     /// <summary>The new link is checked (or failed): calls may use it, and the attempt is no longer the one to join.</summary>

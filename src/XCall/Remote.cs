@@ -56,14 +56,15 @@ public static class Remote
             if (reconnecting is not null)
             {
                 reconnecting.StateChanged += service.OnStateChanged;
-                reconnecting.AfterReconnect = () =>
+                reconnecting.AfterReconnect = () => CheckObjectId(connection.GetServiceObjectId<T>(helloTimeout));
+                reconnecting.AfterReconnectAsync = async () => CheckObjectId(await connection.GetServiceObjectIdAsync<T>(helloTimeout).ConfigureAwait(false));
+                void CheckObjectId(ulong again)
                 {
-                    ulong again = connection.GetServiceObjectId<T>(helloTimeout);
                     if (again != objectId)
                     {
                         throw new XCallException($"{parsed} serves {typeof(T).FullName} under another object id after the reconnect; open the service again.");
                     }
-                };
+                }
             }
             return service;
         }

@@ -34,6 +34,29 @@ public sealed class ReconnectAttemptTests
     }
 
     [Fact]
+    public async Task An_async_calls_reconnect_awaits_the_contract_check_and_a_sync_calls_runs_it_on_its_thread()
+    {
+        using var rig = new Rig();
+        int awaited = 0;
+        int waited = 0;
+        rig.Channel.AfterReconnect = () =>
+        {
+            Interlocked.Increment(ref waited);
+            rig.Connection.GetService<IShapes>();
+        };
+        rig.Channel.AfterReconnectAsync = async () =>
+        {
+            Interlocked.Increment(ref awaited);
+            await rig.Connection.GetServiceAsync<IShapes>();
+        };
+        await rig.LoseFirstLink();
+        rig.Gate.Set();
+        Assert.Equal(2, await rig.Service.AddAsync(1, 1).WaitAsync(s_bound)); // reconnects in the background
+        Assert.Equal(1, Volatile.Read(ref awaited));
+        Assert.Equal(0, Volatile.Read(ref waited));
+    }
+
+    [Fact]
     public async Task An_async_call_made_during_the_backoff_fails_in_its_task_not_on_its_callers_thread()
     {
         using var rig = new Rig(s_options with { ReconnectBackoff = TimeSpan.FromMinutes(1), MaxReconnectBackoff = TimeSpan.FromMinutes(1) }) { FailConnects = true };
