@@ -44,11 +44,6 @@ public static class ShmTransport
         options ??= ShmOptions.Default;
         options.Validate();
         RuntimeDirectory.ValidateName(name, options);
-        if (cancellationToken.IsCancellationRequested)
-        {
-            return Task.FromCanceled<FrameChannel>(cancellationToken);
-        }
-        // The handshake blocks: on a thread of its own, as TCP's connect (a starved pool would delay its start).
-        return DedicatedThread.Run<FrameChannel>(() => Handshake.Connect(name, options, cancellationToken), "XCall shm connect");
+        return Task.Run<FrameChannel>(() => Handshake.Connect(name, options, cancellationToken), cancellationToken);
     }
 }

@@ -1,9 +1,9 @@
-namespace XCall.Transport;
+namespace XCall.Transport.Tcp;
 
 /// <summary>
-/// Runs blocking connection set-up (a TCP connect, TLS, key proofs and preamble; a shared-memory handshake) on a
-/// short-lived thread of its own. The set-up uses blocking calls, and doing that on pool threads would starve the
-/// pool whenever several peers are slow to answer, and could not even start while the pool is starved.
+/// Runs blocking connection set-up (connect, TLS, key proofs, preamble) on a short-lived thread of its
+/// own. The set-up must use blocking calls (see <see cref="SocketLink"/>), and doing that on pool threads
+/// would starve the pool whenever several peers are slow to answer.
 /// </summary>
 internal static class DedicatedThread
 {
@@ -15,10 +15,6 @@ internal static class DedicatedThread
             try
             {
                 completion.SetResult(work());
-            }
-            catch (OperationCanceledException ex)
-            {
-                completion.SetCanceled(ex.CancellationToken); // as Task.Run ends work its token stopped
             }
             catch (Exception ex)
             {
