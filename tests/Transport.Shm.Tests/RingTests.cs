@@ -66,6 +66,26 @@ public sealed unsafe class RingTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public void A_goodbye_on_the_last_line_of_a_lap_puts_its_terminator_at_the_start_of_the_next()
+    {
+        using var ring = new NativeRing(4096);
+        var handler = new RecordingHandler();
+        int oneLine = RingLayout.Alignment - RingLayout.FirstPayloadOffset; // a frame of one record of one line
+        for (int i = 0; ring.Writer.Tail < ring.Ring.Capacity - RingLayout.Alignment; i++)
+        {
+            ring.Send(Header(i), Patterns.Make(oneLine, i));
+            Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
+        }
+        Assert.Equal(ring.Ring.Capacity - RingLayout.Alignment, ring.Writer.Tail);
+        Assert.NotEqual(0, *(int*)ring.Ring.Data); // the first frame's length, a lap ago
+        Assert.True(ring.Writer.TryWriteControl(RecordType.Goodbye));
+        Assert.Equal(ring.Ring.Capacity, ring.Writer.Tail);
+        Assert.Equal(0, *(int*)ring.Ring.Data); // the terminator, where the reader looks after the goodbye
+        Assert.Equal(PollResult.Goodbye, ring.Reader.Poll(handler));
+        Assert.Equal(PollResult.Empty, ring.Reader.Poll(handler));
+    }
+
+    [Fact]
     public void Frames_wrap_around_the_ring_with_padding_and_split_records_and_arrive_intact()
     {
         using var ring = new NativeRing(4096);
