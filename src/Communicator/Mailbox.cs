@@ -316,7 +316,10 @@ internal sealed class Mailbox : IMailbox
         Volatile.Read(ref _inbox)?.Poll();
         lock (_lock)
         {
-            ObjectDisposedException.ThrowIf(_closed, typeof(Communicator));
+            if (_closed)
+            {
+                throw ClosedError();
+            }
             Envelope? found = _unexpected.Find(e => Matches(source, context, tag, e));
             if (found is null && FailureFor(source) is { } failure)
             {

@@ -267,8 +267,7 @@ internal sealed class WorldMessaging : IDisposable
     /// <summary>Fails the receives that wait (see <see cref="Mailbox.Close"/>) and unmaps the peers' inboxes and this rank's, once the world is left.</summary>
     public void Dispose()
     {
-        Mailbox.Close();
-        Inbox?.WakeIfSleeping(); // a lender waiting for its answer looks at the world again
+        Mailbox.Close(); // each failed receive rings the inbox's bell for a thread asleep on it
         lock (_lock)
         {
             foreach (EagerOutbox? outbox in _outboxes)

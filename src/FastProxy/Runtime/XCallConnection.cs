@@ -106,13 +106,16 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     /// <exception cref="XCallException">The peer has no such service, or its contract differs.</exception>
     /// <exception cref="XCallTimeoutException">No answer within <paramref name="timeout"/>.</exception>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled first.</exception>
-    public async Task<ulong> GetServiceObjectIdAsync<T>(TimeSpan timeout, CancellationToken cancellationToken = default) where T : class
+    public async Task<ulong> GetServiceObjectIdAsync<T>(TimeSpan timeout, CancellationToken cancellationToken = default) where T : class =>
+        await HelloAsync(ContractRegistry.Get<T>(), timeout == Timeout.InfiniteTimeSpan ? 0 : Environment.TickCount64 + (long)timeout.TotalMilliseconds, timeout, cancellationToken).ConfigureAwait(false);
+
+    /// <summary>Sends a Hello for <paramref name="contract"/> as an async call ending at <paramref name="deadline"/> (0: none; its timeout's message names <paramref name="timeout"/>) and returns the object id the peer exposed it under.</summary>
+    private async Task<ulong> HelloAsync<T>(Contract<T> contract, long deadline, TimeSpan timeout, CancellationToken cancellationToken) where T : class
     {
-        Contract<T> contract = ContractRegistry.Get<T>();
         PendingCall call = RentCall(0, isAsync: true);
         try
         {
-            call.Deadline = timeout == Timeout.InfiniteTimeSpan ? 0 : Environment.TickCount64 + (long)timeout.TotalMilliseconds;
+            call.Deadline = deadline;
             WriteHello(call, contract.Name, contract.Hash);
             await SendAsync(call, cancellationToken, timeout).ConfigureAwait(false);
             return ReadHelloReply(call, contract.Name);
@@ -150,22 +153,8 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
     /// <exception cref="XCallException">The peer has no such service, or its contract differs.</exception>
     /// <exception cref="XCallTimeoutException">No answer within the call timeout.</exception>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled first.</exception>
-    public async Task<T> GetServiceAsync<T>(CancellationToken cancellationToken = default) where T : class
-    {
-        Contract<T> contract = ContractRegistry.Get<T>();
-        PendingCall call = RentCall(0, isAsync: true);
-        try
-        {
-            call.Deadline = NewDeadline();
-            WriteHello(call, contract.Name, contract.Hash);
-            await SendAsync(call, cancellationToken).ConfigureAwait(false);
-            return GetProxy<T>(ReadHelloReply(call, contract.Name));
-        }
-        finally
-        {
-            ReturnCall(call);
-        }
-    }
+    public async Task<T> GetServiceAsync<T>(CancellationToken cancellationToken = default) where T : class =>
+        GetProxy<T>(await HelloAsync(ContractRegistry.Get<T>(), NewDeadline(), Options.CallTimeout, cancellationToken).ConfigureAwait(false));
 
     private void WriteHello(PendingCall call, string contractName, ulong contractHash)
     {
