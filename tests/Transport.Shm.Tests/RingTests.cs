@@ -54,13 +54,23 @@ public sealed unsafe class RingTests(ITestOutputHelper output)
     {
         using var ring = new NativeRing(4096);
         ring.Send(Header(1), Patterns.Make(5, 1));
-        long at = ring.Writer.Tail;
+        WriteGoodbyeAndReadIt(ring, new RecordingHandler(), framesBefore: 1);
+    }
+
+    /// <summary>
+    /// Writes a goodbye at the tail and checks that it ends on the next line with its terminator there, where the
+    /// reader looks next; then the reader reads <paramref name="framesBefore"/> frames, the goodbye, and nothing more.
+    /// </summary>
+    private static void WriteGoodbyeAndReadIt(NativeRing ring, RecordingHandler handler, int framesBefore)
+    {
+        long next = ring.Writer.Tail + RingLayout.Align(RingLayout.RecordHeaderLength);
         Assert.True(ring.Writer.TryWriteControl(RecordType.Goodbye));
-        long next = at + RingLayout.Align(RingLayout.RecordHeaderLength);
         Assert.Equal(next, ring.Writer.Tail);
         Assert.Equal(0, *(int*)(ring.Ring.Data + (next & (ring.Ring.Capacity - 1))));
-        var handler = new RecordingHandler();
-        Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
+        for (int i = 0; i < framesBefore; i++)
+        {
+            Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
+        }
         Assert.Equal(PollResult.Goodbye, ring.Reader.Poll(handler));
         Assert.Equal(PollResult.Empty, ring.Reader.Poll(handler));
     }
@@ -77,12 +87,8 @@ public sealed unsafe class RingTests(ITestOutputHelper output)
             Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
         }
         Assert.Equal(ring.Ring.Capacity - RingLayout.Alignment, ring.Writer.Tail);
-        Assert.NotEqual(0, *(int*)ring.Ring.Data); // the first frame's length, a lap ago
-        Assert.True(ring.Writer.TryWriteControl(RecordType.Goodbye));
-        Assert.Equal(ring.Ring.Capacity, ring.Writer.Tail);
-        Assert.Equal(0, *(int*)ring.Ring.Data); // the terminator, where the reader looks after the goodbye
-        Assert.Equal(PollResult.Goodbye, ring.Reader.Poll(handler));
-        Assert.Equal(PollResult.Empty, ring.Reader.Poll(handler));
+        Assert.NotEqual(0, *(int*)ring.Ring.Data); // the first frame's length, a lap ago: the terminator goes over it
+        WriteGoodbyeAndReadIt(ring, handler, framesBefore: 0); // ends at the lap's end, its terminator at offset 0
     }
 
     [Fact]
