@@ -91,6 +91,88 @@ public sealed unsafe class RingTests(ITestOutputHelper output)
         WriteGoodbyeAndReadIt(ring, handler, framesBefore: 0); // ends at the lap's end, its terminator at offset 0
     }
 
+    /// <summary>Sends one-line frames (read at once) until <paramref name="left"/> bytes are left before the lap's end.</summary>
+    private static void FillLapUntil(NativeRing ring, RecordingHandler handler, int left)
+    {
+        int oneLine = RingLayout.Alignment - RingLayout.FirstPayloadOffset;
+        for (int i = 0; ring.Writer.Tail < ring.Ring.Capacity - left; i++)
+        {
+            ring.Send(Header(i), Patterns.Make(oneLine, i));
+            Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
+        }
+        Assert.Equal(ring.Ring.Capacity - left, ring.Writer.Tail);
+        Assert.NotEqual(0, *(int*)ring.Ring.Data); // the first frame's length, a lap ago: a terminator at 0 must go over it
+    }
+
+    [Theory]
+    [InlineData(25)] // the shortest payload whose record, aligned, reaches the lap's end
+    [InlineData(88)] // the longest: the record fills the last two lines exactly
+    public void A_frame_that_ends_on_the_laps_end_leaves_its_terminator_at_the_next_laps_start(int payload)
+    {
+        using var ring = new NativeRing(4096);
+        var handler = new RecordingHandler();
+        FillLapUntil(ring, handler, left: 2 * RingLayout.Alignment);
+        int before = handler.Frames.Count;
+
+        ring.Send(Header(500), Patterns.Make(payload, 500));
+        Assert.Equal(ring.Ring.Capacity, ring.Writer.Tail); // one record, no padding, no chunk in the next lap
+        Assert.Equal(0, *(int*)ring.Ring.Data);
+        Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
+        Assert.Equal(PollResult.Empty, ring.Reader.Poll(handler));
+
+        // The next lap starts where the terminator is.
+        ring.Send(Header(501), Patterns.Make(300, 501));
+        Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
+        Assert.Equal(PollResult.Empty, ring.Reader.Poll(handler));
+        Assert.Equal([Header(500), Header(501)], handler.Frames.Skip(before).Select(f => f.Header));
+        Assert.Equal(Patterns.Make(payload, 500), handler.Frames[before].Payload);
+        Assert.Equal(Patterns.Make(300, 501), handler.Frames[before + 1].Payload);
+    }
+
+    [Fact]
+    public void A_one_way_frame_written_in_one_step_may_end_on_the_laps_end_and_is_declined_one_line_later()
+    {
+        using var ring = new NativeRing(1 << 15); // a held batch takes records of at most capacity / 128 bytes
+        Assert.True(RingLayout.FirstPayloadOffset + RingWriter.MaxWholePayload <= (1 << 15) / (4 * RingWriter.MaxHeldFrames));
+        var handler = new RecordingHandler();
+        var oneWay = new FrameHeader(FrameKind.OneWay, 0, 1, 9);
+        FillLapUntil(ring, handler, left: 2 * RingLayout.Alignment);
+        RefreshLimit(ring);
+
+        // Two lines left: the first record's reserve fits, and the largest one-step payload ends on the lap's end.
+        Assert.True(ring.Writer.TryHoldWhole(oneWay, Patterns.Make(RingWriter.MaxWholePayload, 9), out _));
+        Assert.Equal(ring.Ring.Capacity, ring.Writer.Tail);
+        Assert.Equal(0, *(int*)ring.Ring.Data);
+        ring.Writer.PublishHeld();
+        Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
+        Assert.Equal(PollResult.Empty, ring.Reader.Poll(handler));
+        Assert.Equal(oneWay, handler.Frames[^1].Header);
+        Assert.Equal(Patterns.Make(RingWriter.MaxWholePayload, 9), handler.Frames[^1].Payload);
+
+        // One line left before the next lap's end, with room behind the reader to spare: the reserve does not fit
+        // before the lap's end, so the one step declines (BeginFrame would pad) and writes nothing.
+        FillLapUntil(ring, handler, left: 2 * RingLayout.Alignment - ring.Ring.Capacity);
+        RefreshLimit(ring);
+        FillLapUntil(ring, handler, left: RingLayout.Alignment - ring.Ring.Capacity);
+        byte[] before = ring.Data.ToArray();
+        Assert.False(ring.Writer.TryHoldWhole(oneWay, Patterns.Make(4, 10), out _));
+        Assert.Equal(2 * ring.Ring.Capacity - RingLayout.Alignment, ring.Writer.Tail);
+        Assert.True(before.AsSpan().SequenceEqual(ring.Data), "a declined frame changed the ring");
+    }
+
+    /// <summary>
+    /// Has the writer read the reader's position again (the one step never waits for it, so it declines a frame past
+    /// the position the writer last read): a frame begun with two lines left before the lap's end, then aborted, which
+    /// leaves no trace.
+    /// </summary>
+    private static void RefreshLimit(NativeRing ring)
+    {
+        long tail = ring.Writer.Tail;
+        ring.Writer.BeginFrame(Header(0));
+        ring.Writer.Abort();
+        Assert.Equal(tail, ring.Writer.Tail);
+    }
+
     [Fact]
     public void Frames_wrap_around_the_ring_with_padding_and_split_records_and_arrive_intact()
     {
