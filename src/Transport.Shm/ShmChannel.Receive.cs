@@ -16,12 +16,13 @@ namespace XCall.Transport.Shm;
 // then it gives the role back and blocks on the call.
 //
 // How long a wait spins before it sleeps is IdleSpinner's: a budget learned per site (_callerSpins for callers,
-// _receiveSpins for the receive thread), cut short, without yields, when more than one thread beyond the cores
-// wants them (CoreDemand.OversubscribedByAThread): then the peer may be waiting for the very core a spinner holds.
-// A caller does not ask for the hand-over then either: the receive thread, asked, lets go and sleeps, and an asker
-// that then waits for a core leaves the ring unpolled; the receive thread reads its reply instead. The receive
-// thread's own spin gives way sooner, at half a thread beyond the cores (IdleSpinner's design notes say why). Only
-// when a thread sleeps changes, never who reads what: the wake-up protocol below is the same.
+// _receiveSpins for the receive thread). The receive thread's spin is cut short, without yields, when half a thread
+// beyond the cores wants them (CoreDemand.Oversubscribed): then a caller of its process may be waiting for the very
+// core it holds. A caller's spin is never cut (IdleSpinner's design notes say why). A caller does not ask for the
+// hand-over when more than one thread beyond the cores wants them (CoreDemand.OversubscribedByAThread): the receive
+// thread, asked, lets go and sleeps, and an asker that then waits for a core leaves the ring unpolled; the receive
+// thread reads its reply instead. Only when a thread sleeps changes, never who reads what: the wake-up protocol
+// below is the same.
 //
 // The receive thread sleeps in two ways:
 // (A) on the ring's futex, armed (the peer wakes it when it publishes), after releasing the role. It sets
@@ -269,7 +270,7 @@ internal sealed partial class ShmChannel
     /// it gives up once the idle strategy's spinning and yielding are spent, instead of sleeping on the ring.</summary>
     private PumpOutcome Pump(IReplyWait call, long deadline, IFrameHandler handler, bool maySleep)
     {
-        var spinner = new IdleSpinner(_callerSpins);
+        var spinner = new IdleSpinner(_callerSpins, SpinCut.Never);
         ShmIdleStrategy strategy = _options.IdleStrategy;
         int turns = 0;
         long sleepingSince = 0;
@@ -479,7 +480,7 @@ internal sealed partial class ShmChannel
                 }
                 holdsRole = false;
                 EndLend();
-                var spinner = new IdleSpinner(_receiveSpins, givesWay: true);
+                var spinner = new IdleSpinner(_receiveSpins, SpinCut.ByHalfAThread);
                 bool sleep = false;
                 while (Volatile.Read(ref _stopping) == 0)
                 {

@@ -9,8 +9,10 @@ public enum ShmIdleStrategy
 
     /// <summary>Default. Spin up to a few thousand pause iterations, then yield, then sleep on a futex in the segment
     /// until the peer wakes it: close to <see cref="BusySpin"/> under load, no CPU once idle. The spinning adapts:
-    /// each waiting thread spins about as long as spinning has paid off for it lately, and stops early (no yields)
-    /// while more threads are runnable than the machine has cores, so a waiter never holds the core its peer needs.</summary>
+    /// each waiting thread spins about as long as spinning has paid off for it lately, and a receive thread or a writer
+    /// waiting for room stops early (no yields) while more threads are runnable than the machine has cores, so it does not
+    /// hold a core its peer or a caller needs. A caller waiting for its reply spins its budget on busy cores too: the peer
+    /// is at work on its call.</summary>
     Adaptive,
 
     /// <summary>Spin only briefly before sleeping on the futex: frugal servers; a reply that is not immediate

@@ -64,7 +64,7 @@ public sealed class AdaptiveWaitTests : IDisposable
     {
         CoreDemand.ForceOversubscribed(true, byAThread: false);
         var receiveTuner = new SpinTuner();
-        var receiving = new IdleSpinner(receiveTuner, givesWay: true);
+        var receiving = new IdleSpinner(receiveTuner, SpinCut.ByHalfAThread);
         Assert.Equal(IdleSpinner.ProbeTurn, TurnsUntilSleep(ref receiving, ShmIdleStrategy.Adaptive));
         Assert.True(receiving.WasCut);
         Assert.Equal(SpinTuner.Ceiling, receiveTuner.Limit);
@@ -74,9 +74,25 @@ public sealed class AdaptiveWaitTests : IDisposable
         Assert.True(turns > SpinTuner.Ceiling, $"{turns} turns: the whole spin budget and then yields");
 
         CoreDemand.ForceOversubscribed(false);
-        receiving = new IdleSpinner(new SpinTuner(), givesWay: true);
+        receiving = new IdleSpinner(new SpinTuner(), SpinCut.ByHalfAThread);
         Assert.True(TurnsUntilSleep(ref receiving, ShmIdleStrategy.Adaptive) > SpinTuner.Ceiling);
         Assert.False(receiving.WasCut);
+    }
+
+    [Fact]
+    public void A_callers_wait_for_its_reply_spins_its_budget_and_yields_even_on_oversubscribed_cores()
+    {
+        CoreDemand.ForceOversubscribed(true);
+        var tuner = new SpinTuner();
+        var calling = new IdleSpinner(tuner, SpinCut.Never);
+        int turns = TurnsUntilSleep(ref calling, ShmIdleStrategy.Adaptive);
+        Assert.False(calling.WasCut);
+        Assert.True(turns > SpinTuner.Ceiling, $"{turns} turns: the whole spin budget and then yields");
+        Assert.True(tuner.Limit < SpinTuner.Ceiling); // a wait spun out teaches its site, as on free cores
+
+        var writing = new IdleSpinner(null); // a writer waiting for room is still cut
+        Assert.Equal(IdleSpinner.ProbeTurn, TurnsUntilSleep(ref writing, ShmIdleStrategy.Adaptive));
+        Assert.True(writing.WasCut);
     }
 
     [Fact]
@@ -147,8 +163,8 @@ public sealed class AdaptiveWaitTests : IDisposable
     [Fact]
     public async Task A_caller_that_backed_off_to_the_futex_is_woken_by_its_reply()
     {
-        // Oversubscribed: the caller stops spinning at the probe turn and sleeps on the ring; the reply, 30 ms later
-        // (the server's handler sleeps), must reach it there.
+        // The caller spins its budget and yields (oversubscribed cores cut no caller's wait), then sleeps on the ring;
+        // the reply, 30 ms later (the server's handler sleeps), must reach it there.
         CoreDemand.ForceOversubscribed(true);
         using EchoPair pair = await EchoPair.StartAsync(_dir, "parked");
         for (int i = 0; i < 5; i++)

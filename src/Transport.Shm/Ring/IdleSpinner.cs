@@ -7,14 +7,18 @@ namespace XCall.Transport.Shm.Ring;
 // Design: one wait's idle turns, spin -> yield -> (the caller) sleep, per ShmIdleStrategy.
 // - A wait's budget is fixed at its first turn: Adaptive spins what its SpinTuner allows (Ceiling without one),
 //   Blocking a short fixed count; then a few yields, which cost nothing where no other thread wants the core.
-// - At turn ProbeTurn (or at the end of a shorter spin), a wait still without work asks CoreDemand whether more
-//   than one thread beyond the cores is runnable (OversubscribedByAThread). If so it stops at once, with no
-//   yields: its peer may be one of the threads waiting for a core (yields would hand each of them a time slice
-//   before it), and the caller's sleep costs one wake-up instead. A reply that comes within ProbeTurn turns never
-//   asks.
+// - At turn ProbeTurn (or at the end of a shorter spin), a wait still without work may ask CoreDemand how many
+//   threads want the cores (SpinCut): a writer waiting for room asks whether more than one thread beyond the cores
+//   is runnable (OversubscribedByAThread). If so it stops at once, with no yields: its peer may be one of the
+//   threads waiting for a core (yields would hand each of them a time slice before it), and the caller's sleep
+//   costs one wake-up instead. A wait whose work comes within ProbeTurn turns never asks.
 // - A wait that gives way (the receive thread's) asks with half a thread of slack (Oversubscribed): a receive
 //   thread woken while its process's callers poll for their own frames (a reader between two channel operations)
 //   would otherwise spin its whole budget on the core one of them needs, often the one it preempted to run.
+// - A caller waiting for its reply never asks: its peer is at work on the call, and whenever both run at once (as
+//   two threads among others on the cores do, slice after slice) the reply comes within the spin; cut short, every
+//   call would pay a wake-up of each side, each one waiting for the scheduler to preempt whatever runs. Its learned
+//   budget and the yields after it still bound what it spins (docs/benchmarks.md, "A caller's wait is not cut").
 // - What a wait learns goes to its tuner: work found after n turns (Reset), or the whole budget spent (the turn
 //   that returns false); a wait cut short by CoreDemand teaches nothing.
 // - BusySpin never yields, sleeps or asks.
@@ -34,20 +38,19 @@ internal struct IdleSpinner
     private const int BlockingYields = 2;
 
     private readonly SpinTuner? _tuner;
-    private readonly bool _givesWay;
+    private readonly SpinCut _cut;
     private int _count;
     private int _spinEnd;
     private int _yieldEnd;
     private int _probeAt;
-    private bool _cut;
+    private bool _wasCut;
 
-    /// <summary>A spinner that reports to <paramref name="tuner"/> and spins what it allows; <paramref name="givesWay"/>:
-    /// it stops when the cores' smoothed demand reads half a thread beyond them
-    /// (<see cref="CoreDemand.Oversubscribed"/>), not only a whole one.</summary>
-    public IdleSpinner(SpinTuner? tuner, bool givesWay = false)
+    /// <summary>A spinner that reports to <paramref name="tuner"/> and spins what it allows, cut short on busy cores as
+    /// <paramref name="cut"/> says.</summary>
+    public IdleSpinner(SpinTuner? tuner, SpinCut cut = SpinCut.ByAThread)
     {
         _tuner = tuner;
-        _givesWay = givesWay;
+        _cut = cut;
     }
 
     /// <summary>Starts over after the thread found work.</summary>
@@ -56,7 +59,7 @@ internal struct IdleSpinner
     {
         if (_count != 0)
         {
-            if (!_cut && _count < _yieldEnd)
+            if (!_wasCut && _count < _yieldEnd)
             {
                 _tuner?.Found(_count);
             }
@@ -69,7 +72,7 @@ internal struct IdleSpinner
     public void Restart() => _count = 0;
 
     /// <summary>Whether the last wait was cut short because the cores were oversubscribed (tests).</summary>
-    public readonly bool WasCut => _cut;
+    public readonly bool WasCut => _wasCut;
 
     /// <summary>Spends one idle turn; false when the thread should sleep instead.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -85,7 +88,7 @@ internal struct IdleSpinner
         {
             Begin(strategy);
         }
-        if (n == _probeAt && (_givesWay ? CoreDemand.Oversubscribed : CoreDemand.OversubscribedByAThread))
+        if (n == _probeAt && (_cut == SpinCut.ByHalfAThread ? CoreDemand.Oversubscribed : CoreDemand.OversubscribedByAThread))
         {
             return Cut();
         }
@@ -114,14 +117,14 @@ internal struct IdleSpinner
         bool blocking = strategy == ShmIdleStrategy.Blocking;
         _spinEnd = blocking ? BlockingSpins : _tuner?.Limit ?? SpinTuner.Ceiling;
         _yieldEnd = _spinEnd + (blocking ? BlockingYields : AdaptiveYields);
-        _probeAt = Math.Min(ProbeTurn, _spinEnd);
-        _cut = false;
+        _probeAt = _cut == SpinCut.Never ? -1 : Math.Min(ProbeTurn, _spinEnd);
+        _wasCut = false;
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private bool Cut()
     {
-        _cut = true;
+        _wasCut = true;
         _count = _yieldEnd + 1; // past the end: the next turns answer false too, and nothing is reported
         return false;
     }
@@ -146,4 +149,17 @@ internal struct IdleSpinner
             Thread.SpinWait(1);
         }
     }
+}
+
+/// <summary>When the cores' demand (<see cref="CoreDemand"/>) cuts a wait's spin short (IdleSpinner's design notes).</summary>
+internal enum SpinCut
+{
+    /// <summary>When more than one thread beyond the cores is runnable (a writer waiting for room).</summary>
+    ByAThread,
+
+    /// <summary>When half a thread beyond the cores is (the receive thread, which gives way).</summary>
+    ByHalfAThread,
+
+    /// <summary>Never (a caller waiting for its reply).</summary>
+    Never,
 }
