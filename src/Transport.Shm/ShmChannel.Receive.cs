@@ -18,7 +18,8 @@ namespace XCall.Transport.Shm;
 // How long a wait spins before it sleeps is IdleSpinner's: a budget learned per site (_callerSpins for callers,
 // _receiveSpins for the receive thread). The receive thread's spin is cut short, without yields, when half a thread
 // beyond the cores wants them (CoreDemand.Oversubscribed): then a caller of its process may be waiting for the very
-// core it holds. A caller's spin is never cut (IdleSpinner's design notes say why). A caller does not ask for the
+// core it holds. A synchronous caller's spin is never cut, an asynchronous one's as a writer's is, at one thread
+// beyond the cores (IdleSpinner's design notes say why). A caller does not ask for the
 // hand-over when more than one thread beyond the cores wants them (CoreDemand.OversubscribedByAThread): the receive
 // thread, asked, lets go and sleeps, and an asker that then waits for a core leaves the ring unpolled; the receive
 // thread reads its reply instead. Only when a thread sleeps changes, never who reads what: the wake-up protocol
@@ -270,7 +271,7 @@ internal sealed partial class ShmChannel
     /// it gives up once the idle strategy's spinning and yielding are spent, instead of sleeping on the ring.</summary>
     private PumpOutcome Pump(IReplyWait call, long deadline, IFrameHandler handler, bool maySleep)
     {
-        var spinner = new IdleSpinner(_callerSpins, SpinCut.Never);
+        var spinner = new IdleSpinner(_callerSpins, maySleep ? SpinCut.Never : SpinCut.ByAThread);
         ShmIdleStrategy strategy = _options.IdleStrategy;
         int turns = 0;
         long sleepingSince = 0;

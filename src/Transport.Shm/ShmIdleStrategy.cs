@@ -11,8 +11,8 @@ public enum ShmIdleStrategy
     /// until the peer wakes it: close to <see cref="BusySpin"/> under load, no CPU once idle. The spinning adapts:
     /// each waiting thread spins about as long as spinning has paid off for it lately, and a receive thread or a writer
     /// waiting for room stops early (no yields) while more threads are runnable than the machine has cores, so it does not
-    /// hold a core its peer or a caller needs. A caller waiting for its reply spins its budget on busy cores too: the peer
-    /// is at work on its call.</summary>
+    /// hold a core its peer or a caller needs. A synchronous caller waiting for its reply spins its budget on busy cores
+    /// too: the peer is at work on its call.</summary>
     Adaptive,
 
     /// <summary>Spin only briefly before sleeping on the futex: frugal servers; a reply that is not immediate

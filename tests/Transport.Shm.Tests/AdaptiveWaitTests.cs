@@ -80,7 +80,7 @@ public sealed class AdaptiveWaitTests : IDisposable
     }
 
     [Fact]
-    public void A_callers_wait_for_its_reply_spins_its_budget_and_yields_even_on_oversubscribed_cores()
+    public void A_synchronous_callers_wait_for_its_reply_spins_its_budget_and_yields_even_on_oversubscribed_cores()
     {
         CoreDemand.ForceOversubscribed(true);
         var tuner = new SpinTuner();
@@ -90,7 +90,7 @@ public sealed class AdaptiveWaitTests : IDisposable
         Assert.True(turns > SpinTuner.Ceiling, $"{turns} turns: the whole spin budget and then yields");
         Assert.True(tuner.Limit < SpinTuner.Ceiling); // a wait spun out teaches its site, as on free cores
 
-        var writing = new IdleSpinner(null); // a writer waiting for room is still cut
+        var writing = new IdleSpinner(null); // a writer waiting for room (or an asynchronous call) is still cut
         Assert.Equal(IdleSpinner.ProbeTurn, TurnsUntilSleep(ref writing, ShmIdleStrategy.Adaptive));
         Assert.True(writing.WasCut);
     }
@@ -163,7 +163,7 @@ public sealed class AdaptiveWaitTests : IDisposable
     [Fact]
     public async Task A_caller_that_backed_off_to_the_futex_is_woken_by_its_reply()
     {
-        // The caller spins its budget and yields (oversubscribed cores cut no caller's wait), then sleeps on the ring;
+        // The caller spins its budget and yields (oversubscribed cores cut no synchronous caller's wait), then sleeps on the ring;
         // the reply, 30 ms later (the server's handler sleeps), must reach it there.
         CoreDemand.ForceOversubscribed(true);
         using EchoPair pair = await EchoPair.StartAsync(_dir, "parked");

@@ -15,10 +15,12 @@ namespace XCall.Transport.Shm.Ring;
 // - A wait that gives way (the receive thread's) asks with half a thread of slack (Oversubscribed): a receive
 //   thread woken while its process's callers poll for their own frames (a reader between two channel operations)
 //   would otherwise spin its whole budget on the core one of them needs, often the one it preempted to run.
-// - A caller waiting for its reply never asks: its peer is at work on the call, and whenever both run at once (as
-//   two threads among others on the cores do, slice after slice) the reply comes within the spin; cut short, every
-//   call would pay a wake-up of each side, each one waiting for the scheduler to preempt whatever runs. Its learned
-//   budget and the yields after it still bound what it spins (docs/benchmarks.md, "A caller's wait is not cut").
+// - A synchronous caller waiting for its reply never asks: its thread has nothing else to do, its peer is at work on
+//   the call, and whenever both run at once (as two threads among others on the cores do, slice after slice) the
+//   reply comes within the spin or a yield hands the core to the peer; cut short, every call would pay a wake-up of
+//   each side, each one waiting for the scheduler to preempt whatever runs. Its learned budget and the yields after
+//   it still bound what it spins (docs/benchmarks.md, "A caller's wait is not cut"). An asynchronous call's wait asks
+//   as a writer's does: its thread has other work, and the call goes on asynchronously.
 // - What a wait learns goes to its tuner: work found after n turns (Reset), or the whole budget spent (the turn
 //   that returns false); a wait cut short by CoreDemand teaches nothing.
 // - BusySpin never yields, sleeps or asks.
@@ -160,6 +162,6 @@ internal enum SpinCut
     /// <summary>When half a thread beyond the cores is (the receive thread, which gives way).</summary>
     ByHalfAThread,
 
-    /// <summary>Never (a caller waiting for its reply).</summary>
+    /// <summary>Never (a synchronous caller waiting for its reply).</summary>
     Never,
 }
