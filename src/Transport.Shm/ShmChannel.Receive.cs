@@ -18,12 +18,11 @@ namespace XCall.Transport.Shm;
 // How long a wait spins before it sleeps is IdleSpinner's: a budget learned per site (_callerSpins for callers,
 // _receiveSpins for the receive thread). The receive thread's spin is cut short, without yields, when half a thread
 // beyond the cores wants them (CoreDemand.Oversubscribed): then a caller of its process may be waiting for the very
-// core it holds. A synchronous caller's spin is never cut, an asynchronous one's as a writer's is, at one thread
-// beyond the cores (IdleSpinner's design notes say why). A caller does not ask for the
-// hand-over when more than one thread beyond the cores wants them (CoreDemand.OversubscribedByAThread): the receive
-// thread, asked, lets go and sleeps, and an asker that then waits for a core leaves the ring unpolled; the receive
-// thread reads its reply instead. Only when a thread sleeps changes, never who reads what: the wake-up protocol
-// below is the same.
+// core it holds. A synchronous caller's spin is never cut, an asynchronous one's as a writer's is, at one thread beyond
+// the cores (IdleSpinner's design notes say why). A caller does not ask for the hand-over when more than one thread
+// beyond the cores wants them (CoreDemand.OversubscribedByAThread): the receive thread, asked, lets go and sleeps, and
+// an asker that then waits for a core leaves the ring unpolled; the receive thread reads its reply instead. Only when a
+// thread sleeps changes, never who reads what: the wake-up protocol below is the same.
 //
 // The receive thread sleeps in two ways:
 // (A) on the ring's futex, armed (the peer wakes it when it publishes), after releasing the role. It sets
