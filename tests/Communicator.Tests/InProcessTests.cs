@@ -64,6 +64,32 @@ public sealed class InProcessTests(ITestOutputHelper output)
         Assert.Throws<ObjectDisposedException>(() => ranks[1].Receive<int>(0, 5)); // and every later receive
     }
 
+    [Fact]
+    public async Task A_large_send_to_a_rank_that_leaves_without_receiving_it_ends()
+    {
+        // Rank 0 lends rank 1 a message of 1 MiB (a receive would copy it from rank 0's memory) and waits for the answer;
+        // rank 1 leaves its world without receiving it. The send ends while rank 1 is leaving (its leave then waits for
+        // rank 0's, as every leave waits for the world's), with the copy rank 1 took or a clear error, never waiting on.
+        Communicator[] ranks = await JoinAsync(2);
+        Task? leaving = null;
+        try
+        {
+            byte[] large = new byte[1 << 20];
+            Task send = Task.Factory.StartNew(() => ranks[0].Send(large, 1, 9), CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+            Assert.True(SpinWait.SpinUntil(() => ranks[0].Messaging.LentTo(1) == 1 || send.IsCompleted, s_hang), "the message was never lent");
+            leaving = ranks[1].DisposeAsync().AsTask();
+            Exception? error = await Record.ExceptionAsync(() => send.WaitAsync(s_hang));
+            Assert.IsNotType<TimeoutException>(error);
+            Assert.False(leaving.IsCompleted, "rank 1 left before the send ended: the send waited for the whole world's leave");
+            output.WriteLine(error?.ToString() ?? "the send returned");
+        }
+        finally
+        {
+            await ranks[0].DisposeAsync().AsTask().WaitAsync(s_hang);
+            await (leaving ?? ranks[1].DisposeAsync().AsTask()).WaitAsync(s_hang);
+        }
+    }
+
     [Theory]
     [InlineData(1)]
     [InlineData(2)]
