@@ -329,19 +329,11 @@ internal sealed class ReconnectingChannel : FrameChannel
         try
         {
             StartLink(attempt, connected);
-            await CheckAsync(attempt).ConfigureAwait(false);
-            EndChecking(attempt);
-            attempt.TrySetResult(connected);
         }
         catch (Exception)
         {
-            // The attempt's task carries it to the callers waiting for it.
+            return; // the attempt's task carries it to the callers waiting for it
         }
-    }
-
-    /// <summary>The background reconnect's contract check (<see cref="AfterReconnectAsync"/>, else <see cref="AfterReconnect"/>), failing the attempt when it fails.</summary>
-    private async Task CheckAsync(TaskCompletionSource<FrameChannel?> attempt)
-    {
         try
         {
             if (AfterReconnectAsync is { } check)
@@ -356,8 +348,9 @@ internal sealed class ReconnectingChannel : FrameChannel
         catch (Exception ex)
         {
             FailChecking(attempt, ex);
-            throw;
+            return;
         }
+        Linked(attempt, connected);
     }
 
     /// <summary>What calls get once the channel is disposed.</summary>
@@ -434,8 +427,7 @@ internal sealed class ReconnectingChannel : FrameChannel
             FailChecking(attempt, ex);
             throw;
         }
-        EndChecking(attempt);
-        attempt.TrySetResult(connected);
+        Linked(attempt, connected);
         return connected;
     }
 
@@ -494,6 +486,13 @@ internal sealed class ReconnectingChannel : FrameChannel
             Fault(attempt, ex); // the waiters fail as the caller that made the attempt does (no-op if failed above)
             throw;
         }
+    }
+
+    /// <summary>The new link is checked: calls may use it, and the attempt's waiters get it.</summary>
+    private void Linked(TaskCompletionSource<FrameChannel?> attempt, FrameChannel connected)
+    {
+        EndChecking(attempt);
+        attempt.TrySetResult(connected);
     }
 
     /// <summary>The new link's check failed: its waiters fail with <paramref name="error"/>.</summary>
