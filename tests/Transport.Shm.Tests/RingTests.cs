@@ -80,21 +80,14 @@ public sealed unsafe class RingTests(ITestOutputHelper output)
     {
         using var ring = new NativeRing(4096);
         var handler = new RecordingHandler();
-        int oneLine = RingLayout.Alignment - RingLayout.FirstPayloadOffset; // a frame of one record of one line
-        for (int i = 0; ring.Writer.Tail < ring.Ring.Capacity - RingLayout.Alignment; i++)
-        {
-            ring.Send(Header(i), Patterns.Make(oneLine, i));
-            Assert.Equal(PollResult.Frame, ring.Reader.Poll(handler));
-        }
-        Assert.Equal(ring.Ring.Capacity - RingLayout.Alignment, ring.Writer.Tail);
-        Assert.NotEqual(0, *(int*)ring.Ring.Data); // the first frame's length, a lap ago: the terminator goes over it
+        FillLapUntil(ring, handler, left: RingLayout.Alignment);
         WriteGoodbyeAndReadIt(ring, handler, framesBefore: 0); // ends at the lap's end, its terminator at offset 0
     }
 
     /// <summary>Sends one-line frames (read at once) until <paramref name="left"/> bytes are left before the lap's end.</summary>
     private static void FillLapUntil(NativeRing ring, RecordingHandler handler, int left)
     {
-        int oneLine = RingLayout.Alignment - RingLayout.FirstPayloadOffset;
+        int oneLine = RingLayout.Alignment - RingLayout.FirstPayloadOffset; // a frame of one record of one line
         for (int i = 0; ring.Writer.Tail < ring.Ring.Capacity - left; i++)
         {
             ring.Send(Header(i), Patterns.Make(oneLine, i));
