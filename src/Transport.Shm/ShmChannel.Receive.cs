@@ -11,6 +11,11 @@ namespace XCall.Transport.Shm;
 // the next time it finds the ring empty) and polls on its own thread: the reply is handled there, with no
 // thread hop and no wake-up on either side.
 //
+// A caller that finds the role held by another caller yields to it (it reads this caller's reply too), up to the idle
+// strategy's yields, taking the role if it frees, before blocking on its call; one that finds the receive thread
+// polling, or waits for any frame (pollsAll), blocks at once: the receive thread wakes it, and yields to threads of a
+// foreign load could cost it their time slices.
+//
 // A caller that spun without its reply arriving sleeps on the ring itself (armed with the "leader" value,
 // so the peer wakes the leader futex word, not the receive thread), in short slices, for a bounded time;
 // then it gives the role back and blocks on the call.
@@ -87,6 +92,10 @@ internal sealed partial class ShmChannel
     private bool _tookLentRing; // by the role's holder: it ended a lend when it took the role (see ShmChannel.Lend.cs)
     private long _roleWaits; // by the receive thread
     private long _handOverAsks; // by callers
+    private long _waitsEndedBeside; // by callers
+
+    /// <summary>Tests: how many callers' waits ended while they yielded beside another caller that read the ring.</summary>
+    internal long WaitsEndedBeside => Volatile.Read(ref _waitsEndedBeside);
 
     /// <summary>Tests: how many times a caller polling for its reply slept on the ring (the leader futex).</summary>
     internal long LeaderSleeps => Volatile.Read(ref _leaderSleeps);
@@ -141,9 +150,22 @@ internal sealed partial class ShmChannel
         // cores are all busy (the receive thread is not running), and then costs a kernel wake-up, while the
         // receive thread, polling anyway, reads the reply.
         bool nested = call.IsNested;
-        if (!TryPumpAsReceiver(call, deadline, maySleep: true, out PumpOutcome outcome, mayAskHandOver: !nested, pollsAll))
+        PumpOutcome outcome;
+        for (int yields = 0; !TryPumpAsReceiver(call, deadline, maySleep: true, out outcome, mayAskHandOver: !nested && yields == 0, pollsAll); )
         {
-            return call.Wait(deadline);
+            // Another caller reads the ring and completes this call when its reply comes: yield to it a while, taking
+            // the role if it frees, then block on the call. A wait that any frame may end (a channel's reader, which
+            // may wait long) blocks at once.
+            if (pollsAll || !YieldBesideReader(call, ref yields))
+            {
+                return call.Wait(deadline);
+            }
+            if (call.WaitOver)
+            {
+                Interlocked.Increment(ref _waitsEndedBeside);
+                RearmIfLeftOwing();
+                return true;
+            }
         }
         return outcome switch
         {
@@ -151,6 +173,36 @@ internal sealed partial class ShmChannel
             PumpOutcome.TimedOut => call.IsCompleted,
             _ => call.Wait(deadline),
         };
+    }
+
+    /// <summary>
+    /// A caller's wait while another caller holds the role: yields until the call is over or the role is free (true), or
+    /// false once the idle strategy's yields are spent or the receive thread holds the role (it wakes the caller). Blocking at once would cost each such call two thread switches
+    /// and a kernel wake-up by the reader; threads that share a connection yield to each other instead, and whichever
+    /// runs completes the others' calls as it reads (docs/remoting.md, "Wake-ups").
+    /// </summary>
+    private bool YieldBesideReader(IReplyWait call, ref int yields)
+    {
+        int most = _options.IdleStrategy == ShmIdleStrategy.Blocking ? 0 : IdleSpinner.BesideReaderYields;
+        while (yields < most)
+        {
+            int owner = Volatile.Read(ref _roleOwner);
+            if (call.WaitOver)
+            {
+                return true;
+            }
+            if (owner == _receiveThreadId || owner == RoleClosed)
+            {
+                return false;
+            }
+            yields++; // a free role counts too: a wait that cannot take it (the channel stops) ends all the same
+            if (owner == RoleFree)
+            {
+                return true;
+            }
+            Thread.Yield();
+        }
+        return false;
     }
 
     /// <inheritdoc/>

@@ -147,17 +147,26 @@ public sealed class AdaptiveWaitTests : IDisposable
     {
         CoreDemand.ForceOversubscribed(oversubscribed, byAThread);
         using EchoPair pair = await EchoPair.StartAsync(_dir, "many");
-        await Task.WhenAll(Enumerable.Range(0, 16).Select(t => Task.Factory.StartNew(() =>
+        await EchoFromThreadsAsync(pair.Echo, threads: 16, calls: 1500);
+    }
+
+    [Theory]
+    [InlineData(ShmIdleStrategy.Adaptive)]
+    [InlineData(ShmIdleStrategy.Blocking)]
+    public async Task Threads_sharing_a_connection_yield_beside_the_caller_that_reads_their_replies(ShmIdleStrategy strategy)
+    {
+        // Eight threads on two cores: while one polls the ring for its reply, the others find the role taken. Adaptive
+        // has them yield until the reader completed their calls (or the role frees); Blocking has them block at once.
+        using EchoPair pair = await EchoPair.StartAsync(_dir, $"beside-{strategy}", strategy);
+        await EchoFromThreadsAsync(pair.Echo, threads: 8, calls: 3000);
+        if (strategy == ShmIdleStrategy.Blocking)
         {
-            byte[] payload = new byte[24];
-            byte[] reply = new byte[24];
-            for (int i = 0; i < 1500; i++)
-            {
-                Patterns.Fill(payload, i, t);
-                pair.Echo.RoundTrip(payload, reply);
-                Assert.Equal(-1, Patterns.FirstMismatch(reply, i, t));
-            }
-        }, TaskCreationOptions.LongRunning)));
+            Assert.Equal(0, pair.Client.WaitsEndedBeside);
+        }
+        else
+        {
+            Assert.True(pair.Client.WaitsEndedBeside > 0, "no wait ended while its thread yielded beside the reader");
+        }
     }
 
     [Fact]
@@ -175,6 +184,20 @@ public sealed class AdaptiveWaitTests : IDisposable
         Assert.True(pair.Client.LeaderSleeps >= 5, $"the callers slept {pair.Client.LeaderSleeps} times on the ring");
     }
 
+    /// <summary>Each of <paramref name="threads"/> threads makes <paramref name="calls"/> echo calls, checking every reply.</summary>
+    private static Task EchoFromThreadsAsync(EchoClient echo, int threads, int calls) =>
+        Task.WhenAll(Enumerable.Range(0, threads).Select(t => Task.Factory.StartNew(() =>
+        {
+            byte[] payload = new byte[24];
+            byte[] reply = new byte[24];
+            for (int i = 0; i < calls; i++)
+            {
+                Patterns.Fill(payload, i, t);
+                echo.RoundTrip(payload, reply);
+                Assert.Equal(-1, Patterns.FirstMismatch(reply, i, t));
+            }
+        }, TaskCreationOptions.LongRunning)));
+
     /// <summary>A listener, an echo server channel and a client connection over it, in this process.</summary>
     private sealed class EchoPair(ShmListener listener, FrameChannel server, ShmChannel client) : IDisposable
     {
@@ -182,9 +205,9 @@ public sealed class AdaptiveWaitTests : IDisposable
 
         public EchoClient Echo { get; } = new(client);
 
-        public static async Task<EchoPair> StartAsync(TestDirectory dir, string name)
+        public static async Task<EchoPair> StartAsync(TestDirectory dir, string name, ShmIdleStrategy strategy = ShmIdleStrategy.Adaptive)
         {
-            ShmOptions options = dir.Options();
+            ShmOptions options = dir.Options(strategy);
             ShmListener listener = ShmTransport.Listen(name, options);
             ValueTask<FrameChannel> accept = listener.AcceptAsync();
             FrameChannel client = await ShmTransport.ConnectAsync(listener.Name, options);

@@ -36,6 +36,9 @@ internal struct IdleSpinner
     public const int ProbeTurn = 64;
 
     private const int AdaptiveYields = 40;
+
+    /// <summary>The yields of a caller waiting while another thread reads its reply, before it blocks (ShmChannel).</summary>
+    public const int BesideReaderYields = AdaptiveYields;
     private const int BlockingSpins = 100;
     private const int BlockingYields = 2;
 
