@@ -9,17 +9,28 @@ namespace XCall.Runtime;
 
 public sealed partial class XCallConnection
 {
-    // The connection whose call this thread is running on the thread pool (the synchronous part of it), if
-    // any: a call this thread makes now is nested in that call (a callback to its caller).
+    // The connection whose call this thread is running on the thread pool (the synchronous part of it), if any, and
+    // that call's id (0 for a one-way call): a call this thread makes now is nested in that call (a callback to its
+    // caller), and a call it makes on the same connection is sent as nested in it (FrameFlags.Nested), so the peer can
+    // run it on the thread that waits for this call. One thread static object holds both: a dispatch sets and restores
+    // them on every call with one lookup of the thread's statics (on Linux each lookup is a call to __tls_get_addr).
     [ThreadStatic]
-    private static XCallConnection? t_dispatching;
+    private static Dispatching? t_dispatch;
 
-    // The id of that call (0 for a one-way call): a call this thread makes on the same connection is sent as
-    // nested in it (FrameFlags.Nested), so the peer can run it on the thread that waits for this call.
-    [ThreadStatic]
-    private static ulong t_dispatchingCallId;
+    /// <summary>What <see cref="t_dispatch"/> holds: one per thread, its fields set and restored by each dispatch.</summary>
+    private sealed class Dispatching
+    {
+        public XCallConnection? Connection;
+        public ulong CallId;
+    }
 
-    // t_dispatchingCallId while this thread receives the connection's frames and runs a call there (inline
+    /// <summary>This thread's <see cref="Dispatching"/>.</summary>
+    private static Dispatching ThisThreadsDispatching => t_dispatch ?? NewDispatching();
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static Dispatching NewDispatching() => t_dispatch = new Dispatching();
+
+    // The call id of t_dispatch while this thread receives the connection's frames and runs a call there (inline
     // dispatch, or a one-way call past the bound): no call has this id (its low half would be slot 2^32 - 1;
     // slots are ints).
     private const ulong OnReceivingThread = ulong.MaxValue;
@@ -53,10 +64,14 @@ public sealed partial class XCallConnection
     internal long AdmittedArgumentBytes => _admission.ArgumentBytes;
 
     /// <summary>Whether this thread runs a call this connection dispatched (a call it makes now is a callback's).</summary>
-    internal bool IsDispatchingOnThisThread => ReferenceEquals(t_dispatching, this);
+    internal bool IsDispatchingOnThisThread => ReferenceEquals(t_dispatch?.Connection, this);
 
     /// <summary>The id of the call this thread serves for this connection, if a call made now is nested in it; else 0.</summary>
-    internal ulong NestingCallId() => IsDispatchingOnThisThread ? t_dispatchingCallId : 0;
+    internal ulong NestingCallId()
+    {
+        Dispatching? dispatch = t_dispatch;
+        return dispatch is not null && ReferenceEquals(dispatch.Connection, this) ? dispatch.CallId : 0;
+    }
 
     private void OnCall(in FrameHeader header, ref MarshalReader payload)
     {
@@ -163,10 +178,11 @@ public sealed partial class XCallConnection
         // The reader does not keep the span it copies into; the compiler cannot know it of a stack span.
         payload.ReadBlock(MemoryMarshal.CreateSpan(ref MemoryMarshal.GetReference(copy), length));
         Channel.DetachFrame(); // the payload's memory is the transport's again
-        XCallConnection? outer = t_dispatching;
-        ulong outerCallId = t_dispatchingCallId;
-        t_dispatching = this;
-        t_dispatchingCallId = call.CallId;
+        Dispatching dispatch = ThisThreadsDispatching;
+        XCallConnection? outer = dispatch.Connection;
+        ulong outerCallId = dispatch.CallId;
+        dispatch.Connection = this;
+        dispatch.CallId = call.CallId;
         bool oneWay = call.IsOneWay;
         call.RegisterOnToken = !oneWay;
         try
@@ -198,8 +214,8 @@ public sealed partial class XCallConnection
         }
         finally
         {
-            t_dispatching = outer;
-            t_dispatchingCallId = outerCallId;
+            dispatch.Connection = outer;
+            dispatch.CallId = outerCallId;
             if (rented is not null)
             {
                 ArrayPool<byte>.Shared.Return(rented);
@@ -309,10 +325,11 @@ public sealed partial class XCallConnection
     {
         // Marked as running on the receiving thread: a synchronous call it makes on this connection would wait
         // for a reply that only this thread could read, so it fails at once instead (see BeginCall).
-        XCallConnection? outer = t_dispatching;
-        ulong outerCallId = t_dispatchingCallId;
-        t_dispatching = this;
-        t_dispatchingCallId = OnReceivingThread;
+        Dispatching dispatch = ThisThreadsDispatching;
+        XCallConnection? outer = dispatch.Connection;
+        ulong outerCallId = dispatch.CallId;
+        dispatch.Connection = this;
+        dispatch.CallId = OnReceivingThread;
         try
         {
             payload.Context = this; // read here, on the receive thread of the frame's link: the current one
@@ -320,8 +337,8 @@ public sealed partial class XCallConnection
         }
         finally
         {
-            t_dispatching = outer;
-            t_dispatchingCallId = outerCallId;
+            dispatch.Connection = outer;
+            dispatch.CallId = outerCallId;
         }
     }
 
@@ -566,10 +583,11 @@ public sealed partial class XCallConnection
             IPeerMemory? peerMemory = _peerMemory;
             Return(); // nothing below reads this object, which the next queued call may take at once
 
-            XCallConnection? outer = t_dispatching;
-            ulong outerCallId = t_dispatchingCallId;
-            t_dispatching = connection;
-            t_dispatchingCallId = call.CallId;
+            Dispatching dispatch = ThisThreadsDispatching;
+            XCallConnection? outer = dispatch.Connection;
+            ulong outerCallId = dispatch.CallId;
+            dispatch.Connection = connection;
+            dispatch.CallId = call.CallId;
             try
             {
                 var reader = new MarshalReader(buffer.AsSpan(0, length), connection.Options.Limits) { Context = connection.ReadContextOf(link), PeerMemory = peerMemory };
@@ -592,8 +610,8 @@ public sealed partial class XCallConnection
             }
             finally
             {
-                t_dispatching = outer;
-                t_dispatchingCallId = outerCallId;
+                dispatch.Connection = outer;
+                dispatch.CallId = outerCallId;
                 BoundedArrayPool.Return(buffer);
             }
         }

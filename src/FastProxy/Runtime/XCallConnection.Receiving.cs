@@ -9,7 +9,7 @@ public sealed partial class XCallConnection
     /// inline on the thread that reads its frames or on the pool); null when this thread runs none. A service
     /// uses it to learn which connection a call came over, for <see cref="WaitReceiving(IReplyWait, TimeSpan)"/>.
     /// </summary>
-    public static XCallConnection? Current => t_dispatching;
+    public static XCallConnection? Current => t_dispatch?.Connection;
 
     /// <summary>
     /// Blocks until <paramref name="condition"/> says the wait is over (<see cref="IReplyWait.WaitOver"/>) or

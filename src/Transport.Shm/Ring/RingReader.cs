@@ -14,7 +14,7 @@ namespace XCall.Transport.Shm.Ring;
 //
 // A handler may detach the single-record frame it is handed (Detach): the frame is released before the handler
 // returns, so the thread may poll again from inside it (a reply it waits for) or another thread may take over the
-// polling. Which frame a thread detached is kept per thread (t_detachedAt), so after the handler returns the reader
+// polling. Which frame a thread detached is kept per thread (t_detached), so after the handler returns the reader
 // touches nothing shared: another thread may own the read position by then.
 //
 // A run of one-way calls taken through TryTakeOneWay publishes the consumer position lazily: every 1/16 of the ring, at
@@ -46,12 +46,16 @@ internal sealed unsafe class RingReader
     private long _heldSeenAt = -1; // the held batch head seen last, and since when (Stopwatch ticks)
     private long _heldSeenTime;
 
-    // The reader and position + 1 of the frame this thread's handler detached last (0: none).
+    // The reader and position + 1 of the frame this thread's handler detached last (0: none), in one object per
+    // thread: one lookup of the thread's statics where each field of its own would cost one per access.
     [ThreadStatic]
-    private static RingReader? t_detachedBy;
+    private static DetachedFrame? t_detached;
 
-    [ThreadStatic]
-    private static long t_detachedAt;
+    private sealed class DetachedFrame
+    {
+        public RingReader? By;
+        public long At;
+    }
 
     /// <summary>The peer's memory for arrays it lends (set on every reader of a frame); null when we cannot read it.</summary>
     public IPeerMemory? PeerMemory { get; init; }
@@ -196,8 +200,9 @@ internal sealed unsafe class RingReader
     {
         long next = _detachable;
         _detachable = -1;
-        t_detachedAt = _position + 1;
-        t_detachedBy = this;
+        DetachedFrame detached = t_detached ??= new DetachedFrame();
+        detached.At = _position + 1;
+        detached.By = this;
         Release(next);
     }
 
@@ -275,10 +280,10 @@ internal sealed unsafe class RingReader
             long at = _position;
             _detachable = next;
             handler.OnFrame(in header, ref reader);
-            if (t_detachedAt == at + 1 && t_detachedBy == this)
+            if (t_detached is { } detached && detached.At == at + 1 && detached.By == this)
             {
-                t_detachedAt = 0;
-                t_detachedBy = null;
+                detached.At = 0;
+                detached.By = null;
                 return PollResult.Detached;
             }
             _detachable = -1;
