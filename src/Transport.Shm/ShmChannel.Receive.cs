@@ -12,9 +12,9 @@ namespace XCall.Transport.Shm;
 // thread hop and no wake-up on either side.
 //
 // A caller that finds the role held by another caller yields to it (it reads this caller's reply too), up to the idle
-// strategy's yields, taking the role if it frees, before blocking on its call; one that finds the receive thread
-// polling, or waits for any frame (pollsAll), blocks at once: the receive thread wakes it, and yields to threads of a
-// foreign load could cost it their time slices.
+// strategy's yields and at most BesideReaderBound, taking the role if it frees, before blocking on its call; one that
+// finds the receive thread polling, or waits for any frame (pollsAll), blocks at once: the receive thread wakes it, and
+// yields to threads of a foreign load could cost it their time slices.
 //
 // A caller that spun without its reply arriving sleeps on the ring itself (armed with the "leader" value,
 // so the peer wakes the leader futex word, not the receive thread), in short slices, for a bounded time;
@@ -151,18 +151,19 @@ internal sealed partial class ShmChannel
         // receive thread, polling anyway, reads the reply.
         bool nested = call.IsNested;
         PumpOutcome outcome;
+        long yieldingSince = 0;
         for (int yields = 0; !TryPumpAsReceiver(call, deadline, maySleep: true, out outcome, mayAskHandOver: !nested && yields == 0, pollsAll); )
         {
             // Another caller reads the ring and completes this call when its reply comes: yield to it a while, taking
             // the role if it frees, then block on the call. A wait that any frame may end (a channel's reader, which
             // may wait long) blocks at once.
-            if (pollsAll || !YieldBesideReader(call, ref yields))
+            if (pollsAll || !YieldBesideReader(call, deadline, ref yields, ref yieldingSince))
             {
                 return call.Wait(deadline);
             }
             if (call.WaitOver)
             {
-                Interlocked.Increment(ref _waitsEndedBeside);
+                _waitsEndedBeside++; // a diagnostic: racing callers may lose a count
                 RearmIfLeftOwing();
                 return true;
             }
@@ -177,11 +178,12 @@ internal sealed partial class ShmChannel
 
     /// <summary>
     /// A caller's wait while another caller holds the role: yields until the call is over or the role is free (true), or
-    /// false once the idle strategy's yields are spent or the receive thread holds the role (it wakes the caller). Blocking at once would cost each such call two thread switches
-    /// and a kernel wake-up by the reader; threads that share a connection yield to each other instead, and whichever
-    /// runs completes the others' calls as it reads (docs/remoting.md, "Wake-ups").
+    /// false once the idle strategy's yields or <see cref="BesideReaderBound"/> are spent, the deadline passed, or the
+    /// receive thread (which wakes the caller) or this thread itself holds the role. Blocking at once would cost each
+    /// such call two thread switches and a kernel wake-up by the reader; threads that share a connection yield to each
+    /// other instead, and whichever runs completes the others' calls as it reads (docs/remoting.md, "Wake-ups").
     /// </summary>
-    private bool YieldBesideReader(IReplyWait call, ref int yields)
+    private bool YieldBesideReader(IReplyWait call, long deadline, ref int yields, ref long yieldingSince)
     {
         int most = _options.IdleStrategy == ShmIdleStrategy.Blocking ? 0 : IdleSpinner.BesideReaderYields;
         while (yields < most)
@@ -191,7 +193,17 @@ internal sealed partial class ShmChannel
             {
                 return true;
             }
-            if (owner == _receiveThreadId || owner == RoleClosed)
+            if (owner == _receiveThreadId || owner == RoleClosed || owner == Environment.CurrentManagedThreadId)
+            {
+                return false;
+            }
+            // A yield on cores busy with other work can give away a whole time slice: the phase is bounded in time too.
+            long now = Stopwatch.GetTimestamp();
+            if (yieldingSince == 0)
+            {
+                yieldingSince = now;
+            }
+            else if (now - yieldingSince > s_besideReaderBoundTicks || (deadline != long.MaxValue && Environment.TickCount64 >= deadline))
             {
                 return false;
             }
@@ -204,6 +216,11 @@ internal sealed partial class ShmChannel
         }
         return false;
     }
+
+    /// <summary>The longest a caller yields beside another caller that reads the ring before it blocks on its call.</summary>
+    internal static readonly TimeSpan BesideReaderBound = TimeSpan.FromMilliseconds(1);
+
+    private static readonly long s_besideReaderBoundTicks = (long)(BesideReaderBound.TotalSeconds * Stopwatch.Frequency);
 
     /// <inheritdoc/>
     public override bool TryPollForReply(IReplyWait call) =>
