@@ -291,16 +291,21 @@ public sealed class LinkGenerationTests
         }
     }
 
-    /// <summary>Forwards to an in-memory link; runs a hook once, after a reply has come in and before the caller reads it.</summary>
+    /// <summary>
+    /// Forwards to an in-memory link; runs a hook once, after a reply has come in and before the caller reads it. While
+    /// armed, a reply is handed on only once its caller waits for it: a reply that came before the caller's check after
+    /// sending would complete the call with no wait, and the hook would never run.
+    /// </summary>
     private sealed class HookedLink(FrameChannel inner) : FrameChannel
     {
         private Action? _hook;
+        private readonly ManualResetEventSlim _callerWaits = new();
 
         public override string RemoteEndpoint => inner.RemoteEndpoint;
 
         public void Arm(Action hook) => _hook = hook;
 
-        public override void Start(IFrameHandler handler) => inner.Start(handler);
+        public override void Start(IFrameHandler handler) => inner.Start(new HoldingHandler(this, handler));
 
         /// <summary>Reply frames this side began on the link.</summary>
         public int Replies => Volatile.Read(ref _replies);
@@ -322,6 +327,10 @@ public sealed class LinkGenerationTests
 
         public override bool WaitForReply(IReplyWait call, long deadline)
         {
+            if (Volatile.Read(ref _hook) is not null)
+            {
+                _callerWaits.Set();
+            }
             bool inTime = inner.WaitForReply(call, deadline);
             if (call.IsCompleted && Interlocked.Exchange(ref _hook, null) is { } hook)
             {
@@ -331,5 +340,24 @@ public sealed class LinkGenerationTests
         }
 
         public override void Dispose() => inner.Dispose();
+
+        /// <summary>Holds a reply that comes while the link is armed until its caller waits for it.</summary>
+        private sealed class HoldingHandler(HookedLink link, IFrameHandler handler) : IFrameHandler
+        {
+            public XCall.Marshal.MarshalLimits Limits => handler.Limits;
+
+            public void OnFrame(in FrameHeader header, ref XCall.Marshal.MarshalReader payload)
+            {
+                if (header.Kind == FrameKind.Reply && Volatile.Read(ref link._hook) is not null && !link._callerWaits.Wait(TimeSpan.FromSeconds(30)))
+                {
+                    throw new TimeoutException("the armed reply's caller never waited for it");
+                }
+                handler.OnFrame(header, ref payload);
+            }
+
+            public void OnClosed(Exception? error) => handler.OnClosed(error);
+
+            public void OnLinkLost(Exception error, int linkGeneration) => handler.OnLinkLost(error, linkGeneration);
+        }
     }
 }
