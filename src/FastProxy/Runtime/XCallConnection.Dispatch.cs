@@ -22,6 +22,19 @@ public sealed partial class XCallConnection
     {
         public XCallConnection? Connection;
         public ulong CallId;
+
+        /// <summary>Marks the thread as running call <paramref name="callId"/> of <paramref name="connection"/>; returns
+        /// what it ran before, which <see cref="Leave"/> restores.</summary>
+        public (XCallConnection? Connection, ulong CallId) Enter(XCallConnection connection, ulong callId)
+        {
+            (XCallConnection? Connection, ulong CallId) outer = (Connection, CallId);
+            Connection = connection;
+            CallId = callId;
+            return outer;
+        }
+
+        /// <summary>Restores what <see cref="Enter"/> returned.</summary>
+        public void Leave((XCallConnection? Connection, ulong CallId) outer) => (Connection, CallId) = outer;
     }
 
     /// <summary>This thread's <see cref="Dispatching"/>.</summary>
@@ -179,10 +192,7 @@ public sealed partial class XCallConnection
         payload.ReadBlock(MemoryMarshal.CreateSpan(ref MemoryMarshal.GetReference(copy), length));
         Channel.DetachFrame(); // the payload's memory is the transport's again
         Dispatching dispatch = ThisThreadsDispatching;
-        XCallConnection? outer = dispatch.Connection;
-        ulong outerCallId = dispatch.CallId;
-        dispatch.Connection = this;
-        dispatch.CallId = call.CallId;
+        var outer = dispatch.Enter(this, call.CallId);
         bool oneWay = call.IsOneWay;
         call.RegisterOnToken = !oneWay;
         try
@@ -214,8 +224,7 @@ public sealed partial class XCallConnection
         }
         finally
         {
-            dispatch.Connection = outer;
-            dispatch.CallId = outerCallId;
+            dispatch.Leave(outer);
             if (rented is not null)
             {
                 ArrayPool<byte>.Shared.Return(rented);
@@ -326,10 +335,7 @@ public sealed partial class XCallConnection
         // Marked as running on the receiving thread: a synchronous call it makes on this connection would wait
         // for a reply that only this thread could read, so it fails at once instead (see BeginCall).
         Dispatching dispatch = ThisThreadsDispatching;
-        XCallConnection? outer = dispatch.Connection;
-        ulong outerCallId = dispatch.CallId;
-        dispatch.Connection = this;
-        dispatch.CallId = OnReceivingThread;
+        var outer = dispatch.Enter(this, OnReceivingThread);
         try
         {
             payload.Context = this; // read here, on the receive thread of the frame's link: the current one
@@ -337,8 +343,7 @@ public sealed partial class XCallConnection
         }
         finally
         {
-            dispatch.Connection = outer;
-            dispatch.CallId = outerCallId;
+            dispatch.Leave(outer);
         }
     }
 
@@ -584,10 +589,7 @@ public sealed partial class XCallConnection
             Return(); // nothing below reads this object, which the next queued call may take at once
 
             Dispatching dispatch = ThisThreadsDispatching;
-            XCallConnection? outer = dispatch.Connection;
-            ulong outerCallId = dispatch.CallId;
-            dispatch.Connection = connection;
-            dispatch.CallId = call.CallId;
+            var outer = dispatch.Enter(connection, call.CallId);
             try
             {
                 var reader = new MarshalReader(buffer.AsSpan(0, length), connection.Options.Limits) { Context = connection.ReadContextOf(link), PeerMemory = peerMemory };
@@ -610,8 +612,7 @@ public sealed partial class XCallConnection
             }
             finally
             {
-                dispatch.Connection = outer;
-                dispatch.CallId = outerCallId;
+                dispatch.Leave(outer);
                 BoundedArrayPool.Return(buffer);
             }
         }
