@@ -44,7 +44,9 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
     //   object's batch, so a call blocked on a chain elsewhere does not block it.
     // - After its one-way batch left, a sender waits while MaxInFlight batches in flight carry one of its objects.
     // - Answers are delivered to the handler one at a time (_deliverLock).
-    // - Once _closed is set it stays; every later BeginFrame throws it.
+    // - Once _closed is set it stays; every later BeginFrame throws it. A failed batch sets it: to the send
+    //   delegate's own XCallDisconnectedException when that names this tunnel's endpoint (the delegate described the
+    //   loss already, as Close would), else to a disconnection over the batch's error.
     private const int MaxInFlight = 16;
     private const int MaxSteals = 8;
     private readonly Func<long, byte[], Task<BatchResult>> _send;
@@ -606,8 +608,9 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
                     if (_closed is null)
                     {
                         Exception error = done.Exception?.GetBaseException() ?? new OperationCanceledException();
-                        string why = error is XCallDisconnectedException lost ? lost.Reason : error.Message;
-                        _closed = new XCallDisconnectedException(_endpoint, $"{_host}, which hosts the object, is gone or failed a batch ({why})", error);
+                        _closed = error is XCallDisconnectedException own && own.Endpoint == _endpoint
+                            ? own
+                            : new XCallDisconnectedException(_endpoint, $"{_host}, which hosts the object, is gone or failed a batch ({Reason(error)})", error);
                         closeNow = _closed;
                     }
                 }
@@ -643,6 +646,8 @@ internal sealed class BatchChannel : FrameChannel, IBufferWriter<byte>
             return _failures.Remove(objectId, out OneWayCallFailedException? failure) ? failure : null;
         }
     }
+
+    private static string Reason(Exception error) => error is XCallDisconnectedException lost ? lost.Reason : error.Message;
 
     private void ThrowIfClosed()
     {
