@@ -151,10 +151,13 @@ internal static partial class ChannelSuite
             // For a profiler attached to both processes (docs/benchmarks.md): one form for 12 s before the rows.
             NetForm f = Enum.Parse<NetForm>(only);
             long until = Environment.TickCount64 + 12_000;
+            var bursts = new List<double>();
             while (Environment.TickCount64 < until)
             {
-                Burst(f, 5000);
+                bursts.Add(Burst(f, Ops(f)));
             }
+            bursts.Sort();
+            log.Line($"Profile form {f} over {transport}: {bursts.Count} bursts of {Ops(f):N0}, ns per operation min {bursts[0]:0.0}, median {bursts[bursts.Count / 2]:0.0}, max {bursts[^1]:0.0}");
         }
         double Burst(NetForm form, int ops)
         {

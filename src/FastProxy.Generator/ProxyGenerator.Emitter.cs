@@ -434,10 +434,10 @@ public sealed partial class ProxyGenerator
             {
                 w.Line($"{Escape(p.Name)} = default!;");
             }
-            w.Line($"var __call = BeginCall(0x{m.Id:x8}u);");
+            string? token = TokenName(m);
+            w.Line(token is null ? $"var __call = BeginCall(0x{m.Id:x8}u);" : $"var __call = BeginCall(0x{m.Id:x8}u, {token});");
             w.Open("try");
             EmitWriteArguments(w, m);
-            string? token = TokenName(m);
             w.Line(token is null ? "__call.SendAndWait(ref __w);" : $"__call.SendAndWait(ref __w, {token});");
             EmitReadReply(w, m, "__call", assignRefs: true);
             if (m.Result is not null)
@@ -456,7 +456,7 @@ public sealed partial class ProxyGenerator
         {
             string token = TokenName(m) ?? "default";
             string arguments = string.Join(", ", m.Parameters.Select(p => Escape(p.Name)));
-            w.Line($"var __call = BeginAsyncCall(0x{m.Id:x8}u);");
+            w.Line(TokenName(m) is null ? $"var __call = BeginAsyncCall(0x{m.Id:x8}u);" : $"var __call = BeginAsyncCall(0x{m.Id:x8}u, {token});");
             // Null: the link is down. The call is made again once the reconnect is done, in the task the caller
             // gets at once, so the caller's thread never waits for a connect.
             w.Open("if (__call is null)");

@@ -15,4 +15,11 @@ public static class FrameFlags
     /// (<see cref="XCall.Marshal.IBlockLender"/>). No payload change.
     /// </summary>
     public const ushort CallerWaits = 2;
+
+    /// <summary>
+    /// On a call frame: the caller will send no cancel frame for this call (no token of its can be cancelled and no
+    /// call timeout runs), so the receiving side may give the method a token that is never cancelled, without
+    /// keeping the call where cancel frames would find it. No payload change.
+    /// </summary>
+    public const ushort Uncancellable = 4;
 }

@@ -48,6 +48,8 @@ public interface IShapes
     int Fail(string message);
     Task FailAsync(string message);
     int WaitForCancel(CancellationToken cancellationToken);
+    bool CanCancel(CancellationToken cancellationToken);
+    Task<bool> CanCancelAsync(CancellationToken cancellationToken);
     List<string?> Names(List<string?> names);
     Dictionary<string, List<int>>? Group(Dictionary<string, List<int>>? input);
     int? MaybeDouble(int? x);

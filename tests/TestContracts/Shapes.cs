@@ -125,6 +125,14 @@ public class Shapes : IShapes
         throw new ArgumentException(message);
     }
 
+    public bool CanCancel(CancellationToken cancellationToken) => cancellationToken.CanBeCanceled;
+
+    public async Task<bool> CanCancelAsync(CancellationToken cancellationToken)
+    {
+        await Task.Yield();
+        return cancellationToken.CanBeCanceled;
+    }
+
     public int WaitForCancel(CancellationToken cancellationToken)
     {
         Started.Writer.TryWrite(nameof(WaitForCancel));

@@ -11,8 +11,8 @@ namespace XCall.Runtime;
 public sealed partial class XCallConnection
 {
     /// <summary>Begins a synchronous call through <paramref name="proxy"/>: its frame is open for the arguments.</summary>
-    internal PendingCall BeginCall(ProxyBase proxy, uint methodId) =>
-        BeginCallFrame(proxy.ObjectId, methodId, isAsync: false, mayDefer: false, proxy)!;
+    internal PendingCall BeginCall(ProxyBase proxy, uint methodId, bool cancellable = false) =>
+        BeginCallFrame(proxy.ObjectId, methodId, isAsync: false, mayDefer: false, proxy, cancellable)!;
 
     /// <summary>
     /// Begins a call of method <paramref name="methodId"/> on the peer's object <paramref name="objectId"/> without a
@@ -20,16 +20,16 @@ public sealed partial class XCallConnection
     /// </summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
     public PendingCall BeginCall(ulong objectId, uint methodId, bool isAsync) =>
-        BeginCallFrame(objectId, methodId, isAsync, mayDefer: false, proxy: null)!;
+        BeginCallFrame(objectId, methodId, isAsync, mayDefer: false, proxy: null, cancellable: true)!;
 
     /// <summary>
-    /// Begins an async call as <see cref="BeginCall(ProxyBase, uint)"/> does, unless the channel lost its link and
+    /// Begins an async call as <see cref="BeginCall(ProxyBase, uint, bool)"/> does, unless the channel lost its link and
     /// would make a new one first (a reconnecting channel): then null, with nothing rented or begun. The proxy
     /// then returns a task that awaits <see cref="ReconnectAsync"/> and makes the call again, so the caller's
     /// thread never waits for a connect.
     /// </summary>
-    internal PendingCall? BeginAsyncCall(ProxyBase proxy, uint methodId) =>
-        BeginCallFrame(proxy.ObjectId, methodId, isAsync: true, mayDefer: true, proxy);
+    internal PendingCall? BeginAsyncCall(ProxyBase proxy, uint methodId, bool cancellable = false) =>
+        BeginCallFrame(proxy.ObjectId, methodId, isAsync: true, mayDefer: true, proxy, cancellable);
 
     /// <summary>
     /// For an async call that <see cref="BeginAsyncCall"/> found without a link: completes once the channel has one
@@ -98,7 +98,9 @@ public sealed partial class XCallConnection
 
     private long NewDeadline() => _sendTimeoutMs == 0 ? 0 : Environment.TickCount64 + _sendTimeoutMs;
 
-    private PendingCall? BeginCallFrame(ulong objectId, uint methodId, bool isAsync, bool mayDefer, ProxyBase? proxy)
+    /// <summary>Begins a call's frame; <paramref name="cancellable"/>: the caller's token can be cancelled (a call that
+    /// cannot be, and runs no timeout, is marked <see cref="FrameFlags.Uncancellable"/>: no cancel frame follows it).</summary>
+    private PendingCall? BeginCallFrame(ulong objectId, uint methodId, bool isAsync, bool mayDefer, ProxyBase? proxy, bool cancellable)
     {
         long deadline = CallDeadline(isAsync); // first: a deadline left by ContinueCall is this call's, even if it fails here
         ThrowIfUnusableReference(proxy);
@@ -115,7 +117,8 @@ public sealed partial class XCallConnection
         {
             // CallerWaits only where the link lends: the flag tells the transport it may, and older peers refuse it.
             bool lends = !isAsync && Channel.LoanLink is not null;
-            ushort flags = (ushort)((parentCallId == 0 ? 0 : FrameFlags.Nested) | (lends ? FrameFlags.CallerWaits : 0));
+            ushort flags = (ushort)((parentCallId == 0 ? 0 : FrameFlags.Nested) | (lends ? FrameFlags.CallerWaits : 0)
+                | (cancellable || deadline != 0 ? 0 : FrameFlags.Uncancellable));
             IBufferWriter<byte>? output = BeginBoundedFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId, flags), mayDefer, deadline);
             if (output is null)
             {

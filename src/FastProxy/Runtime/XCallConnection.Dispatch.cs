@@ -99,7 +99,7 @@ public sealed partial class XCallConnection
         }
         if (Options.DispatchMode == DispatchMode.Inline)
         {
-            InvokeOnReceivingThread(target, header.MethodId, ref payload, RentServerCall(header.CallId, header.MethodId, oneWay));
+            InvokeOnReceivingThread(target, header.MethodId, ref payload, RentServerCall(header, oneWay));
             return;
         }
 
@@ -107,7 +107,7 @@ public sealed partial class XCallConnection
         // connection is within its bounds (ConnectionOptions.MaxConcurrentCalls, MaxConcurrentArgumentBytes).
         int length = checked((int)payload.Remaining);
         long weight = Admission.Weight(length);
-        ServerCall concurrentCall = RentServerCall(header.CallId, header.MethodId, oneWay);
+        ServerCall concurrentCall = RentServerCall(header, oneWay);
         // A callback our caller's call caused is offered to that caller's thread first, and takes no room there:
         // that thread waits for its reply anyway, and runs it (re-entrant, as a local callback would run); no pool
         // thread, no lock the caller holds is waited for. Refusing it could fail a chain of callbacks that needs
@@ -524,6 +524,13 @@ public sealed partial class XCallConnection
 
     private ServerCall RentServerCall(ulong callId, uint methodId, bool oneWay) =>
         _serverCalls.Rent(callId, methodId, oneWay, Channel.LinkGeneration);
+
+    private ServerCall RentServerCall(in FrameHeader header, bool oneWay)
+    {
+        ServerCall call = RentServerCall(header.CallId, header.MethodId, oneWay);
+        call.Uncancellable = (header.Flags & FrameFlags.Uncancellable) != 0;
+        return call;
+    }
 
     /// <summary>Makes a call run on the receiving thread reachable by cancel frames (see <see cref="ServerCall.RegisterOnToken"/>).</summary>
     internal void RegisterServerCall(ServerCall call) => _serverCalls.Register(call);

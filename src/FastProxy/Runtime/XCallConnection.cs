@@ -236,7 +236,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         {
             throw new XCallProtocolException($"Frame version {header.Version} is not supported (this build speaks {FrameHeader.CurrentVersion}).");
         }
-        if (header.Flags != 0 && (header.Kind != FrameKind.Call || (header.Flags & ~(FrameFlags.Nested | FrameFlags.CallerWaits)) != 0))
+        if (header.Flags != 0 && (header.Kind != FrameKind.Call || (header.Flags & ~(FrameFlags.Nested | FrameFlags.CallerWaits | FrameFlags.Uncancellable)) != 0))
         {
             throw new XCallProtocolException($"Frame flags 0x{header.Flags:x4} are not valid on a {header.Kind} frame.");
         }

@@ -36,11 +36,28 @@ public abstract class ProxyBase : IDisposable
     protected PendingCall BeginCall(uint methodId) => Connection.BeginCall(this, methodId);
 
     /// <summary>
+    /// Begins a synchronous call of method <paramref name="methodId"/>, which takes <paramref name="cancellationToken"/>:
+    /// its frame is open for the arguments. A token that cannot be cancelled (and no call timeout) tells the server
+    /// no cancel frame will follow, so the method gets a token that is never cancelled, at no cost.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The proxy is a reference that was released.</exception>
+    /// <exception cref="XCallDisconnectedException">The connection is gone, or the proxy is a reference that came over a lost link.</exception>
+    protected PendingCall BeginCall(uint methodId, CancellationToken cancellationToken) =>
+        Connection.BeginCall(this, methodId, cancellationToken.CanBeCanceled);
+
+    /// <summary>
     /// Begins an asynchronous call of method <paramref name="methodId"/>; null when the link is down and must be made
     /// again first: the proxy then awaits <see cref="ReconnectAsync"/>, hands its result to <see cref="ContinueCall"/>
     /// and makes the call again, so the caller's thread never waits for a connect.
     /// </summary>
     protected PendingCall? BeginAsyncCall(uint methodId) => Connection.BeginAsyncCall(this, methodId);
+
+    /// <summary>
+    /// <see cref="BeginAsyncCall(uint)"/> for a method that takes <paramref name="cancellationToken"/> (see
+    /// <see cref="BeginCall(uint, CancellationToken)"/>).
+    /// </summary>
+    protected PendingCall? BeginAsyncCall(uint methodId, CancellationToken cancellationToken) =>
+        Connection.BeginAsyncCall(this, methodId, cancellationToken.CanBeCanceled);
 
     /// <summary>Begins a one-way call of method <paramref name="methodId"/>.</summary>
     protected OneWayCall BeginOneWay(uint methodId) => Connection.BeginOneWay(this, methodId);
@@ -78,7 +95,7 @@ public abstract class ProxyBase : IDisposable
         throw new ArgumentOutOfRangeException("offset", "The argument does not fit in the span at that offset.");
 
     /// <summary>
-    /// For an asynchronous call that <see cref="BeginAsyncCall"/> found without a link: completes once the channel
+    /// For an asynchronous call that <see cref="BeginAsyncCall(uint)"/> found without a link: completes once the channel
     /// has one again, with the deadline the call keeps (its token and its timeout end the wait).
     /// </summary>
     protected ValueTask<long> ReconnectAsync(CancellationToken cancellationToken) => Connection.ReconnectAsync(cancellationToken);

@@ -117,6 +117,7 @@ public sealed class ServerCall
         StartTimestamp = 0;
         Admitted = 0;
         RegisterOnToken = false;
+        Uncancellable = false;
         _cancelRequested = false;
         if (_cts is not null && !_cts.TryReset())
         {
@@ -148,11 +149,18 @@ public sealed class ServerCall
     /// </summary>
     internal bool RegisterOnToken { get; set; }
 
+    /// <summary>The caller sends no cancel frame for this call (<see cref="FrameFlags.Uncancellable"/>): the method's token is <see cref="CancellationToken.None"/>.</summary>
+    internal bool Uncancellable { get; set; }
+
     /// <summary>The token passed to a method's <see cref="CancellationToken"/> parameter: cancelled when the caller cancels.</summary>
     public CancellationToken CancellationToken
     {
         get
         {
+            if (Uncancellable)
+            {
+                return CancellationToken.None;
+            }
             if (_cts is null)
             {
                 lock (this)

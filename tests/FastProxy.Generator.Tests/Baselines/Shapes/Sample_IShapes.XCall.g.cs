@@ -266,7 +266,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.Compiler
 
     global::System.Threading.Tasks.Task global::Sample.IShapes.DelayAsync(int milliseconds, global::System.Threading.CancellationToken cancellationToken)
     {
-        var __call = BeginAsyncCall(0x7c85e636u);
+        var __call = BeginAsyncCall(0x7c85e636u, cancellationToken);
         if (__call is null)
         {
             return __Reconnect(this, milliseconds, cancellationToken);
@@ -355,7 +355,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.Compiler
 
     global::System.Threading.Tasks.ValueTask<global::Sample.Point> global::Sample.IShapes.MoveAsync(global::Sample.Point point, global::System.Threading.CancellationToken cancellationToken)
     {
-        var __call = BeginAsyncCall(0x067f058cu);
+        var __call = BeginAsyncCall(0x067f058cu, cancellationToken);
         if (__call is null)
         {
             return __Reconnect(this, point, cancellationToken);
@@ -438,7 +438,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.Compiler
 
     int global::Sample.IShapes.WaitForCancel(global::System.Threading.CancellationToken cancellationToken)
     {
-        var __call = BeginCall(0x39771abeu);
+        var __call = BeginCall(0x39771abeu, cancellationToken);
         try
         {
             var __w = __call.Arguments();
