@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Globalization;
 using System.Net;
 using System.Net.Sockets;
 using XCall.Channels;
@@ -294,6 +295,7 @@ internal static partial class ChannelSuite
         }
         log.Line($"Context switches and CPU time per operation over {transport} (voluntary+involuntary switches, ns on a CPU; threads with 0.05 switches or 20 ns; a diagnostic burst after the rounds): {string.Join("; ", switches)}");
         log.Line($"Operations timed one by one over {transport} (ns; a diagnostic burst after the rounds): {string.Join("; ", spreads)}");
+        log.Line($"Rounds over {transport} (ns per operation, in round order; odd rounds ran the forms backwards): {string.Join("; ", forms.Select(f => $"{f} {string.Join(" / ", ns[f].Select(v => v.ToString("0", CultureInfo.InvariantCulture)))}"))}");
         log.Line($"First bursts over {transport}, before the warm-up (ns per operation, a tenth of a row's burst; the JIT's first tier in both processes): {string.Join("; ", forms.Select(f => $"{f} {cold[f]:0.0}"))}");
         if (transport == "shm")
         {
