@@ -17,9 +17,9 @@ public static class FrameFlags
     public const ushort CallerWaits = 2;
 
     /// <summary>
-    /// On a call frame: the caller will send no cancel frame for this call (no token of its can be cancelled and no
-    /// call timeout runs), so the receiving side may give the method a token that is never cancelled, without
-    /// keeping the call where cancel frames would find it. No payload change.
+    /// On a call frame: the caller will send no cancel frame for this call (its token cannot be cancelled and no call
+    /// timeout runs), so the receiving side may give the method a token shared by such calls, which only the link's
+    /// loss or the connection's close cancels, instead of a source of the call's own. No payload change.
     /// </summary>
     public const ushort Uncancellable = 4;
 }

@@ -298,18 +298,6 @@ public abstract class ShapesContractTests
     }
 
     [Fact]
-    public async Task A_method_gets_a_token_that_can_be_cancelled_only_when_the_callers_can_be()
-    {
-        // A caller that cannot cancel (and runs no call timeout) tells the server so: the method gets CancellationToken.None.
-        Assert.False(Shapes.CanCancel(CancellationToken.None));
-        Assert.False(await Shapes.CanCancelAsync(CancellationToken.None));
-        using var cts = new CancellationTokenSource();
-        Assert.True(Shapes.CanCancel(cts.Token));
-        Assert.True(await Shapes.CanCancelAsync(cts.Token));
-        Assert.False(Shapes.CanCancel(default));
-    }
-
-    [Fact]
     public void Sync_call_with_an_already_cancelled_token_fails_and_the_connection_stays_usable()
     {
         using var cts = new CancellationTokenSource();

@@ -11,7 +11,7 @@ namespace XCall.Runtime;
 public sealed partial class XCallConnection
 {
     /// <summary>Begins a synchronous call through <paramref name="proxy"/>: its frame is open for the arguments.</summary>
-    internal PendingCall BeginCall(ProxyBase proxy, uint methodId, bool cancellable = false) =>
+    internal PendingCall BeginCall(ProxyBase proxy, uint methodId, bool cancellable = true) =>
         BeginCallFrame(proxy.ObjectId, methodId, isAsync: false, mayDefer: false, proxy, cancellable)!;
 
     /// <summary>
@@ -28,7 +28,7 @@ public sealed partial class XCallConnection
     /// then returns a task that awaits <see cref="ReconnectAsync"/> and makes the call again, so the caller's
     /// thread never waits for a connect.
     /// </summary>
-    internal PendingCall? BeginAsyncCall(ProxyBase proxy, uint methodId, bool cancellable = false) =>
+    internal PendingCall? BeginAsyncCall(ProxyBase proxy, uint methodId, bool cancellable = true) =>
         BeginCallFrame(proxy.ObjectId, methodId, isAsync: true, mayDefer: true, proxy, cancellable);
 
     /// <summary>

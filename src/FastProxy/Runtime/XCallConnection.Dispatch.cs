@@ -528,8 +528,30 @@ public sealed partial class XCallConnection
     private ServerCall RentServerCall(in FrameHeader header, bool oneWay)
     {
         ServerCall call = RentServerCall(header.CallId, header.MethodId, oneWay);
-        call.Uncancellable = (header.Flags & FrameFlags.Uncancellable) != 0;
+        if ((header.Flags & FrameFlags.Uncancellable) != 0)
+        {
+            call.SharedCancellation = Volatile.Read(ref _linkCancellation);
+        }
         return call;
+    }
+
+    // The token of the calls whose callers cannot cancel them (FrameFlags.Uncancellable): no cancel frame comes for
+    // them, but a lost link or a close ends them as it ends every other call (FailCalls), through this one source,
+    // replaced by a new one each time.
+    private CancellationTokenSource _linkCancellation = new();
+
+    /// <summary>Cancels the token of the calls whose callers cannot cancel them, and gives the calls after a new one.</summary>
+    private void CancelUncancellableCalls()
+    {
+        CancellationTokenSource ended = Interlocked.Exchange(ref _linkCancellation, new CancellationTokenSource());
+        try
+        {
+            ended.Cancel();
+        }
+        catch (AggregateException)
+        {
+            // A callback registered by a target threw; the cancel itself happened.
+        }
     }
 
     /// <summary>Makes a call run on the receiving thread reachable by cancel frames (see <see cref="ServerCall.RegisterOnToken"/>).</summary>

@@ -309,6 +309,7 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         {
             call.RequestCancel();
         }
+        CancelUncancellableCalls();
     }
 
     private void Close(Exception? error)

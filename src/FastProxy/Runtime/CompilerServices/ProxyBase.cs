@@ -38,7 +38,8 @@ public abstract class ProxyBase : IDisposable
     /// <summary>
     /// Begins a synchronous call of method <paramref name="methodId"/>, which takes <paramref name="cancellationToken"/>:
     /// its frame is open for the arguments. A token that cannot be cancelled (and no call timeout) tells the server
-    /// no cancel frame will follow, so the method gets a token that is never cancelled, at no cost.
+    /// no cancel frame will follow, so the method gets the token its connection shares among such calls (cancelled
+    /// when the link is lost or the connection closes) instead of a source of its own.
     /// </summary>
     /// <exception cref="ObjectDisposedException">The proxy is a reference that was released.</exception>
     /// <exception cref="XCallDisconnectedException">The connection is gone, or the proxy is a reference that came over a lost link.</exception>

@@ -117,7 +117,7 @@ public sealed class ServerCall
         StartTimestamp = 0;
         Admitted = 0;
         RegisterOnToken = false;
-        Uncancellable = false;
+        SharedCancellation = null;
         _cancelRequested = false;
         if (_cts is not null && !_cts.TryReset())
         {
@@ -149,17 +149,20 @@ public sealed class ServerCall
     /// </summary>
     internal bool RegisterOnToken { get; set; }
 
-    /// <summary>The caller sends no cancel frame for this call (<see cref="FrameFlags.Uncancellable"/>): the method's token is <see cref="CancellationToken.None"/>.</summary>
-    internal bool Uncancellable { get; set; }
+    /// <summary>
+    /// For a call whose caller sends no cancel frame (<see cref="FrameFlags.Uncancellable"/>): the connection's source
+    /// that a lost link or a close cancels, shared by every such call, whose token the method gets; else null.
+    /// </summary>
+    internal CancellationTokenSource? SharedCancellation { get; set; }
 
     /// <summary>The token passed to a method's <see cref="CancellationToken"/> parameter: cancelled when the caller cancels.</summary>
     public CancellationToken CancellationToken
     {
         get
         {
-            if (Uncancellable)
+            if (SharedCancellation is { } shared)
             {
-                return CancellationToken.None;
+                return shared.Token;
             }
             if (_cts is null)
             {
