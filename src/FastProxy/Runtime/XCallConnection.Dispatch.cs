@@ -530,6 +530,15 @@ public sealed partial class XCallConnection
         ServerCall call = RentServerCall(header.CallId, header.MethodId, oneWay);
         if ((header.Flags & FrameFlags.Uncancellable) != 0)
         {
+            while (true)
+            {
+                int running = Volatile.Read(ref _uncancellableRunning);
+                if (running >= 0 && Interlocked.CompareExchange(ref _uncancellableRunning, running + 1, running) == running)
+                {
+                    break;
+                }
+                Thread.SpinWait(1); // the source is being reset: a few instructions
+            }
             call.SharedCancellation = Volatile.Read(ref _linkCancellation);
         }
         return call;
@@ -537,13 +546,29 @@ public sealed partial class XCallConnection
 
     // The token of the calls whose callers cannot cancel them (FrameFlags.Uncancellable): no cancel frame comes for
     // them, but a lost link or a close ends them as it ends every other call (FailCalls), through this one source,
-    // replaced by a new one each time.
+    // replaced by a new one at a lost link. _uncancellableRunning counts the calls holding it (-1 while it is reset):
+    // when the last one ends, the source is reset, so what their methods left registered on the token (a registration
+    // never disposed) goes, as it goes with a call's own source when the call is pooled again.
     private CancellationTokenSource _linkCancellation = new();
+    private int _uncancellableRunning;
 
-    /// <summary>Cancels the token of the calls whose callers cannot cancel them, and gives the calls after a new one.</summary>
-    private void CancelUncancellableCalls()
+    /// <summary>Tests: the calls running that hold the shared token of calls nobody can cancel.</summary>
+    internal int UncancellableRunning => Volatile.Read(ref _uncancellableRunning);
+
+    /// <summary>A call that held the shared token ended; the last one resets the source.</summary>
+    private void EndUncancellable()
     {
-        CancellationTokenSource ended = Interlocked.Exchange(ref _linkCancellation, new CancellationTokenSource());
+        if (Interlocked.Decrement(ref _uncancellableRunning) == 0 && Interlocked.CompareExchange(ref _uncancellableRunning, -1, 0) == 0)
+        {
+            Volatile.Read(ref _linkCancellation).TryReset(); // false once cancelled: the connection closed
+            Volatile.Write(ref _uncancellableRunning, 0);
+        }
+    }
+
+    /// <summary>Cancels the token of the calls whose callers cannot cancel them, and, unless the connection closed, gives the calls after a new one.</summary>
+    private void CancelUncancellableCalls(bool closed)
+    {
+        CancellationTokenSource ended = closed ? Volatile.Read(ref _linkCancellation) : Interlocked.Exchange(ref _linkCancellation, new CancellationTokenSource());
         try
         {
             ended.Cancel();
@@ -562,6 +587,11 @@ public sealed partial class XCallConnection
 
     private void ReturnServerCall(ServerCall call)
     {
+        if (call.SharedCancellation is not null)
+        {
+            call.SharedCancellation = null;
+            EndUncancellable();
+        }
         ReleaseAdmission(call); // a one-way call, or one whose reply or error was never published
         _serverCalls.Return(call);
     }

@@ -305,11 +305,11 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
                 call.CompleteWithFailure(call.CallId, failure.Copy());
             }
         }
+        CancelUncancellableCalls(closed: _calls.IsClosed);
         foreach (ServerCall call in _serverCalls.Snapshot())
         {
             call.RequestCancel();
         }
-        CancelUncancellableCalls();
     }
 
     private void Close(Exception? error)

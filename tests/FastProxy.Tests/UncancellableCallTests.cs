@@ -2,7 +2,7 @@ using XCall.Runtime;
 using XCall.Tests.Contracts;
 using XCall.Transport;
 
-namespace XCall.Tests;
+namespace XCall.FastProxy.Tests;
 
 /// <summary>
 /// A call its caller can never cancel goes out marked <see cref="FrameFlags.Uncancellable"/>: its method gets the token
@@ -54,10 +54,34 @@ public sealed class UncancellableCallTests
         await Assert.ThrowsAnyAsync<XCallException>(() => call.WaitAsync(s_bound));
     }
 
+    [Fact]
+    public async Task What_an_ended_call_left_registered_on_the_shared_token_goes_with_it()
+    {
+        var shapes = new Recording { LeaksRegistrations = true };
+        Served served = new(shapes, timed: false);
+        for (int i = 0; i < 10; i++)
+        {
+            served.Proxy.CanCancel(CancellationToken.None); // each leaves a registration on the token it got, never disposed
+        }
+        // The server returns a call after its reply went: wait until the last of them ended, as the next call would find.
+        Assert.True(SpinWait.SpinUntil(() => served.Server.UncancellableRunning == 0, s_bound));
+        Task<int> call = Task.Factory.StartNew(() => served.Proxy.WaitForCancel(CancellationToken.None), TaskCreationOptions.LongRunning);
+        await shapes.Entered.Task.WaitAsync(s_bound);
+
+        served.Dispose();
+        Assert.True(await shapes.Returned.Task.WaitAsync(s_bound)); // the running call is cancelled
+        Assert.Equal(0, Volatile.Read(ref shapes.LeakedCallbacksRun)); // the ended calls' registrations were dropped
+        await Assert.ThrowsAnyAsync<XCallException>(() => call.WaitAsync(s_bound));
+    }
+
     /// <summary>Shapes that keeps the tokens its methods got, and tells when <see cref="IShapes.WaitForCancel"/> began and how it ended.</summary>
     private sealed class Recording : Shapes, IShapes
     {
         public List<CancellationToken> Tokens { get; } = [];
+
+        public bool LeaksRegistrations { get; init; }
+
+        public int LeakedCallbacksRun;
 
         public TaskCompletionSource<CancellationToken> Entered { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
@@ -68,6 +92,10 @@ public sealed class UncancellableCallTests
             lock (Tokens)
             {
                 Tokens.Add(cancellationToken);
+            }
+            if (LeaksRegistrations)
+            {
+                cancellationToken.Register(() => Interlocked.Increment(ref LeakedCallbacksRun)); // never disposed, on purpose
             }
             return cancellationToken.CanBeCanceled;
         }
@@ -105,6 +133,8 @@ public sealed class UncancellableCallTests
         }
 
         public IShapes Proxy { get; }
+
+        public XCallConnection Server => _served;
 
         public void Dispose()
         {
