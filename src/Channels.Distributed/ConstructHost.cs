@@ -46,6 +46,8 @@ internal sealed class ConstructHost : IConstructHost
 
     public Task<WriterGrant> CreditsAsync(int id, int writer, bool urgent) => Get<HostedChannel>(id).CreditsAsync(writer, urgent);
 
+    public Task<WriterGrant> StandingCreditsAsync(int id, int writer) => Get<HostedChannel>(id).CreditsAsync(writer, urgent: false);
+
     public Task AppliedAsync(int id, int writer, long batches) => Get<HostedChannel>(id).AppliedAsync(writer, batches);
 
     public void EndAfter(int id, int writer, long batches, int strength) => Get<HostedChannel>(id).EndAfter(writer, batches, strength);

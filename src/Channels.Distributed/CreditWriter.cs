@@ -352,7 +352,7 @@ internal sealed class CreditWriter<T> : IConfirmable
         {
             while (true)
             {
-                WriterGrant grant = await _link.Host.CreditsAsync(_link.Id, _writer, urgent: false).ConfigureAwait(false);
+                WriterGrant grant = await _link.Host.StandingCreditsAsync(_link.Id, _writer).ConfigureAwait(false);
                 lock (_gate)
                 {
                     AddUnsynchronized(grant);

@@ -55,6 +55,13 @@ internal interface IConstructHost
     /// </summary>
     Task<WriterGrant> CreditsAsync(int id, int writer, bool urgent);
 
+    /// <summary>
+    /// <see cref="CreditsAsync"/>'s request that a lone writer keeps out (not urgent): answered when the reader has freed
+    /// a quarter of the buffer, which may take long, so nobody polls for the answer.
+    /// </summary>
+    [LongWait]
+    Task<WriterGrant> StandingCreditsAsync(int id, int writer);
+
     /// <summary>Completes once the first <paramref name="batches"/> batches of a remote writer are in the channel (or the channel ended).</summary>
     Task AppliedAsync(int id, int writer, long batches);
 

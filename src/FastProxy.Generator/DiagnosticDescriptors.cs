@@ -78,6 +78,11 @@ internal static class DiagnosticDescriptors
         "Parameter '{1}' of '{0}' is a Span<T>: its contents travel to the callee, but what the callee writes into them does not come back; declare it ReadOnlySpan<T> if it is input, or use a ref array or a return value to get data back",
         Category, DiagnosticSeverity.Warning, isEnabledByDefault: true);
 
+    public static readonly DiagnosticDescriptor LongWaitNotAsync = new(
+        "XCALL015", "[LongWait] on a method that is not awaited",
+        "[LongWait] on '{0}' has no effect: only the calls of a method that returns a task, and is not [OneWay], are awaited rather than waited for on the calling thread",
+        Category, DiagnosticSeverity.Warning, isEnabledByDefault: true);
+
     public static DiagnosticDescriptor ById(string id) => id switch
     {
         "XCALL001" => GenericMethod,
@@ -94,6 +99,7 @@ internal static class DiagnosticDescriptors
         "XCALL012" => KnownTypeNotDerived,
         "XCALL013" => BadRegisteredMarshaller,
         "XCALL014" => SpanIsInputOnly,
+        "XCALL015" => LongWaitNotAsync,
         _ => throw new ArgumentOutOfRangeException(nameof(id), id, "Unknown XCall diagnostic id."),
     };
 }

@@ -457,7 +457,8 @@ public sealed partial class ProxyGenerator
             string? tokenName = TokenName(m);
             string token = tokenName ?? "default";
             string arguments = string.Join(", ", m.Parameters.Select(p => Escape(p.Name)));
-            w.Line(tokenName is null ? $"var __call = BeginAsyncCall(0x{m.Id:x8}u);" : $"var __call = BeginAsyncCall(0x{m.Id:x8}u, {tokenName});");
+            string begin = m.LongWait ? "BeginLongWaitCall" : "BeginAsyncCall";
+            w.Line(tokenName is null ? $"var __call = {begin}(0x{m.Id:x8}u);" : $"var __call = {begin}(0x{m.Id:x8}u, {tokenName});");
             // Null: the link is down. The call is made again once the reconnect is done, in the task the caller
             // gets at once, so the caller's thread never waits for a connect.
             w.Open("if (__call is null)");

@@ -68,7 +68,7 @@ public sealed partial class ProxyGenerator
                 }
             }
 
-            if (_diagnostics.Count > 0)
+            if (ErrorCount() > 0)
             {
                 // A proxy without the rejected members would not compile: the reported error is the only one to see.
                 return Result(null);
@@ -112,11 +112,14 @@ public sealed partial class ProxyGenerator
             new EquatableArray<DataTypeSpec>(_dataOrder.Select(n => _dataTypes[n]).Where(d => d is not null)!),
             new EquatableArray<DiagnosticInfo>(_diagnostics));
 
+        /// <summary>Errors reported so far (warnings leave the generated code as it would be without them).</summary>
+        private int ErrorCount() => _diagnostics.Count(d => d.IsError);
+
         private MethodSpec? ParseMethod(IMethodSymbol method, INamedTypeSymbol declaring, string owner)
         {
             Location? location = method.Locations.FirstOrDefault();
             string name = method.Name;
-            int errors = _diagnostics.Count;
+            int errors = ErrorCount();
             if (method.IsGenericMethod)
             {
                 _diagnostics.Add(DiagnosticInfo.Create(DiagnosticDescriptors.GenericMethod, location, name, owner));
@@ -124,6 +127,7 @@ public sealed partial class ProxyGenerator
             }
 
             bool oneWay = method.GetAttributes().Any(a => a.AttributeClass?.ToDisplayString() == "XCall.OneWayAttribute");
+            bool longWait = method.GetAttributes().Any(a => a.AttributeClass?.ToDisplayString() == "XCall.LongWaitAttribute");
             ITypeSymbol returnType = method.ReturnType;
             string returnName = returnType.ToDisplayString(s_annotatedName);
             ReturnKind kind;
@@ -224,12 +228,21 @@ public sealed partial class ProxyGenerator
             {
                 _diagnostics.Add(DiagnosticInfo.Create(DiagnosticDescriptors.TooManyTokens, location, name));
             }
-            if (_diagnostics.Count != errors)
+            if (ErrorCount() != errors)
             {
                 return null;
             }
+            if (longWait && (oneWay || kind is not (ReturnKind.Task or ReturnKind.ValueTask or ReturnKind.TaskOfT or ReturnKind.ValueTaskOfT)))
+            {
+                // A hint to the caller's side only (not part of the signature): a method it does not fit keeps its calls as they are.
+                _diagnostics.Add(DiagnosticInfo.Create(DiagnosticDescriptors.LongWaitNotAsync, location, name));
+                longWait = false;
+            }
             string text = signature.ToString();
-            return new MethodSpec(name, Fnv.Hash32(text), text, declaring.ToDisplayString(s_fullName), kind, returnName, result, oneWay, new EquatableArray<ParameterSpec>(parameters));
+            return new MethodSpec(name, Fnv.Hash32(text), text, declaring.ToDisplayString(s_fullName), kind, returnName, result, oneWay, new EquatableArray<ParameterSpec>(parameters))
+            {
+                LongWait = longWait,
+            };
         }
 
         /// <summary>A <see cref="WireKind.Lent"/> block only goes from caller to callee: as a result or a ref / out

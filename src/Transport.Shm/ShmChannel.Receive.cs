@@ -57,7 +57,9 @@ namespace XCall.Transport.Shm;
 // _callsSent again and then takes the role and re-arms; the sender counts the call before its frame's publish (a
 // full fence) and reads the role after, so one of them sees the other. A pipelined async call, whose caller reads no
 // role, re-arms itself when it finds the role free and the mark set (CommitFrameBatched). Calls a peer never answers
-// only keep the mark from being left.
+// only keep the mark from being left. A long wait (FrameFlags.LongWait: a call nobody polls for, whose answer may come
+// much later, such as a buffered channel writer's standing request for credits) is not counted as owed: its answer
+// echoes the flag, and the peer wakes the receive thread for it under the mark as for any frame nobody polls for.
 //
 // A wait for a condition that any frame may end (WaitReceiving: a message that a one-way call delivers) takes the role
 // the same way, but disarms the word instead of marking it: while it polls, the peer wakes nobody for any frame. It

@@ -8,7 +8,8 @@ internal sealed partial class ShmChannel
 {
     private FrameKind _openKind;   // the open frame's kind, and whether the peer's callers poll for it (under the send lock)
     private bool _openPolledFor;
-    private long _callsSent;       // call and hello frames sent: a peer answers each with one reply or error (see ReleaseRole)
+    private bool _openOwed;        // the open frame is a call or hello whose answer counts in _callsSent
+    private long _callsSent;       // call and hello frames sent but long waits: a peer answers each with one reply or error (see ReleaseRole)
     private int _wakesOutsideLock; // wake-ups claimed under the send lock and not yet issued after it
 
     /// <inheritdoc/>
@@ -41,6 +42,7 @@ internal sealed partial class ShmChannel
             _writer.BeginFrame(header);
             _openKind = header.Kind;
             _openPolledFor = RingSignal.IsPolledFor(header);
+            _openOwed = header.Kind is FrameKind.Call or FrameKind.Hello && (header.Flags & FrameFlags.LongWait) == 0;
             return _writer;
         }
         catch
@@ -76,7 +78,7 @@ internal sealed partial class ShmChannel
         try
         {
             FrameKind kind = _openKind;
-            if (kind is FrameKind.Call or FrameKind.Hello)
+            if (_openOwed)
             {
                 Volatile.Write(ref _callsSent, _callsSent + 1); // before the frame is out (see ReleaseRole); one writer: the lock's holder
             }

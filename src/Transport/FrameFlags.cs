@@ -22,4 +22,12 @@ public static class FrameFlags
     /// loss or the connection's close cancels, instead of a source of the call's own. No payload change.
     /// </summary>
     public const ushort Uncancellable = 4;
+
+    /// <summary>
+    /// On a call frame: nobody polls for the reply, which may come much later (a method marked
+    /// <c>[LongWait]</c>, awaited asynchronously); the receiving side sets the bit on the call's reply or error frame
+    /// too. A transport that lets waiting callers read the incoming frames counts such a call as owed to no waiting
+    /// thread, and wakes its receiving thread for the answer. No payload change.
+    /// </summary>
+    public const ushort LongWait = 8;
 }

@@ -530,8 +530,42 @@ public sealed class DiagnosticTests
 
         Assert.Equal("buffer", report.LocatedText);
         Assert.Contains("'Fill'", report.Message);
+        GeneratorOutput output = GeneratorHarness.Run(Usings + """
+            [Remotable]
+            public interface IFiller
+            {
+                void Fill(Span<byte> buffer);
+            }
+            """);
+        Assert.Contains(output.Result.GeneratedSources, s => s.HintName == "Sample_IFiller.XCall.g.cs"); // a warning leaves the proxy made
         Assert.Contains("does not come back", report.Message);
         Assert.Contains("ReadOnlySpan<T>", report.Message);
+    }
+
+    [Theory]
+    [InlineData("int Next(int after);", "Next")]
+    [InlineData("[OneWay] void Poke(int value);", "Poke")]
+    public void LongWait_on_a_method_that_is_not_awaited_warns_XCALL015_and_the_proxy_is_still_made(string method, string name)
+    {
+        Reported report = Report("XCALL015", $$"""
+            [Remotable]
+            public interface IEvents
+            {
+                [LongWait] {{method}}
+            }
+            """, DiagnosticSeverity.Warning);
+
+        Assert.Contains("has no effect", report.Message);
+        GeneratorOutput output = GeneratorHarness.Run(Usings + $$"""
+            [Remotable]
+            public interface IEvents
+            {
+                [LongWait] {{method}}
+            }
+            """);
+        string contract = output.Result.GeneratedSources.Single(s => s.HintName == "Sample_IEvents.XCall.g.cs").SourceText.ToString();
+        Assert.Contains($"IEvents.{name}(", contract);
+        Assert.DoesNotContain("BeginLongWaitCall", contract);
     }
 
     [Fact]

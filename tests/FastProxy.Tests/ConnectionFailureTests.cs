@@ -198,12 +198,13 @@ public sealed class ConnectionFailureTests
     }
 
     [Theory]
-    [InlineData(FrameKind.Call, 8)]
+    [InlineData(FrameKind.Call, 16)]
     [InlineData(FrameKind.Call, 0x8000)]
     [InlineData(FrameKind.OneWay, 1)]
     [InlineData(FrameKind.OneWay, 2)]
     [InlineData(FrameKind.OneWay, 4)]
     [InlineData(FrameKind.Reply, 4)]
+    [InlineData(FrameKind.OneWay, 8)]
     [InlineData(FrameKind.Reply, 1)]
     public void Frame_flag_that_is_unknown_or_off_its_kind_is_a_protocol_error(FrameKind kind, int flags)
     {

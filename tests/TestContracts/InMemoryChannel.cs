@@ -81,6 +81,7 @@ public sealed class InMemoryChannel : FrameChannel
         _lastCommitThread = Environment.CurrentManagedThreadId;
         try
         {
+            Committed.Enqueue(MemoryMarshal.Read<FrameHeader>(_frame.WrittenSpan));
             if (!_peer._closed)
             {
                 _peer._inbox.Add(_frame.WrittenSpan.ToArray());
@@ -92,6 +93,9 @@ public sealed class InMemoryChannel : FrameChannel
             Monitor.Exit(_sendLock);
         }
     }
+
+    /// <summary>The headers of the frames this side committed, in order (<see cref="CommitFrame"/>).</summary>
+    public System.Collections.Concurrent.ConcurrentQueue<FrameHeader> Committed { get; } = new();
 
     /// <summary>The managed thread id of the thread that committed this side's last frame (0 before the first).</summary>
     public int LastCommitThread => Volatile.Read(ref _lastCommitThread);

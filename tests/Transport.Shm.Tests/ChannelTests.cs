@@ -79,6 +79,39 @@ public sealed class ChannelTests(ITestOutputHelper output) : IDisposable
         }
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task A_long_wait_is_owed_to_nobody_and_its_answer_wakes_the_receive_thread_under_the_callers_mark(bool portableWake)
+    {
+        // A call marked LongWait (a standing request nobody polls for) is out while back-to-back calls run: it must not
+        // keep them from leaving the ring marked (counted as owed, it would, for as long as it is out), and its answer,
+        // which echoes the mark, must wake the sleeping receive thread, as a frame no caller polls for does.
+        using CoreDemandMeasuredAgain measured = MarkableRing();
+        ShmOptions options = _dir.Options(ShmIdleStrategy.BusySpin) with { ForcePortableWake = portableWake };
+        using ShmListener listener = ShmTransport.Listen("longwait", options);
+        (FrameChannel client, FrameChannel server) = await PairAsync(listener, options);
+        using (server)
+        using (var echo = new EchoClient(client))
+        {
+            var holder = new HoldingHandler(new EchoHandler(server));
+            server.Start(holder);
+            var shm = (ShmChannel)client;
+            client.BeginFrame(new FrameHeader(FrameKind.Call, HoldingHandler.CallId, 0, HoldingHandler.Method, FrameFlags.LongWait), 0);
+            client.CommitFrame();
+            FrameHeader held = await holder.Held.Task.WaitAsync(TimeSpan.FromSeconds(30));
+            Assert.Equal(FrameFlags.LongWait, held.Flags);
+            long left = CallUntilCallersLeaveTheRingMarked(echo, shm);
+            output.WriteLine($"releases that left the ring marked with the long wait out: {left}");
+            Assert.True(shm.ReceiveThreadSleeps, "the receive thread sleeps while callers leave the ring marked");
+            int wakes = shm.ReceiveThreadWakeSeq;
+            server.BeginFrame(new FrameHeader(FrameKind.Reply, HoldingHandler.CallId, 0, HoldingHandler.Method, FrameFlags.LongWait), 0);
+            server.CommitFrame();
+            Assert.True(SpinWait.SpinUntil(() => shm.ReceiveThreadWakeSeq != wakes, TimeSpan.FromSeconds(30)), "the long wait's answer woke nobody");
+            Assert.Equal([9], echo.RoundTrip([9]));
+        }
+    }
+
     [Fact]
     public async Task Back_to_back_calls_are_all_answered_while_the_ring_wraps_under_the_callers_mark()
     {
@@ -170,6 +203,29 @@ public sealed class ChannelTests(ITestOutputHelper output) : IDisposable
         }
         Assert.True(marked > 0, "no caller left the ring marked: the case under test did not happen");
         return marked;
+    }
+
+    /// <summary>Holds calls of <see cref="Method"/> unanswered (the test answers them), passing every other frame on.</summary>
+    private sealed class HoldingHandler(IFrameHandler inner) : IFrameHandler
+    {
+        public const uint Method = 0x1077;
+        public const ulong CallId = 1UL << 40; // far above the ids the connection's own calls take
+
+        public TaskCompletionSource<FrameHeader> Held { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public XCall.Marshal.MarshalLimits Limits => inner.Limits;
+
+        public void OnFrame(in FrameHeader header, ref XCall.Marshal.MarshalReader payload)
+        {
+            if (header.Kind == FrameKind.Call && header.MethodId == Method)
+            {
+                Held.TrySetResult(header);
+                return;
+            }
+            inner.OnFrame(header, ref payload);
+        }
+
+        public void OnClosed(Exception? error) => inner.OnClosed(error);
     }
 
     /// <summary>Answers calls of <see cref="Method"/> with 12 KiB of reply it then drops, and an error frame.</summary>

@@ -17,6 +17,9 @@ internal sealed record DiagnosticInfo(string Id, string FilePath, TextSpan Span,
             new EquatableArray<EquatableString>(System.Linq.Enumerable.Select(arguments, a => new EquatableString(a))));
     }
 
+    /// <summary>An error (not a warning): the contract it is reported on gets no generated code.</summary>
+    public bool IsError => DiagnosticDescriptors.ById(Id).DefaultSeverity == DiagnosticSeverity.Error;
+
     public Diagnostic ToDiagnostic()
     {
         Location location = FilePath.Length == 0 ? Location.None : Location.Create(FilePath, Span, LineSpan);

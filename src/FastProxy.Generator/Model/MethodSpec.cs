@@ -30,4 +30,8 @@ internal sealed record MethodSpec(
     string ReturnTypeName,
     TypeSpec? Result,
     bool OneWay,
-    EquatableArray<ParameterSpec> Parameters);
+    EquatableArray<ParameterSpec> Parameters)
+{
+    /// <summary>[LongWait] on an async method: its proxy begins calls with <c>BeginLongWaitCall</c> (not part of <see cref="Signature"/>).</summary>
+    public bool LongWait { get; init; }
+}

@@ -12,7 +12,7 @@ public sealed partial class XCallConnection
 {
     /// <summary>Begins a synchronous call through <paramref name="proxy"/>: its frame is open for the arguments.</summary>
     internal PendingCall BeginCall(ProxyBase proxy, uint methodId, bool cancellable = true) =>
-        BeginCallFrame(proxy.ObjectId, methodId, isAsync: false, mayDefer: false, proxy, cancellable)!;
+        BeginCallFrame(proxy.ObjectId, methodId, isAsync: false, mayDefer: false, proxy, cancellable, longWait: false)!;
 
     /// <summary>
     /// Begins a call of method <paramref name="methodId"/> on the peer's object <paramref name="objectId"/> without a
@@ -20,7 +20,7 @@ public sealed partial class XCallConnection
     /// </summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
     public PendingCall BeginCall(ulong objectId, uint methodId, bool isAsync) =>
-        BeginCallFrame(objectId, methodId, isAsync, mayDefer: false, proxy: null, cancellable: true)!;
+        BeginCallFrame(objectId, methodId, isAsync, mayDefer: false, proxy: null, cancellable: true, longWait: false)!;
 
     /// <summary>
     /// Begins an async call as <see cref="BeginCall(ProxyBase, uint, bool)"/> does, unless the channel lost its link and
@@ -28,8 +28,8 @@ public sealed partial class XCallConnection
     /// then returns a task that awaits <see cref="ReconnectAsync"/> and makes the call again, so the caller's
     /// thread never waits for a connect.
     /// </summary>
-    internal PendingCall? BeginAsyncCall(ProxyBase proxy, uint methodId, bool cancellable = true) =>
-        BeginCallFrame(proxy.ObjectId, methodId, isAsync: true, mayDefer: true, proxy, cancellable);
+    internal PendingCall? BeginAsyncCall(ProxyBase proxy, uint methodId, bool cancellable = true, bool longWait = false) =>
+        BeginCallFrame(proxy.ObjectId, methodId, isAsync: true, mayDefer: true, proxy, cancellable, longWait);
 
     /// <summary>
     /// For an async call that <see cref="BeginAsyncCall"/> found without a link: completes once the channel has one
@@ -99,8 +99,9 @@ public sealed partial class XCallConnection
     private long NewDeadline() => _sendTimeoutMs == 0 ? 0 : Environment.TickCount64 + _sendTimeoutMs;
 
     /// <summary>Begins a call's frame; <paramref name="cancellable"/>: the caller's token can be cancelled (a call that
-    /// cannot be, and runs no timeout, is marked <see cref="FrameFlags.Uncancellable"/>: no cancel frame follows it).</summary>
-    private PendingCall? BeginCallFrame(ulong objectId, uint methodId, bool isAsync, bool mayDefer, ProxyBase? proxy, bool cancellable)
+    /// cannot be, and runs no timeout, is marked <see cref="FrameFlags.Uncancellable"/>: no cancel frame follows it);
+    /// <paramref name="longWait"/>: an async call nobody polls for (<see cref="FrameFlags.LongWait"/>).</summary>
+    private PendingCall? BeginCallFrame(ulong objectId, uint methodId, bool isAsync, bool mayDefer, ProxyBase? proxy, bool cancellable, bool longWait)
     {
         long deadline = CallDeadline(isAsync); // first: a deadline left by ContinueCall is this call's, even if it fails here
         ThrowIfUnusableReference(proxy);
@@ -113,12 +114,13 @@ public sealed partial class XCallConnection
         call.Proxy = proxy;
         call.StartTimestamp = Diagnostics.CallTelemetry.Start();
         call.Deadline = deadline;
+        call.LongWait = longWait;
         try
         {
             // CallerWaits only where the link lends: the flag tells the transport it may, and older peers refuse it.
             bool lends = !isAsync && Channel.LoanLink is not null;
             ushort flags = (ushort)((parentCallId == 0 ? 0 : FrameFlags.Nested) | (lends ? FrameFlags.CallerWaits : 0)
-                | (cancellable || deadline != 0 ? 0 : FrameFlags.Uncancellable));
+                | (cancellable || deadline != 0 ? 0 : FrameFlags.Uncancellable) | (longWait ? FrameFlags.LongWait : 0));
             IBufferWriter<byte>? output = BeginBoundedFrame(new FrameHeader(FrameKind.Call, call.CallId, objectId, methodId, flags), mayDefer, deadline);
             if (output is null)
             {
@@ -274,7 +276,7 @@ public sealed partial class XCallConnection
     /// </summary>
     internal bool SendAwaited(PendingCall call, AsyncReply reply) => SendUnlessCompleted(call) && call.AwaitWith(reply);
 
-    /// <summary>Publishes an async call's frame (and polls for its reply unless pipelined): false when it completed here.</summary>
+    /// <summary>Publishes an async call's frame (and polls for its reply unless pipelined or a long wait): false when it completed here.</summary>
     private bool SendUnlessCompleted(PendingCall call)
     {
         if (call.StartTimestamp != 0)
@@ -282,7 +284,7 @@ public sealed partial class XCallConnection
             call.SentTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
         }
         SendOpenFrame(batched: call.Pipelined);
-        return !call.IsCompleted && (call.Pipelined || !Channel.TryPollForReply(call));
+        return !call.IsCompleted && (call.Pipelined || call.LongWait || !Channel.TryPollForReply(call));
     }
 
     /// <summary>

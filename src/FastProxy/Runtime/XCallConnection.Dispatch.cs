@@ -363,7 +363,7 @@ public sealed partial class XCallConnection
             return;
         }
         SendErrorFrame(
-            new FrameHeader(FrameKind.Error, header.CallId, RemoteError.NotRun, header.MethodId),
+            new FrameHeader(FrameKind.Error, header.CallId, RemoteError.NotRun, header.MethodId, (ushort)(header.Flags & FrameFlags.LongWait)),
             link,
             new RemoteInvocationException(XCallServerBusyException.WireTypeName, reason, null),
             admitted: null);
@@ -492,7 +492,7 @@ public sealed partial class XCallConnection
         // Everything the frame carries is read off the exception first: its members are user code (a Message
         // override may throw, or call the peer), which must not run while this thread holds a frame open.
         RemoteInvocationException record = RemoteError.Snapshot(error);
-        SendErrorFrame(new FrameHeader(FrameKind.Error, call.CallId, 0, call.MethodId), call.Link, record, admitted: call);
+        SendErrorFrame(new FrameHeader(FrameKind.Error, call.CallId, 0, call.MethodId, call.ReplyFlags), call.Link, record, admitted: call);
     }
 
     /// <summary>
@@ -528,6 +528,7 @@ public sealed partial class XCallConnection
     private ServerCall RentServerCall(in FrameHeader header, bool oneWay)
     {
         ServerCall call = RentServerCall(header.CallId, header.MethodId, oneWay);
+        call.ReplyFlags = (ushort)(header.Flags & FrameFlags.LongWait); // its answer carries the bit back
         if ((header.Flags & FrameFlags.Uncancellable) != 0)
         {
             while (true)

@@ -230,13 +230,21 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
 
     // ---------------------------------------------------------------- receive side
 
+    /// <summary>The flags a frame of <paramref name="kind"/> may carry: a call's, and the <see cref="FrameFlags.LongWait"/> its answer echoes.</summary>
+    private static int ValidFlags(FrameKind kind) => kind switch
+    {
+        FrameKind.Call => FrameFlags.Nested | FrameFlags.CallerWaits | FrameFlags.Uncancellable | FrameFlags.LongWait,
+        FrameKind.Reply or FrameKind.Error => FrameFlags.LongWait,
+        _ => 0,
+    };
+
     void IFrameHandler.OnFrame(in FrameHeader header, ref MarshalReader payload)
     {
         if (header.Version != FrameHeader.CurrentVersion)
         {
             throw new XCallProtocolException($"Frame version {header.Version} is not supported (this build speaks {FrameHeader.CurrentVersion}).");
         }
-        if (header.Flags != 0 && (header.Kind != FrameKind.Call || (header.Flags & ~(FrameFlags.Nested | FrameFlags.CallerWaits | FrameFlags.Uncancellable)) != 0))
+        if (header.Flags != 0 && (header.Flags & ~ValidFlags(header.Kind)) != 0)
         {
             throw new XCallProtocolException($"Frame flags 0x{header.Flags:x4} are not valid on a {header.Kind} frame.");
         }

@@ -22,6 +22,9 @@ internal sealed unsafe class GatheredFrame(RingReader owner) : IMarshalInput
     /// <summary>The kind of the frame being gathered.</summary>
     public FrameKind Kind => _header.Kind;
 
+    /// <summary>The flags of the frame being gathered.</summary>
+    public ushort Flags => _header.Flags;
+
     public void Begin(in FrameHeader header)
     {
         _header = header;

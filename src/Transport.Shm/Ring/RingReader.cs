@@ -263,6 +263,7 @@ internal sealed unsafe class RingReader
         }
         FrameHeader header = FrameHeaderCodec.Read(record + RingLayout.RecordHeaderLength);
         bool answer = header.Kind is FrameKind.Reply or FrameKind.Error;
+        bool owed = answer && (header.Flags & FrameFlags.LongWait) == 0; // counted in Answers (see ShmChannel.ReleaseRole)
         if (answer && Loans is { HasSealed: true } loans)
         {
             loans.Release(header.CallId); // the peer answers a call after reading its arguments
@@ -273,7 +274,7 @@ internal sealed unsafe class RingReader
         if (total == first)
         {
             var reader = new MarshalReader(new ReadOnlySpan<byte>(payload, first), handler.Limits) { PeerMemory = PeerMemoryFor(header) };
-            if (answer)
+            if (owed)
             {
                 Answers++;
             }
@@ -304,7 +305,7 @@ internal sealed unsafe class RingReader
         }
         _inPlace.Begin(next, total - first);
         var chunked = new MarshalReader(new ReadOnlySpan<byte>(payload, first), total, _inPlace, handler.Limits) { PeerMemory = PeerMemoryFor(header) };
-        if (answer)
+        if (owed)
         {
             Answers++;
         }
@@ -328,7 +329,7 @@ internal sealed unsafe class RingReader
             case RecordType.FrameEnd:
                 _gathered.Append(record + RingLayout.RecordHeaderLength, length - RingLayout.RecordHeaderLength, _maxFrameLength, _position);
                 Release(next);
-                if (_gathered.Kind is FrameKind.Reply or FrameKind.Error)
+                if (_gathered.Kind is FrameKind.Reply or FrameKind.Error && (_gathered.Flags & FrameFlags.LongWait) == 0)
                 {
                     Answers++;
                 }

@@ -168,9 +168,10 @@ internal sealed unsafe class RingSignal
     }
 
     /// <summary>Whether the consumer's callers poll for a frame of <paramref name="header"/>'s kind (see
-    /// <see cref="WakeConsumerIfSleeping(long, bool)"/>): a reply, an error, or a call nested in one of their calls.</summary>
+    /// <see cref="WakeConsumerIfSleeping(long, bool)"/>): a reply or an error (but a long wait's, <see cref="FrameFlags.LongWait"/>,
+    /// which nobody polls for), or a call nested in one of their calls.</summary>
     public static bool IsPolledFor(in FrameHeader header) =>
-        header.Kind is FrameKind.Reply or FrameKind.Error || (header.Kind == FrameKind.Call && (header.Flags & FrameFlags.Nested) != 0);
+        header.Kind is FrameKind.Reply or FrameKind.Error ? (header.Flags & FrameFlags.LongWait) == 0 : header.Kind == FrameKind.Call && (header.Flags & FrameFlags.Nested) != 0;
 
     /// <summary>Producer, after publishing through a full fence: wakes the consumer side if it sleeps.</summary>
     public void WakeConsumerIfSleeping() => _ = WakeConsumerIfSleeping(long.MaxValue, polledFor: false);

@@ -38,6 +38,8 @@ internal static class ContractSources
             [OneWay] void Nudge(int dx, double scale);
             [OneWay] void Tick();
             int WaitForCancel(CancellationToken cancellationToken);
+            [LongWait] Task<int> NextEventAsync(int after, CancellationToken cancellationToken);
+            [LongWait] ValueTask DrainedAsync();
         }
         """;
 

@@ -111,6 +111,9 @@ public sealed partial class PendingCall : IValueTaskSource, IReplyWait
     /// <summary>The async call made just before this one on the connection was still in flight when it began (it is pipelined behind it).</summary>
     internal bool Pipelined { get; set; }
 
+    /// <summary>An async call of a <see cref="LongWaitAttribute"/> method: nothing polls for its reply (<see cref="FrameFlags.LongWait"/>).</summary>
+    internal bool LongWait { get; set; }
+
     internal long StartTimestamp { get; set; }
 
     /// <summary>The link whose frame for this call may lend arrays (<see cref="FrameChannel.LoanLink"/>); null when none.</summary>

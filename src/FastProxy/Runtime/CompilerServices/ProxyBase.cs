@@ -60,6 +60,19 @@ public abstract class ProxyBase : IDisposable
     protected PendingCall? BeginAsyncCall(uint methodId, CancellationToken cancellationToken) =>
         Connection.BeginAsyncCall(this, methodId, cancellationToken.CanBeCanceled);
 
+    /// <summary>
+    /// <see cref="BeginAsyncCall(uint)"/> for a method marked <see cref="LongWaitAttribute"/>: the call goes out marked
+    /// <see cref="Transport.FrameFlags.LongWait"/>, and nothing polls for its reply.
+    /// </summary>
+    protected PendingCall? BeginLongWaitCall(uint methodId) => Connection.BeginAsyncCall(this, methodId, longWait: true);
+
+    /// <summary>
+    /// <see cref="BeginLongWaitCall(uint)"/> for a method that takes <paramref name="cancellationToken"/> (see
+    /// <see cref="BeginCall(uint, CancellationToken)"/>).
+    /// </summary>
+    protected PendingCall? BeginLongWaitCall(uint methodId, CancellationToken cancellationToken) =>
+        Connection.BeginAsyncCall(this, methodId, cancellationToken.CanBeCanceled, longWait: true);
+
     /// <summary>Begins a one-way call of method <paramref name="methodId"/>.</summary>
     protected OneWayCall BeginOneWay(uint methodId) => Connection.BeginOneWay(this, methodId);
 

@@ -30,6 +30,9 @@ public sealed class ServerCall
 
     internal bool IsOneWay { get; private set; }
 
+    /// <summary>The flags the call's reply or error frame carries back: <see cref="FrameFlags.LongWait"/> when the call had it.</summary>
+    internal ushort ReplyFlags { get; set; }
+
     /// <summary>The <see cref="Transport.FrameChannel.LinkGeneration"/> the call arrived on: its reply goes back on that link or nowhere.</summary>
     internal int Link { get; set; }
 
@@ -108,6 +111,7 @@ public sealed class ServerCall
         CallId = callId;
         MethodId = methodId;
         IsOneWay = oneWay;
+        ReplyFlags = 0;
         Replied = false;
         _frameOpen = false;
         _discarding = false;
@@ -240,7 +244,7 @@ public sealed class ServerCall
             _replyTimestamp = System.Diagnostics.Stopwatch.GetTimestamp();
         }
         // Open only once the channel began the frame: a channel that refuses (closed) holds nothing to abort.
-        if (Connection.BeginFrameOnLink(new FrameHeader(FrameKind.Reply, CallId, 0, MethodId), Link) is not { } output)
+        if (Connection.BeginFrameOnLink(new FrameHeader(FrameKind.Reply, CallId, 0, MethodId, ReplyFlags), Link) is not { } output)
         {
             return Discard();
         }

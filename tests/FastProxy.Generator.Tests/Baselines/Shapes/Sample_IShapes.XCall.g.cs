@@ -462,6 +462,67 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.Compiler
             __call.End();
         }
     }
+
+    global::System.Threading.Tasks.Task<int> global::Sample.IShapes.NextEventAsync(int after, global::System.Threading.CancellationToken cancellationToken)
+    {
+        var __call = BeginLongWaitCall(0xb5ed284bu, cancellationToken);
+        if (__call is null)
+        {
+            return __Reconnect(this, after, cancellationToken);
+        }
+        try
+        {
+            var __w = __call.Arguments();
+            __w.Write<int>(after);
+            return __call.SendForTask(ref __w, cancellationToken, static __c => __Read(__c));
+        }
+        catch
+        {
+            __call.Abort();
+            __call.End();
+            throw;
+        }
+
+        static async global::System.Threading.Tasks.Task<int> __Reconnect(Sample_IShapes_XCallProxy __proxy, int after, global::System.Threading.CancellationToken cancellationToken)
+        {
+            __proxy.ContinueCall(await __proxy.ReconnectAsync(cancellationToken).ConfigureAwait(false));
+            return await ((global::Sample.IShapes)__proxy).NextEventAsync(after, cancellationToken).ConfigureAwait(false);
+        }
+
+        static int __Read(global::XCall.Runtime.CompilerServices.PendingCall __call)
+        {
+            var __r = __call.GetReplyReader();
+            var __ret = __r.Read<int>();
+            __r.EnsureFullyConsumed();
+            return __ret;
+        }
+    }
+
+    global::System.Threading.Tasks.ValueTask global::Sample.IShapes.DrainedAsync()
+    {
+        var __call = BeginLongWaitCall(0x7284504eu);
+        if (__call is null)
+        {
+            return __Reconnect(this);
+        }
+        try
+        {
+            var __w = __call.Arguments();
+            return __call.SendForValueTask(ref __w, default);
+        }
+        catch
+        {
+            __call.Abort();
+            __call.End();
+            throw;
+        }
+
+        static async global::System.Threading.Tasks.ValueTask __Reconnect(Sample_IShapes_XCallProxy __proxy)
+        {
+            __proxy.ContinueCall(await __proxy.ReconnectAsync(default).ConfigureAwait(false));
+            await ((global::Sample.IShapes)__proxy).DrainedAsync().ConfigureAwait(false);
+        }
+    }
 }
 
 /// <summary>Generated dispatcher: serves calls of <see cref="global::Sample.IShapes"/>.</summary>
@@ -469,7 +530,7 @@ internal sealed class Sample_IShapes_XCallProxy : global::XCall.Runtime.Compiler
 internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dispatcher
 {
     public override string ContractName => "Sample.IShapes";
-    public override ulong ContractHash => 0xc10f355baf5ce146UL;
+    public override ulong ContractHash => 0xf49d2a28dfc964b7UL;
 
     public override global::System.Threading.Tasks.ValueTask Dispatch(object target, uint methodId, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
     {
@@ -493,6 +554,8 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
             case 0x81b4e42bu: return __Dispatch_Nudge_81b4e42b(__t, ref __r, call);
             case 0x317cb07du: return __Dispatch_Tick_317cb07d(__t, ref __r, call);
             case 0x39771abeu: return __Dispatch_WaitForCancel_39771abe(__t, ref __r, call);
+            case 0xb5ed284bu: return __Dispatch_NextEventAsync_b5ed284b(__t, ref __r, call);
+            case 0x7284504eu: return __Dispatch_DrainedAsync_7284504e(__t, ref __r, call);
             default:
                 throw UnknownMethod(methodId);
         }
@@ -724,6 +787,23 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
         return default;
     }
 
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_NextEventAsync_b5ed284b(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
+    {
+        var __a0 = __r.Read<int>();
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead(oneWayMethod: false);
+        return call.Complete(__t.NextEventAsync(__a0, call.CancellationToken), static (ref global::XCall.Marshal.MarshalWriter __w, int __v) => { __w.Write<int>(__v); });
+    }
+
+    [global::System.Runtime.CompilerServices.MethodImpl(global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static global::System.Threading.Tasks.ValueTask __Dispatch_DrainedAsync_7284504e(global::Sample.IShapes __t, ref global::XCall.Marshal.MarshalReader __r, global::XCall.Runtime.CompilerServices.ServerCall call)
+    {
+        __r.EnsureFullyConsumed();
+        call.ArgumentsRead(oneWayMethod: false);
+        return call.Complete(__t.DrainedAsync());
+    }
+
     public override string GetMethodName(uint methodId) => methodId switch
     {
         0xffd001a9u => "Add",
@@ -743,6 +823,8 @@ internal sealed class Sample_IShapes_XCallDispatcher : global::XCall.Runtime.Dis
         0x81b4e42bu => "Nudge",
         0x317cb07du => "Tick",
         0x39771abeu => "WaitForCancel",
+        0xb5ed284bu => "NextEventAsync",
+        0x7284504eu => "DrainedAsync",
         _ => "0x" + methodId.ToString("x8"),
     };
 }
@@ -987,6 +1069,36 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
         return __ret;
     }
 
+    global::System.Threading.Tasks.Task<int> global::Sample.IShapes.NextEventAsync(int after, global::System.Threading.CancellationToken cancellationToken)
+    {
+        var __t = this.Target;
+        global::System.Threading.Tasks.Task<int> __task;
+        try
+        {
+            __task = __t.NextEventAsync(after, cancellationToken);
+        }
+        catch (global::System.Exception __e) when (__e is not global::System.OperationCanceledException)
+        {
+            throw global::XCall.Domain.DomainCopy.ToRemote(__e);
+        }
+        return __task.IsCompletedSuccessfully ? __task : global::XCall.Domain.DomainCopy.Wrap(__task, null);
+    }
+
+    global::System.Threading.Tasks.ValueTask global::Sample.IShapes.DrainedAsync()
+    {
+        var __t = this.Target;
+        global::System.Threading.Tasks.ValueTask __task;
+        try
+        {
+            __task = __t.DrainedAsync();
+        }
+        catch (global::System.Exception __e) when (__e is not global::System.OperationCanceledException)
+        {
+            throw global::XCall.Domain.DomainCopy.ToRemote(__e);
+        }
+        return __task.IsCompletedSuccessfully ? default : new global::System.Threading.Tasks.ValueTask(global::XCall.Domain.DomainCopy.Wrap(__task.AsTask()));
+    }
+
     private sealed class __OneWay_Post_bb5694f1 : global::System.Threading.IThreadPoolWorkItem
     {
         private readonly global::Sample.IShapes _target;
@@ -1064,7 +1176,7 @@ internal sealed class Sample_IShapes_XCallDomainProxy : global::XCall.Domain.Dom
 [global::System.CodeDom.Compiler.GeneratedCode("XCall.FastProxy.Generator", "1.0")]
 internal sealed class Sample_IShapes_XCallContract : global::XCall.Runtime.Contract<global::Sample.IShapes>
 {
-    public const ulong ContractHash = 0xc10f355baf5ce146UL;
+    public const ulong ContractHash = 0xf49d2a28dfc964b7UL;
     public static readonly Sample_IShapes_XCallDispatcher SharedDispatcher = new();
     public override string Name => "Sample.IShapes";
     public override ulong Hash => ContractHash;
