@@ -18,6 +18,7 @@ internal static class Blocking
     {
         if (waiter is null || pending.IsCompleted)
         {
+            waiter?.CompletedAtOnce();
             return Wait(pending);
         }
         HandOff.ReleaseDeferred();
@@ -29,6 +30,7 @@ internal static class Blocking
     {
         if (waiter is null || pending.IsCompleted)
         {
+            waiter?.CompletedAtOnce();
             Wait(pending);
             return;
         }

@@ -13,6 +13,14 @@ public interface IBlockingWaiter
     /// the operation stays the caller's, so a waiter that fails or returns early is followed by a plain blocking wait.
     /// </summary>
     void Wait(IPendingOperation operation);
+
+    /// <summary>
+    /// A blocking operation of the channel completed without waiting (its value, or its reader, was there already), on
+    /// the thread that made it: the waiter may prepare for that thread's next wait. The default does nothing.
+    /// </summary>
+    void CompletedAtOnce()
+    {
+    }
 }
 
 /// <summary>A blocking channel operation that has not completed yet, as an <see cref="IBlockingWaiter"/> waits for it.</summary>

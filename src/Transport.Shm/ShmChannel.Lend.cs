@@ -46,6 +46,19 @@ internal sealed partial class ShmChannel
         }
     }
 
+    /// <inheritdoc/>
+    public override void LendReceiving()
+    {
+        // Only while the receive thread sleeps on an empty ring and nobody holds the role: then what the peer sends next
+        // waits for this thread, as after a wait of its own that ended over (LendOrRearmAndLetGo checks the rest).
+        if (Volatile.Read(ref _rtSleeping) != 0 && Volatile.Read(ref _roleOwner) == RoleFree && Volatile.Read(ref _lent) == 0 && !_reader.HasData
+            && !RunsDetached && Volatile.Read(ref _handler) is { } handler && Volatile.Read(ref _stopping) == 0
+            && TryTakeFreeRole(Environment.CurrentManagedThreadId, pollsAll: true))
+        {
+            LendOrRearmAndLetGo(handler);
+        }
+    }
+
     /// <summary>Whoever took the role ends a lend (a plain look first: the field is this side's own). True when it ended
     /// one: frames may then wait in the ring that woke nobody, so the taker must not leave the ring marked with them in it.</summary>
     private bool EndLend()

@@ -161,6 +161,17 @@ public abstract class FrameChannel : IDisposable
     public virtual bool WaitReceiving(IReplyWait condition, long deadline) => WaitForReply(condition, deadline);
 
     /// <summary>
+    /// Says that the calling thread, which reads this channel's frames while it waits (<see cref="WaitReceiving"/>), will
+    /// wait here again soon although its last wait needed none (what it waited for was there already): until it comes
+    /// back, frames that arrive may wait for it instead of waking the transport's receiving thread, which the transport
+    /// wakes if nobody came within about a millisecond. Nothing happens when another thread reads the frames, frames are
+    /// waiting, or the transport cannot lend its receiving (the default).
+    /// </summary>
+    public virtual void LendReceiving()
+    {
+    }
+
+    /// <summary>
     /// Asked from <see cref="IFrameHandler.OnFrame"/>, on the thread that delivers the frame: true when the handler
     /// may keep that thread for a while (<see cref="DetachFrame"/>) without holding up the channel's later frames.
     /// A transport says yes only on its own receiving thread, outside another detached frame, for a frame it can

@@ -2,8 +2,8 @@ namespace XCall.Channels.Tests;
 
 /// <summary>
 /// <see cref="CspChannel{T}.BlockingWaiter"/>: the blocking forms of both ends wait through it when they cannot complete
-/// at once, a completion made on the waiting thread itself shows at once (no thread hop), and a waiter that fails or
-/// returns early still leaves the operation waited for and its value delivered.
+/// at once (and are told when one needed no wait), a completion made on the waiting thread itself shows at once (no thread
+/// hop), and a waiter that fails or returns early still leaves the operation waited for and its value delivered.
 /// </summary>
 public class BlockingWaiterTests
 {
@@ -49,6 +49,7 @@ public class BlockingWaiterTests
         await channel.Out.WriteAsync(2).Bounded();
         Assert.Equal(2, await pending.Bounded());
         Assert.Equal(0, waiter.Waits);
+        Assert.Equal(2, waiter.AtOnce); // the blocking write and read, not the async forms
         Assert.Same(waiter, channel.BlockingWaiter);
     }
 
@@ -70,6 +71,11 @@ public class BlockingWaiterTests
         channel.In.EndRead();
         await write.Bounded();
         Assert.Equal(2, waiter.Waits);
+        Assert.Equal(0, waiter.AtOnce); // both waited
+        Task<string> late = channel.In.ReadAsync().AsTask();
+        channel.Out.Write("z"); // its reader was there: the write completes at once
+        Assert.Equal("z", await late.Bounded());
+        Assert.Equal(1, waiter.AtOnce);
     }
 
     [Theory]
@@ -110,12 +116,17 @@ public class BlockingWaiterTests
         }
     }
 
-    /// <summary>Waits by blocking in short slices, counting its waits.</summary>
+    /// <summary>Waits by blocking in short slices, counting its waits and the blocking operations that needed none.</summary>
     private sealed class CountingWaiter : IBlockingWaiter
     {
         private int _waits;
+        private int _atOnce;
 
         public int Waits => Volatile.Read(ref _waits);
+
+        public int AtOnce => Volatile.Read(ref _atOnce);
+
+        public void CompletedAtOnce() => Interlocked.Increment(ref _atOnce);
 
         public void Wait(IPendingOperation operation)
         {

@@ -66,6 +66,32 @@ public sealed class WaitReceivingTests : IDisposable
     }
 
     [Fact]
+    public async Task A_thread_whose_wait_needed_none_lends_itself_the_ring_and_finds_the_next_frame()
+    {
+        // LendReceiving: a thread that found what it waited for already there (the receive thread brought it) says it
+        // comes back; the ring is left disarmed, the next frame wakes nobody, and the thread's next wait reads it.
+        using Pair pair = await BusySpinPairWithTheReceiveThreadAsleep("wr-lend-at-once");
+        LendWatch.Paused = true;
+        int wakeSeq = pair.Server.ReceiveThreadWakeSeq;
+        Assert.False(pair.Server.IsLent);
+        pair.Server.LendReceiving();
+        Assert.True(pair.Server.IsLent);
+        Assert.Equal(0, pair.Server.RoleOwner);
+        var next = new FrameCount(1) { ComesBack = true };
+        pair.Handler.Expect(next);
+        SendOneWay(pair.Client, 3); // while lent: the peer wakes nobody
+        using (var waiter = Waiter.Start(pair, next))
+        {
+            waiter.Joined();
+            Assert.Equal(waiter.Id, next.HandledOn);
+            Assert.Equal(3, next.LastValue);
+        }
+        Assert.Equal(wakeSeq, pair.Server.ReceiveThreadWakeSeq);
+        pair.Server.LendReceiving(); // lent already (the wait that came back lent it again): nothing changes
+        Assert.True(pair.Server.IsLent);
+    }
+
+    [Fact]
     public async Task A_lend_nobody_takes_back_is_ended_by_the_watch_and_the_receive_thread_reads_what_came()
     {
         using Pair pair = await BusySpinPairWithTheReceiveThreadAsleep("wr-lend-end");

@@ -70,6 +70,20 @@ public sealed partial class XCallConnection
         return runsCallsTo is null ? Channel.WaitReceiving(condition, deadline) : WaitRunningCalls(condition, deadline, runsCallsTo);
     }
 
+    /// <summary>
+    /// Says that this thread, which waits with <see cref="WaitReceiving(IReplyWait, TimeSpan)"/> on this connection, will
+    /// wait there again soon although what it waited for last was there already: frames that arrive until then may wait
+    /// for it rather than wake the thread that reads them otherwise (<see cref="FrameChannel.LendReceiving"/>). A thread
+    /// running a call of this connection, or a transport that cannot lend its receiving, leaves everything as it is.
+    /// </summary>
+    public void LendReceiving()
+    {
+        if (!IsDispatchingOnThisThread && NestingCallId() != OnReceivingThread)
+        {
+            Channel.LendReceiving();
+        }
+    }
+
     // The wait of this thread that takes the calls read meanwhile, if any (see ReceivingWait).
     [ThreadStatic]
     private static ReceivingWait? t_receivingWait;
