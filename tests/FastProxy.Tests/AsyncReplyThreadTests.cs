@@ -41,7 +41,9 @@ public sealed class AsyncReplyThreadTests
         bool failing = form == "ValueTask<T> failing";
         for (int round = 0; round < 3; round++)
         {
-            // Each round reuses the source (and the connection's pooled server call), as a channel's writes do.
+            // Each round reuses the source (and the connection's pooled server call), as a channel's writes do. The server
+            // returns the last round's call just after its answer went: this round's is then the only one in flight.
+            Assert.True(SpinWait.SpinUntil(() => server.CallsInFlight == 0, s_wait), "the answered call stayed in flight");
             Task<int> call = form == "ValueTask" ? Ended(proxy.WaitAsync()) : proxy.NextAsync(round).AsTask();
             await service.Awaited.WaitAsync(s_wait); // the dispatch awaits the task: the reply is its continuation's
             Assert.Equal(1, server.CallsInFlight);
