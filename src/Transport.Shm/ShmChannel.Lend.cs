@@ -32,14 +32,15 @@ internal sealed partial class ShmChannel
             RearmAndLetGo(handler);
             return;
         }
-        Interlocked.Increment(ref _lends); // a full fence before _lendWatched is read (TickLend drops the channel the other way round)
+        Volatile.Write(ref _lends, _lends + 1); // one writer: the role's holder
         Volatile.Write(ref _lent, 1);
+        LetGoOfRole(); // a full fence before _lendWatched is read (TickLend drops the channel the other way round)
         if (Volatile.Read(ref _lendWatched) == 0)
         {
+            // Tracked after letting go: a lend ended meanwhile by whoever took the role only gives the watch a look for nothing.
             Volatile.Write(ref _lendWatched, 1);
             LendWatch.Track(this);
         }
-        LetGoOfRole();
         if (Volatile.Read(ref _callsSent) != sent && TryTakeFreeRole(Environment.CurrentManagedThreadId))
         {
             RearmAndLetGo(handler); // a call went out meanwhile and its caller may have found the role taken: re-arm for its reply
