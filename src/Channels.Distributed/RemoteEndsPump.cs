@@ -18,10 +18,13 @@ namespace XCall.Channels.Distributed;
 internal sealed class RemoteEndsPump(IConstructHost host) : IBlockingWaiter
 {
     private XCallConnection? _connection;
+    private int _remoteOps; // remote ends' operations run (Saw); racing counts may lose one, which costs a lend at most
+    private int _remoteOpsSeen; // _remoteOps at the local ends' last operation
 
     /// <summary>A remote end's call runs on this thread now: its connection is the one to read while a local end waits.</summary>
     public void Saw()
     {
+        Volatile.Write(ref _remoteOps, _remoteOps + 1);
         if (XCallConnection.Current is { } connection && !ReferenceEquals(_connection, connection))
         {
             Volatile.Write(ref _connection, connection);
@@ -36,6 +39,13 @@ internal sealed class RemoteEndsPump(IConstructHost host) : IBlockingWaiter
     /// </summary>
     public void CompletedAtOnce()
     {
+        // Only when a remote end's operation ran since this side's last: a local end's value or read wakes nobody.
+        int remoteOps = Volatile.Read(ref _remoteOps);
+        if (remoteOps == _remoteOpsSeen)
+        {
+            return;
+        }
+        _remoteOpsSeen = remoteOps;
         if (Volatile.Read(ref _connection) is { IsClosed: false } connection && !ReferenceEquals(XCallConnection.Current, connection))
         {
             connection.LendReceiving();
@@ -49,6 +59,7 @@ internal sealed class RemoteEndsPump(IConstructHost host) : IBlockingWaiter
         {
             // No remote end yet, or a call of that connection runs on this thread (its receiving is not ours to take).
             operation.Wait(Timeout.InfiniteTimeSpan);
+            _remoteOpsSeen = Volatile.Read(ref _remoteOps);
             return;
         }
         OperationWait wait = OperationWait.Rent(operation);
@@ -59,6 +70,7 @@ internal sealed class RemoteEndsPump(IConstructHost host) : IBlockingWaiter
         finally
         {
             wait.Return();
+            _remoteOpsSeen = Volatile.Read(ref _remoteOps);
         }
     }
 

@@ -18,7 +18,10 @@ internal static class Blocking
     {
         if (waiter is null || pending.IsCompleted)
         {
-            waiter?.CompletedAtOnce();
+            if (waiter is not null && pending.IsCompletedSuccessfully)
+            {
+                waiter.CompletedAtOnce();
+            }
             return Wait(pending);
         }
         HandOff.ReleaseDeferred();
@@ -30,7 +33,10 @@ internal static class Blocking
     {
         if (waiter is null || pending.IsCompleted)
         {
-            waiter?.CompletedAtOnce();
+            if (waiter is not null && pending.IsCompletedSuccessfully)
+            {
+                waiter.CompletedAtOnce();
+            }
             Wait(pending);
             return;
         }

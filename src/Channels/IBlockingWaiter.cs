@@ -15,8 +15,8 @@ public interface IBlockingWaiter
     void Wait(IPendingOperation operation);
 
     /// <summary>
-    /// A blocking operation of the channel completed without waiting (its value, or its reader, was there already), on
-    /// the thread that made it: the waiter may prepare for that thread's next wait. The default does nothing.
+    /// A blocking operation of the channel completed without waiting, successfully (its value, or its reader, was there
+    /// already), on the thread that made it: the waiter may prepare for that thread's next wait. The default does nothing.
     /// </summary>
     void CompletedAtOnce()
     {

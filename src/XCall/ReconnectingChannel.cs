@@ -159,6 +159,9 @@ internal sealed class ReconnectingChannel : FrameChannel
     }
 
     /// <inheritdoc/>
+    public override void LendReceiving() => Volatile.Read(ref _inner)?.LendReceiving();
+
+    /// <inheritdoc/>
     public override bool TryPollForReply(IReplyWait call)
     {
         FrameChannel? inner = Volatile.Read(ref _inner);

@@ -49,6 +49,46 @@ public sealed class LongWaitCallTests
         Assert.Equal(FrameFlags.LongWait, answer.Flags);
     }
 
+    [Fact]
+    public async Task A_callback_made_while_serving_a_long_wait_is_not_nested_in_it()
+    {
+        // A nested frame is one its receiver's callers poll for; nobody polls for a long wait, so a callback nested in
+        // one could sit unread where callers leave the ring marked. It goes as a call of its own.
+        using Served served = new(new Waits());
+
+        Assert.Equal(5, await served.Proxy.CallBackAsync(new Adder()).WaitAsync(s_bound));
+        FrameHeader longWait = served.CallerChannel.Committed.Single(h => h.Kind == FrameKind.Call);
+        Assert.Equal(FrameFlags.LongWait, longWait.Flags & FrameFlags.LongWait);
+        FrameHeader callback = served.ServedChannel.Committed.Single(h => h.Kind == FrameKind.Call);
+        Assert.Equal(0, callback.Flags & (FrameFlags.Nested | FrameFlags.LongWait));
+    }
+
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task An_answer_that_does_not_echo_its_calls_mark_closes_the_connection(bool longWait)
+    {
+        var waits = new Waits();
+        using Served served = new(waits);
+        var closed = new TaskCompletionSource<Exception?>(TaskCreationOptions.RunContinuationsAsynchronously);
+        served.Caller.Closed += (_, error) => closed.TrySetResult(error);
+        Task<int> call = longWait ? served.Proxy.NextAsync(1) : served.Proxy.HeldAsync();
+        await waits.Held.Task.WaitAsync(s_bound); // the server holds the call: only the answer injected below comes
+        FrameHeader sent = served.CallerChannel.Committed.Single(h => h.Kind == FrameKind.Call);
+        var wrong = new FrameHeader(FrameKind.Reply, sent.CallId, 0, sent.MethodId, longWait ? (ushort)0 : FrameFlags.LongWait);
+        byte[] frame = new byte[FrameHeader.Size + sizeof(int)];
+        System.Runtime.InteropServices.MemoryMarshal.Write(frame, in wrong);
+        served.ServedChannel.InjectRaw(frame);
+        Exception? error = await closed.Task.WaitAsync(s_bound);
+        Assert.Contains("LongWait", Assert.IsType<XCallProtocolException>(error).Message);
+        await Assert.ThrowsAnyAsync<XCallException>(() => call.WaitAsync(s_bound));
+    }
+
+    private sealed class Adder : ILongWaitsCallback
+    {
+        public int Add(int a, int b) => a + b;
+    }
+
     /// <summary>Holds each <see cref="ILongWaits.NextAsync"/> until the test answers it.</summary>
     private sealed class Waits : ILongWaits
     {
@@ -68,6 +108,10 @@ public sealed class LongWaitCallTests
         }
 
         public int Echo(int value) => value;
+
+        public Task<int> HeldAsync() => NextAsync(0);
+
+        public Task<int> CallBackAsync(ILongWaitsCallback back) => Task.FromResult(back.Add(2, 3));
     }
 
     /// <summary>A caller's connection to a server connection exposing <paramref name="waits"/>, over an in-memory pair.</summary>
@@ -90,6 +134,8 @@ public sealed class LongWaitCallTests
         }
 
         public ILongWaits Proxy { get; }
+
+        public XCallConnection Caller => _caller;
 
         public InMemoryChannel ServedChannel { get; }
 

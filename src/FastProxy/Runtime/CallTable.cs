@@ -45,12 +45,13 @@ internal sealed class CallTable
     public bool IsClosed => Volatile.Read(ref _closed) != 0;
 
     /// <summary>A call for method <paramref name="methodId"/> with a new call id; check <see cref="IsClosed"/> after it.</summary>
-    public PendingCall Rent(uint methodId, bool isAsync)
+    public PendingCall Rent(uint methodId, bool isAsync, bool longWait = false)
     {
         // A spare seen taken is not asked for (pipelined calls find it taken: no interlocked operation for nothing).
         PendingCall call = Volatile.Read(ref _spareCallTaken) == 0 && Interlocked.Exchange(ref _spareCallTaken, 1) == 0 ? _spareCall : RentSlot();
         call.Prepare(methodId, isAsync);
-        if (isAsync)
+        call.LongWait = longWait;
+        if (isAsync && !longWait)
         {
             // Pipelined: the caller went on without awaiting the async call made just before this one, which is
             // still in flight (counting the calls in flight alone would also mark every call made while one long
@@ -61,6 +62,7 @@ internal sealed class CallTable
             Volatile.Write(ref _lastAsyncCallId, call.CallId);
             call.Pipelined = previous != 0 && Find(previous) is { IsCompleted: false };
         }
+        // A long wait is neither pipelined nor the call the next one is pipelined behind: it stays out while calls go on.
         else
         {
             call.Pipelined = false;

@@ -110,11 +110,10 @@ public sealed partial class XCallConnection
         {
             ThrowWaitOnReceivingThread();
         }
-        PendingCall call = RentCall(methodId, isAsync);
+        PendingCall call = RentCall(methodId, isAsync, longWait);
         call.Proxy = proxy;
         call.StartTimestamp = Diagnostics.CallTelemetry.Start();
         call.Deadline = deadline;
-        call.LongWait = longWait;
         try
         {
             // CallerWaits only where the link lends: the flag tells the transport it may, and older peers refuse it.
@@ -406,9 +405,9 @@ public sealed partial class XCallConnection
     }
 
 
-    private PendingCall RentCall(uint methodId, bool isAsync)
+    private PendingCall RentCall(uint methodId, bool isAsync, bool longWait = false)
     {
-        PendingCall call = _calls.Rent(methodId, isAsync);
+        PendingCall call = _calls.Rent(methodId, isAsync, longWait);
         if (_calls.IsClosed)
         {
             ReturnCall(call);

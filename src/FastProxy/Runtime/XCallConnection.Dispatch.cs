@@ -79,6 +79,13 @@ public sealed partial class XCallConnection
     /// <summary>Whether this thread runs a call this connection dispatched (a call it makes now is a callback's).</summary>
     internal bool IsDispatchingOnThisThread => ReferenceEquals(t_dispatch?.Connection, this);
 
+    /// <summary>
+    /// What a call made while <paramref name="call"/> runs is nested in: the call, or nothing for a long wait
+    /// (<see cref="FrameFlags.LongWait"/>): its caller has no thread waiting on the reply, and a nested frame is one the
+    /// caller's side polls for, which a transport then wakes nobody for while its callers leave the ring marked.
+    /// </summary>
+    private static ulong NestingId(ServerCall call) => (call.ReplyFlags & FrameFlags.LongWait) != 0 ? 0 : call.CallId;
+
     /// <summary>The id of the call this thread serves for this connection, if a call made now is nested in it; else 0.</summary>
     internal ulong NestingCallId()
     {
@@ -192,7 +199,7 @@ public sealed partial class XCallConnection
         payload.ReadBlock(MemoryMarshal.CreateSpan(ref MemoryMarshal.GetReference(copy), length));
         Channel.DetachFrame(); // the payload's memory is the transport's again
         Dispatching dispatch = ThisThreadsDispatching;
-        var outer = dispatch.Enter(this, call.CallId);
+        var outer = dispatch.Enter(this, NestingId(call));
         bool oneWay = call.IsOneWay;
         call.RegisterOnToken = !oneWay;
         try
@@ -649,7 +656,7 @@ public sealed partial class XCallConnection
             Return(); // nothing below reads this object, which the next queued call may take at once
 
             Dispatching dispatch = ThisThreadsDispatching;
-            var outer = dispatch.Enter(connection, call.CallId);
+            var outer = dispatch.Enter(connection, NestingId(call));
             try
             {
                 var reader = new MarshalReader(buffer.AsSpan(0, length), connection.Options.Limits) { Context = connection.ReadContextOf(link), PeerMemory = peerMemory };

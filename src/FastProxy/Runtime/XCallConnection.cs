@@ -252,7 +252,15 @@ public sealed partial class XCallConnection : IFrameHandler, IDisposable
         {
             case FrameKind.Reply:
             case FrameKind.Error:
-                FindCall(header.CallId)?.CompleteWithReply(header, ref payload);
+                if (FindCall(header.CallId) is { } answered)
+                {
+                    if (((header.Flags & FrameFlags.LongWait) != 0) != answered.LongWait)
+                    {
+                        // The transport counts answers by the mark: one answered otherwise than its call would put the count off for good.
+                        throw new XCallProtocolException($"The answer to call {header.CallId} {(answered.LongWait ? "lacks" : "carries")} the LongWait flag its call {(answered.LongWait ? "carried" : "lacked")}.");
+                    }
+                    answered.CompleteWithReply(header, ref payload);
+                }
                 break;
             case FrameKind.Call:
             case FrameKind.OneWay:
