@@ -34,8 +34,8 @@ internal sealed class RemoteEndsPump(IConstructHost host) : IBlockingWaiter
     /// <summary>
     /// A local end's operation needed no wait: a remote end's value (or read) was there first, brought by the thread that
     /// reads the connection when this one did not, which the remote end's frame had to wake. This thread, which reads on,
-    /// lends itself the connection's receiving, so the remote end's next operation waits for it instead; without that, a
-    /// pair of processes that each found the other's value there first kept waking each other's receive threads.
+    /// lends itself the connection's receiving, so the remote end's next operation waits for it instead; without that, two
+    /// processes that each find the other's value there first keep waking each other's receive threads.
     /// </summary>
     public void CompletedAtOnce()
     {
