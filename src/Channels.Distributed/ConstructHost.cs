@@ -44,7 +44,7 @@ internal sealed class ConstructHost : IConstructHost
     public void WriteBatch(int id, int writer, long sequence, int returned, ReadOnlyMemory<long> words, ReadOnlyMemory<byte> bytes, ReadOnlyMemory<int> lengths) =>
         Get<HostedChannel>(id).WriteBatch(writer, sequence, returned, words.Span, bytes.Span, lengths.Span);
 
-    public Task<WriterGrant> CreditsAsync(int id, int writer, bool urgent) => Get<HostedChannel>(id).CreditsAsync(writer, urgent);
+    public Task<WriterGrant> UrgentCreditsAsync(int id, int writer) => Get<HostedChannel>(id).CreditsAsync(writer, urgent: true);
 
     public Task<WriterGrant> StandingCreditsAsync(int id, int writer) => Get<HostedChannel>(id).CreditsAsync(writer, urgent: false);
 

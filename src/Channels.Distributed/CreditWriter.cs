@@ -374,7 +374,7 @@ internal sealed class CreditWriter<T> : IConfirmable
     {
         try
         {
-            WriterGrant grant = await _link.Host.CreditsAsync(_link.Id, _writer, urgent: true).ConfigureAwait(false);
+            WriterGrant grant = await _link.Host.UrgentCreditsAsync(_link.Id, _writer).ConfigureAwait(false);
             lock (_gate)
             {
                 _urgentOut = false;

@@ -50,14 +50,14 @@ internal interface IConstructHost
     void WriteBatch(int id, int writer, long sequence, int returned, ReadOnlyMemory<long> words, ReadOnlyMemory<byte> bytes, ReadOnlyMemory<int> lengths);
 
     /// <summary>
-    /// More credits for a remote writer, when the buffer has room (any room for an <paramref name="urgent"/> request,
-    /// whose writer waits; a quarter of the buffer for the request a lone writer keeps out), or the channel's end status.
+    /// More credits for a remote writer that ran out and waits: answered when the buffer has any room, or with the
+    /// channel's end status.
     /// </summary>
-    Task<WriterGrant> CreditsAsync(int id, int writer, bool urgent);
+    Task<WriterGrant> UrgentCreditsAsync(int id, int writer);
 
     /// <summary>
-    /// <see cref="CreditsAsync"/>'s request that a lone writer keeps out (not urgent): answered when the reader has freed
-    /// a quarter of the buffer, which may take long, so nobody polls for the answer.
+    /// The request for credits a lone writer keeps out: answered when the reader has freed a quarter of the buffer, or
+    /// with the channel's end status, which may take long, so nobody polls for the answer.
     /// </summary>
     [LongWait]
     Task<WriterGrant> StandingCreditsAsync(int id, int writer);

@@ -59,20 +59,22 @@ internal sealed class RemoteEndsPump(IConstructHost host) : IBlockingWaiter
         {
             // No remote end yet, or a call of that connection runs on this thread (its receiving is not ours to take).
             operation.Wait(Timeout.InfiniteTimeSpan);
-            _remoteOpsSeen = Volatile.Read(ref _remoteOps);
-            return;
         }
-        OperationWait wait = OperationWait.Rent(operation);
-        try
+        else
         {
-            connection.WaitReceiving(wait, Timeout.InfiniteTimeSpan, host);
+            OperationWait wait = OperationWait.Rent(operation);
+            try
+            {
+                connection.WaitReceiving(wait, Timeout.InfiniteTimeSpan, host);
+            }
+            finally
+            {
+                wait.Return();
+            }
         }
-        finally
-        {
-            wait.Return();
-            _remoteOpsSeen = Volatile.Read(ref _remoteOps);
-        }
+        _remoteOpsSeen = Volatile.Read(ref _remoteOps);
     }
+
 
     /// <summary>A pending channel operation as the transport's wait sees it. One per thread, reused.</summary>
     private sealed class OperationWait : IReplyWait

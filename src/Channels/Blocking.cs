@@ -18,9 +18,9 @@ internal static class Blocking
     {
         if (waiter is null || pending.IsCompleted)
         {
-            if (waiter is not null && pending.IsCompletedSuccessfully)
+            if (pending.IsCompletedSuccessfully)
             {
-                waiter.CompletedAtOnce();
+                waiter?.CompletedAtOnce();
             }
             return Wait(pending);
         }
@@ -33,9 +33,9 @@ internal static class Blocking
     {
         if (waiter is null || pending.IsCompleted)
         {
-            if (waiter is not null && pending.IsCompletedSuccessfully)
+            if (pending.IsCompletedSuccessfully)
             {
-                waiter.CompletedAtOnce();
+                waiter?.CompletedAtOnce();
             }
             Wait(pending);
             return;

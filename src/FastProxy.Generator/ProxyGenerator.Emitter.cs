@@ -294,7 +294,7 @@ public sealed partial class ProxyGenerator
 
         private static string Escape(string name) => Microsoft.CodeAnalysis.CSharp.SyntaxFacts.GetKeywordKind(name) != Microsoft.CodeAnalysis.CSharp.SyntaxKind.None ? "@" + name : name;
 
-        private static bool IsAsync(MethodSpec m) => m.ReturnKind is ReturnKind.Task or ReturnKind.TaskOfT or ReturnKind.ValueTask or ReturnKind.ValueTaskOfT;
+        private static bool IsAsync(MethodSpec m) => ReturnKinds.IsTask(m.ReturnKind);
 
         private static string? TokenName(MethodSpec m) => m.Parameters.FirstOrDefault(p => p.Mode == ParameterMode.CancellationToken) is { } t ? Escape(t.Name) : null;
 

@@ -162,7 +162,7 @@ public sealed partial class ProxyGenerator
             }
             // A stream's call is made when it is enumerated, after the method returned: like an async method's, its
             // arguments cannot be ref, out or spans.
-            bool isAsync = kind is ReturnKind.Task or ReturnKind.TaskOfT or ReturnKind.ValueTask or ReturnKind.ValueTaskOfT or ReturnKind.AsyncEnumerable;
+            bool isAsync = ReturnKinds.IsTask(kind) || kind == ReturnKind.AsyncEnumerable;
 
             var parameters = new List<ParameterSpec>();
             var signature = new StringBuilder(name).Append('(');
@@ -232,7 +232,7 @@ public sealed partial class ProxyGenerator
             {
                 return null;
             }
-            if (longWait && (oneWay || kind is not (ReturnKind.Task or ReturnKind.ValueTask or ReturnKind.TaskOfT or ReturnKind.ValueTaskOfT)))
+            if (longWait && (oneWay || !ReturnKinds.IsTask(kind)))
             {
                 // A hint to the caller's side only (not part of the signature): a method it does not fit keeps its calls as they are.
                 _diagnostics.Add(DiagnosticInfo.Create(DiagnosticDescriptors.LongWaitNotAsync, location, name));

@@ -14,6 +14,13 @@ internal enum ReturnKind
     AsyncEnumerable,
 }
 
+/// <summary>Questions about a <see cref="ReturnKind"/>.</summary>
+internal static class ReturnKinds
+{
+    /// <summary>A task or value task, with or without a result: the call is awaited.</summary>
+    public static bool IsTask(ReturnKind kind) => kind is ReturnKind.Task or ReturnKind.TaskOfT or ReturnKind.ValueTask or ReturnKind.ValueTaskOfT;
+}
+
 /// <summary>One method of a remotable interface.</summary>
 /// <param name="Name">Method name.</param>
 /// <param name="Id">Stable id: FNV-1a 32 of <paramref name="Signature"/>.</param>

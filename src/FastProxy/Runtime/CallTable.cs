@@ -51,6 +51,7 @@ internal sealed class CallTable
         PendingCall call = Volatile.Read(ref _spareCallTaken) == 0 && Interlocked.Exchange(ref _spareCallTaken, 1) == 0 ? _spareCall : RentSlot();
         call.Prepare(methodId, isAsync);
         call.LongWait = longWait;
+        // A long wait is neither pipelined nor the call the next one is pipelined behind: it stays out while calls go on.
         if (isAsync && !longWait)
         {
             // Pipelined: the caller went on without awaiting the async call made just before this one, which is
@@ -62,7 +63,6 @@ internal sealed class CallTable
             Volatile.Write(ref _lastAsyncCallId, call.CallId);
             call.Pipelined = previous != 0 && Find(previous) is { IsCompleted: false };
         }
-        // A long wait is neither pipelined nor the call the next one is pipelined behind: it stays out while calls go on.
         else
         {
             call.Pipelined = false;

@@ -98,6 +98,10 @@ internal sealed unsafe class RingReader
     /// frame for the same call) never counts, so each call is answered once.</summary>
     public long Answers { get; private set; }
 
+    /// <summary>An answer counted in <see cref="Answers"/>: a reply or an error, but a long wait's
+    /// (<see cref="FrameFlags.LongWait"/>), whose call the sender does not count either (see ShmChannel.ReleaseRole).</summary>
+    private static bool IsOwedAnswer(FrameKind kind, ushort flags) => kind is FrameKind.Reply or FrameKind.Error && (flags & FrameFlags.LongWait) == 0;
+
     /// <summary>
     /// Consumes records until one frame was delivered to <paramref name="handler"/>, or the ring is empty,
     /// or a streamed frame made progress. Exceptions from the handler propagate; the reader must not be
@@ -263,7 +267,7 @@ internal sealed unsafe class RingReader
         }
         FrameHeader header = FrameHeaderCodec.Read(record + RingLayout.RecordHeaderLength);
         bool answer = header.Kind is FrameKind.Reply or FrameKind.Error;
-        bool owed = answer && (header.Flags & FrameFlags.LongWait) == 0; // counted in Answers (see ShmChannel.ReleaseRole)
+        bool owed = IsOwedAnswer(header.Kind, header.Flags);
         if (answer && Loans is { HasSealed: true } loans)
         {
             loans.Release(header.CallId); // the peer answers a call after reading its arguments
@@ -329,7 +333,7 @@ internal sealed unsafe class RingReader
             case RecordType.FrameEnd:
                 _gathered.Append(record + RingLayout.RecordHeaderLength, length - RingLayout.RecordHeaderLength, _maxFrameLength, _position);
                 Release(next);
-                if (_gathered.Kind is FrameKind.Reply or FrameKind.Error && (_gathered.Flags & FrameFlags.LongWait) == 0)
+                if (IsOwedAnswer(_gathered.Kind, _gathered.Flags))
                 {
                     Answers++;
                 }
