@@ -26,6 +26,9 @@ internal static partial class ChannelSuite
     private const int BufferedMark = -2;
     private const int NetRounds = 5;
 
+    /// <summary>The operations at the start of a burst that <c>XCALL_BENCH_NET_ALTERNATE</c> times apart (a form settling after another).</summary>
+    private const int SwitchOps = 250;
+
     /// <summary>The least time of warm-up bursts before the timed rounds.</summary>
     private static readonly TimeSpan NetWarmUp = TimeSpan.FromSeconds(3);
 
@@ -147,6 +150,7 @@ internal static partial class ChannelSuite
         IChannelOut<int> pingAsync = await csp.OpenOutAsync<int>("bench-ping-a");
         using RemoteService<ICallCost> plain = await Remote.OpenAsync<ICallCost>(world.GetAddress(1), NetRemote(transport));
         NetForm[] forms = [NetForm.Call, NetForm.CallPlain, NetForm.CallThread, NetForm.CallPoolItem, NetForm.Write, NetForm.RoundTrip, NetForm.WriteAsyncReader, NetForm.RoundTripAsyncReader, NetForm.Buffered, NetForm.CallBesideWrites];
+        double switchNs = 0; // the time of a burst's first SwitchOps operations (Alternate)
         if (Environment.GetEnvironmentVariable("XCALL_BENCH_NET_PROFILE") is { } only)
         {
             // For a profiler attached to both processes (docs/benchmarks.md): one form for 12 s before the rows.
@@ -159,6 +163,38 @@ internal static partial class ChannelSuite
             }
             bursts.Sort();
             log.Line($"Profile form {f} over {transport}: {bursts.Count} bursts of {Ops(f):N0}, ns per operation min {bursts[0]:0.0}, median {bursts[bursts.Count / 2]:0.0}, max {bursts[^1]:0.0}");
+        }
+        if (Environment.GetEnvironmentVariable("XCALL_BENCH_NET_ALTERNATE") is { } alternate)
+        {
+            Alternate(alternate.Split(',').Select(Enum.Parse<NetForm>).ToArray());
+        }
+        // A diagnostic of switching between forms: bursts of the given forms alternated for 12 s before the rows, the first
+        // SwitchOps operations of each burst timed apart from the rest (how long a form takes to settle after another).
+        void Alternate(NetForm[] alternated)
+        {
+            long until = Environment.TickCount64 + 12_000;
+            var first = alternated.ToDictionary(f => f, _ => new List<double>());
+            var rest = alternated.ToDictionary(f => f, _ => new List<double>());
+            while (Environment.TickCount64 < until)
+            {
+                foreach (NetForm f in alternated)
+                {
+                    double whole = Burst(f, Ops(f));
+                    first[f].Add(switchNs / SwitchOps);
+                    rest[f].Add(((whole * Ops(f)) - switchNs) / (Ops(f) - SwitchOps));
+                }
+            }
+            foreach (NetForm f in alternated)
+            {
+                log.Line($"Alternated form {f} over {transport}: {first[f].Count} bursts of {Ops(f):N0}; ns per operation, first {SwitchOps}: {Spread(first[f])}; the rest: {Spread(rest[f])}");
+            }
+            static string Spread(List<double> list)
+            {
+                double[] values = [.. list];
+                Array.Sort(values);
+                string At(double q) => Stats.AtQuantile(values, q).ToString("0", CultureInfo.InvariantCulture);
+                return $"p10 {At(0.10)}, p50 {At(0.50)}, p90 {At(0.90)}, mean {values.Average():0}";
+            }
         }
         double Burst(NetForm form, int ops)
         {
@@ -199,6 +235,10 @@ internal static partial class ChannelSuite
             long begin = Stopwatch.GetTimestamp();
             for (int i = 0; i < ops; i++)
             {
+                if (i == SwitchOps)
+                {
+                    switchNs = Stopwatch.GetElapsedTime(begin).TotalNanoseconds;
+                }
                 switch (form)
                 {
                     case NetForm.Call:

@@ -73,7 +73,7 @@ internal sealed partial class ShmChannel
         PumpOutcome outcome;
         try
         {
-            outcome = Pump(call, deadline, handler, maySleep: true);
+            outcome = Pump(call, deadline, handler, maySleep: true, pollsAll: false);
         }
         finally
         {

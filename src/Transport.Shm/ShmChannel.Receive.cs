@@ -240,7 +240,7 @@ internal sealed partial class ShmChannel
         }
         try
         {
-            outcome = Pump(call, deadline, handler, maySleep);
+            outcome = Pump(call, deadline, handler, maySleep, pollsAll);
         }
         finally
         {
@@ -339,9 +339,11 @@ internal sealed partial class ShmChannel
     /// <summary>Polls until the call completes, the deadline passes, the channel stops, or the caller waited
     /// long enough (then it blocks on the call instead). Without <paramref name="maySleep"/> (an async call)
     /// it gives up once the idle strategy's spinning and yielding are spent, instead of sleeping on the ring.</summary>
-    private PumpOutcome Pump(IReplyWait call, long deadline, IFrameHandler handler, bool maySleep)
+    private PumpOutcome Pump(IReplyWait call, long deadline, IFrameHandler handler, bool maySleep, bool pollsAll)
     {
-        var spinner = new IdleSpinner(_callerSpins, maySleep ? SpinCut.Never : SpinCut.ByAThread);
+        // An asynchronous call's poll and a wait for any frame (a channel operation's) have a peer that spins too: they
+        // yield amid a long spin (IdleSpinner's design notes).
+        var spinner = new IdleSpinner(_callerSpins, maySleep ? SpinCut.Never : SpinCut.ByAThread, yieldsAmidSpin: pollsAll || !maySleep);
         ShmIdleStrategy strategy = _options.IdleStrategy;
         int turns = 0;
         long sleepingSince = 0;

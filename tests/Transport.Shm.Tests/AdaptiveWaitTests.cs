@@ -96,6 +96,26 @@ public sealed class AdaptiveWaitTests : IDisposable
     }
 
     [Fact]
+    public void A_wait_whose_peer_spins_yields_amid_a_long_spin_on_free_cores_only_and_a_callers_wait_never_does()
+    {
+        CoreDemand.ForceOversubscribed(false);
+        var channelWait = new IdleSpinner(new SpinTuner(), SpinCut.Never, yieldsAmidSpin: true);
+        int turns = TurnsUntilSleep(ref channelWait, ShmIdleStrategy.Adaptive);
+        Assert.True(turns > SpinTuner.Ceiling, $"{turns} turns: the whole spin budget and then yields");
+        Assert.Equal((SpinTuner.Ceiling - 1) / IdleSpinner.YieldEvery, channelWait.YieldsAmidSpin);
+        var calling = new IdleSpinner(new SpinTuner(), SpinCut.Never);
+        TurnsUntilSleep(ref calling, ShmIdleStrategy.Adaptive);
+        Assert.Equal(0, calling.YieldsAmidSpin);
+
+        // More threads want the cores than there are: a yield would hand one of them a time slice, so the spin goes on.
+        CoreDemand.ForceOversubscribed(true, byAThread: false);
+        channelWait = new IdleSpinner(new SpinTuner(), SpinCut.Never, yieldsAmidSpin: true);
+        turns = TurnsUntilSleep(ref channelWait, ShmIdleStrategy.Adaptive);
+        Assert.True(turns > SpinTuner.Ceiling, $"{turns} turns: the whole spin budget and then yields");
+        Assert.Equal(0, channelWait.YieldsAmidSpin);
+    }
+
+    [Fact]
     public void Busy_spin_never_sleeps_even_on_oversubscribed_cores()
     {
         CoreDemand.ForceOversubscribed(true);

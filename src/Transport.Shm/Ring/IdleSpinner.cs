@@ -23,6 +23,14 @@ namespace XCall.Transport.Shm.Ring;
 //   as a writer's does: its thread has other work, and the call goes on asynchronously.
 // - What a wait learns goes to its tuner: work found after n turns (Reset), or the whole budget spent (the turn
 //   that returns false); a wait cut short by CoreDemand teaches nothing.
+// - A wait whose peer is itself a waiting thread that spins (a channel operation's wait for any frame, an asynchronous
+//   call's poll) yields once every YieldEvery pauses of a long spin (yieldsAmidSpin), unless more threads want the
+//   cores than there are (CoreDemand.Oversubscribed). Two such threads can share one core while the other idles: each
+//   then spins its whole budget (tens of microseconds) before the other runs and sends what it waits for, frame after
+//   frame, until the scheduler's balancer moves one of them, milliseconds later (docs/benchmarks.md, "Two spinners on
+//   one core"). Where nothing else wants the core the yield returns at once; where foreign work does, it would hand
+//   that work a time slice, so the spin goes on unbroken as before. A synchronous caller's wait and the receive
+//   thread's do not yield amid their spin: their peer is a receive thread or a caller whose frame is already out.
 // - BusySpin never yields, sleeps or asks.
 
 /// <summary>
@@ -37,6 +45,9 @@ internal struct IdleSpinner
 
     private const int AdaptiveYields = 40;
 
+    /// <summary>The pauses between two yields amid a long spin (a power of two; see the design notes).</summary>
+    public const int YieldEvery = 256;
+
     /// <summary>The yields of a caller waiting while another thread reads its reply, before it blocks (ShmChannel).</summary>
     public const int BesideReaderYields = AdaptiveYields;
     private const int BlockingSpins = 100;
@@ -44,18 +55,22 @@ internal struct IdleSpinner
 
     private readonly SpinTuner? _tuner;
     private readonly SpinCut _cut;
+    private readonly bool _yieldsAmidSpin;
     private int _count;
     private int _spinEnd;
     private int _yieldEnd;
     private int _probeAt;
     private bool _wasCut;
+    private int _yieldsAmidSpinCount;
 
     /// <summary>A spinner that reports to <paramref name="tuner"/> and spins what it allows, cut short on busy cores as
-    /// <paramref name="cut"/> says.</summary>
-    public IdleSpinner(SpinTuner? tuner, SpinCut cut = SpinCut.ByAThread)
+    /// <paramref name="cut"/> says; <paramref name="yieldsAmidSpin"/>: a wait whose peer spins too, which yields now and
+    /// then during a long spin (see the design notes).</summary>
+    public IdleSpinner(SpinTuner? tuner, SpinCut cut = SpinCut.ByAThread, bool yieldsAmidSpin = false)
     {
         _tuner = tuner;
         _cut = cut;
+        _yieldsAmidSpin = yieldsAmidSpin;
     }
 
     /// <summary>Starts over after the thread found work.</summary>
@@ -79,6 +94,9 @@ internal struct IdleSpinner
     /// <summary>Whether the last wait was cut short because the cores were oversubscribed (tests).</summary>
     public readonly bool WasCut => _wasCut;
 
+    /// <summary>The yields made amid the spin since this spinner began (tests).</summary>
+    public readonly int YieldsAmidSpin => _yieldsAmidSpinCount;
+
     /// <summary>Spends one idle turn; false when the thread should sleep instead.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool SpinOnce(ShmIdleStrategy strategy)
@@ -100,7 +118,14 @@ internal struct IdleSpinner
         if (n < _spinEnd)
         {
             _count = n + 1;
-            Pause();
+            if (_yieldsAmidSpin && n != 0 && (n & (YieldEvery - 1)) == 0)
+            {
+                YieldAmidSpin();
+            }
+            else
+            {
+                Pause();
+            }
             return true;
         }
         if (n < _yieldEnd)
@@ -124,6 +149,18 @@ internal struct IdleSpinner
         _yieldEnd = _spinEnd + (blocking ? BlockingYields : AdaptiveYields);
         _probeAt = _cut == SpinCut.Never ? -1 : Math.Min(ProbeTurn, _spinEnd);
         _wasCut = false;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void YieldAmidSpin()
+    {
+        if (CoreDemand.Oversubscribed)
+        {
+            Pause();
+            return;
+        }
+        _yieldsAmidSpinCount++;
+        Thread.Yield();
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
