@@ -99,20 +99,22 @@ public sealed class AdaptiveWaitTests : IDisposable
     public void A_wait_whose_peer_spins_yields_amid_a_long_spin_on_free_cores_only_and_a_callers_wait_never_does()
     {
         CoreDemand.ForceOversubscribed(false);
+        int before = IdleSpinner.YieldsAmidSpinOnThisThread;
         var channelWait = new IdleSpinner(new SpinTuner(), SpinCut.Never, yieldsAmidSpin: true);
         int turns = TurnsUntilSleep(ref channelWait, ShmIdleStrategy.Adaptive);
         Assert.True(turns > SpinTuner.Ceiling, $"{turns} turns: the whole spin budget and then yields");
-        Assert.Equal((SpinTuner.Ceiling - 1) / IdleSpinner.YieldEvery, channelWait.YieldsAmidSpin);
+        Assert.Equal((SpinTuner.Ceiling - 1) / IdleSpinner.YieldEvery, IdleSpinner.YieldsAmidSpinOnThisThread - before);
+        before = IdleSpinner.YieldsAmidSpinOnThisThread;
         var calling = new IdleSpinner(new SpinTuner(), SpinCut.Never);
         TurnsUntilSleep(ref calling, ShmIdleStrategy.Adaptive);
-        Assert.Equal(0, calling.YieldsAmidSpin);
+        Assert.Equal(before, IdleSpinner.YieldsAmidSpinOnThisThread);
 
         // More threads want the cores than there are: a yield would hand one of them a time slice, so the spin goes on.
         CoreDemand.ForceOversubscribed(true, byAThread: false);
         channelWait = new IdleSpinner(new SpinTuner(), SpinCut.Never, yieldsAmidSpin: true);
         turns = TurnsUntilSleep(ref channelWait, ShmIdleStrategy.Adaptive);
         Assert.True(turns > SpinTuner.Ceiling, $"{turns} turns: the whole spin budget and then yields");
-        Assert.Equal(0, channelWait.YieldsAmidSpin);
+        Assert.Equal(before, IdleSpinner.YieldsAmidSpinOnThisThread);
     }
 
     [Fact]

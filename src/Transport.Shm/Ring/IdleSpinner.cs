@@ -61,7 +61,6 @@ internal struct IdleSpinner
     private int _yieldEnd;
     private int _probeAt;
     private bool _wasCut;
-    private int _yieldsAmidSpinCount;
 
     /// <summary>A spinner that reports to <paramref name="tuner"/> and spins what it allows, cut short on busy cores as
     /// <paramref name="cut"/> says; <paramref name="yieldsAmidSpin"/>: a wait whose peer spins too, which yields now and
@@ -94,8 +93,11 @@ internal struct IdleSpinner
     /// <summary>Whether the last wait was cut short because the cores were oversubscribed (tests).</summary>
     public readonly bool WasCut => _wasCut;
 
-    /// <summary>The yields made amid the spin since this spinner began (tests).</summary>
-    public readonly int YieldsAmidSpin => _yieldsAmidSpinCount;
+    /// <summary>The yields made amid a spin by this thread's waits so far (tests; kept off the spinner, which hot loops keep in registers).</summary>
+    public static int YieldsAmidSpinOnThisThread => t_yieldsAmidSpin;
+
+    [ThreadStatic]
+    private static int t_yieldsAmidSpin;
 
     /// <summary>Spends one idle turn; false when the thread should sleep instead.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -159,7 +161,7 @@ internal struct IdleSpinner
             Pause();
             return;
         }
-        _yieldsAmidSpinCount++;
+        t_yieldsAmidSpin++;
         Thread.Yield();
     }
 
