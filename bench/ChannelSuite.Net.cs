@@ -24,7 +24,7 @@ internal static partial class ChannelSuite
 
     /// <summary>The value that ends a buffered burst: the peer answers it on the pong channel once it read it, so every value was taken.</summary>
     private const int BufferedMark = -2;
-    private const int NetRounds = 5;
+    private const int NetRounds = 15;
 
     /// <summary>The operations at the start of a burst that <c>XCALL_BENCH_NET_ALTERNATE</c> times apart (a form settling after another).</summary>
     private const int SwitchOps = 250;
