@@ -26,11 +26,11 @@ namespace XCall.Transport.Shm.Ring;
 // - A wait whose peer is itself a waiting thread that spins (a channel operation's wait for any frame, an asynchronous
 //   call's poll) yields once every YieldEvery pauses of a long spin (yieldsAmidSpin), unless more threads want the
 //   cores than there are (CoreDemand.Oversubscribed). Two such threads can share one core while the other idles: each
-//   then spins its whole budget (tens of microseconds) before the other runs and sends what it waits for, frame after
-//   frame, until the scheduler's balancer moves one of them, milliseconds later (docs/benchmarks.md, "Two spinners on
-//   one core"). Where nothing else wants the core the yield returns at once; where foreign work does, it would hand
-//   that work a time slice, so the spin goes on unbroken as before. A synchronous caller's wait and the receive
-//   thread's do not yield amid their spin: their peer is a receive thread or a caller whose frame is already out.
+//   then spins its whole budget before the other runs and sends what it waits for, frame after frame, until the
+//   scheduler's balancer moves one of them, milliseconds later (docs/benchmarks.md, "Two spinners on one core"). Where
+//   nothing else wants the core the yield returns at once; where foreign work does, it would hand that work a time
+//   slice, so the spin goes on unbroken as before. A synchronous caller's wait and the receive thread's do not yield
+//   amid their spin: with them yielding too, the int call under a busy-loop load lost more than these waits gained.
 // - BusySpin never yields, sleeps or asks.
 
 /// <summary>
@@ -93,7 +93,8 @@ internal struct IdleSpinner
     /// <summary>Whether the last wait was cut short because the cores were oversubscribed (tests).</summary>
     public readonly bool WasCut => _wasCut;
 
-    /// <summary>The yields made amid a spin by this thread's waits so far (tests; kept off the spinner, which hot loops keep in registers).</summary>
+    /// <summary>The yields made amid a spin by this thread's waits so far (tests; a count off the spinner struct, which
+    /// the hot loops carry).</summary>
     public static int YieldsAmidSpinOnThisThread => t_yieldsAmidSpin;
 
     [ThreadStatic]
