@@ -70,6 +70,7 @@ internal sealed partial class ShmChannel
     private const int RoleFree = 0;
     private const int RoleClosed = -1;
     private const int HandOverSpins = 1000; // CPU pauses: the receive thread lets go within one idle turn, well inside them
+    private const int HandOverYieldEvery = 128; // pauses of a hand-over's wait between two yields of the core (TryTakeRole)
     private const int LeaderSleepSliceMs = 20;
     private const int LeaderSleepBudgetMs = 200;
 
@@ -299,7 +300,17 @@ internal sealed partial class ShmChannel
                 {
                     return false;
                 }
-                IdleSpinner.Pause();
+                if (i != 0 && i % HandOverYieldEvery == 0)
+                {
+                    // The receive thread lets go only when it runs and finds the ring empty; one that has not within these
+                    // pauses may be waiting for this very core (and while it keeps the role it reads the frames this
+                    // thread waits for, and wakes it for each, frame after frame): offer it the core.
+                    Thread.Yield();
+                }
+                else
+                {
+                    IdleSpinner.Pause();
+                }
             }
             return false;
         }
