@@ -75,7 +75,6 @@ internal sealed class RemoteEndsPump(IConstructHost host) : IBlockingWaiter
         _remoteOpsSeen = Volatile.Read(ref _remoteOps);
     }
 
-
     /// <summary>A pending channel operation as the transport's wait sees it. One per thread, reused.</summary>
     private sealed class OperationWait : IReplyWait
     {
