@@ -41,6 +41,31 @@ public sealed class WaitRunningCallsTests
     }
 
     [Fact]
+    public async Task A_call_run_on_the_waiting_thread_runs_where_its_frame_was_read()
+    {
+        using var world = ConcurrentServer("shm");
+        XCallConnection link = await LinkAsync(world);
+        world.Shapes.ProbesWaits = true;
+        for (int i = 0; i < 50; i++)
+        {
+            CallWait wait = world.Shapes.Expect(i);
+            (Task<bool> waiting, int waiter) = await StartWaitingAsync(link, wait, world.Shapes);
+            wait.Waiter = waiter;
+            Assert.Equal(i + 1, world.Client.Proxy.Add(i, 1));
+            Assert.True(await waiting.WaitAsync(Patience));
+        }
+        world.Shapes.ProbesWaits = false;
+        (int Thread, bool Refused, bool Waiter)[] probes = [.. world.Shapes.WaitProbes];
+        // The waiting thread still holds the receiving while the call runs: a wait on the connection inside the call, which
+        // would need the frames only that thread reads, is refused at once. A call the receive thread read (it may still
+        // hold the receiving when the call comes) runs detached there, and its wait is a plain one.
+        Assert.Contains(probes, p => p.Waiter);
+        Assert.All(probes.Where(p => p.Waiter), p => Assert.True(p.Refused, $"a call on the waiting thread {p.Thread} waited on the connection"));
+        Assert.All(probes.Where(p => !p.Waiter), p => Assert.False(p.Refused, $"a call on thread {p.Thread} was refused a wait"));
+        Assert.Equal(3, world.Client.Proxy.Add(1, 2));
+    }
+
+    [Fact]
     public async Task One_way_calls_and_calls_to_other_objects_do_not_run_on_the_waiting_thread()
     {
         using var world = ConcurrentServer("shm");
@@ -168,9 +193,31 @@ public sealed class WaitRunningCallsTests
             return wait;
         }
 
+        /// <summary>While set, <see cref="IShapes.Add(int, int)"/> tries a wait on the connection it came over and records
+        /// whether it was refused (<see cref="WaitProbes"/>).</summary>
+        public bool ProbesWaits { get; set; }
+
+        /// <summary>The thread each probing call ran on, whether its wait was refused, and whether it ran on the thread of
+        /// the wait it ended.</summary>
+        public System.Collections.Concurrent.ConcurrentBag<(int Thread, bool Refused, bool Waiter)> WaitProbes { get; } = [];
+
         public new int Add(int a, int b)
         {
             AddThreads.Add(Environment.CurrentManagedThreadId);
+            if (ProbesWaits)
+            {
+                bool refused = false;
+                try
+                {
+                    XCallConnection.Current!.WaitReceiving(new CallWait(int.MinValue), TimeSpan.Zero);
+                }
+                catch (InvalidOperationException)
+                {
+                    refused = true;
+                }
+                CallWait? expected = Volatile.Read(ref _expected);
+                WaitProbes.Add((Environment.CurrentManagedThreadId, refused, expected is not null && expected.Waiter == Environment.CurrentManagedThreadId));
+            }
             Volatile.Read(ref _expected)?.Called(a);
             return a + b;
         }
@@ -191,6 +238,9 @@ public sealed class WaitRunningCallsTests
         private readonly ManualResetEventSlim _over = new();
 
         public Task<int> RanOn => _ranOn.Task;
+
+        /// <summary>The thread that waits (set by the test once it started).</summary>
+        public int Waiter { get; set; }
 
         public Task<XCallConnection> Connection => _connection.Task;
 

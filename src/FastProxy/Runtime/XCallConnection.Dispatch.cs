@@ -131,6 +131,16 @@ public sealed partial class XCallConnection
             RunDetached(target, ref payload, length, concurrentCall);
             return;
         }
+        if (parent is null && !oneWay && t_receivingWait is { } wait && wait.RunsInPlace(this, target.Target))
+        {
+            if (!_admission.TryAdmit(concurrentCall, weight, out long over))
+            {
+                OnCallPastBound(header, target, ref payload, concurrentCall, over);
+                return;
+            }
+            RunInWait(target, ref payload, concurrentCall, wait);
+            return;
+        }
         if (parent is null && !_admission.TryAdmit(concurrentCall, weight, out long held))
         {
             OnCallPastBound(header, target, ref payload, concurrentCall, held);
@@ -173,6 +183,42 @@ public sealed partial class XCallConnection
             // other calls anyway, and there the yield costs throughput, so they do not yield; nor do one-way calls.
             Thread.Yield();
         }
+    }
+
+    /// <summary>
+    /// Runs a call read by a thread in <see cref="WaitRunningCalls"/> for calls to its target right where the thread
+    /// read it, arguments in place and the receiving still held, as <see cref="DispatchMode.Inline"/> runs a call: such
+    /// a target's methods do not block (see <see cref="WaitReceiving(IReplyWait, TimeSpan, object?)"/>), so the frames
+    /// behind it wait no longer than they would for the thread to come back, and the reply goes out before the thread
+    /// lets go of anything (a call that ends the wait, a write its thread reads, costs no copy and no hand-over of the
+    /// receiving). Marked as running on the receiving thread, so a synchronous call it made on this connection would
+    /// fail at once rather than wait for frames only this thread reads; run as the pool would run it otherwise (no
+    /// synchronization context, the thread's execution context restored after it).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void RunInWait(ExposedObject target, ref MarshalReader payload, ServerCall call, ReceivingWait wait)
+    {
+        SynchronizationContext? context = SynchronizationContext.Current;
+        ExecutionContext? execution = ExecutionContext.Capture();
+        SynchronizationContext.SetSynchronizationContext(null);
+        Dispatching dispatch = ThisThreadsDispatching;
+        var outer = dispatch.Enter(this, OnReceivingThread);
+        call.RegisterOnToken = true;
+        try
+        {
+            payload.Context = this; // read on the thread that receives the frame's link: the current one
+            Invoke(target, call.MethodId, ref payload, call);
+        }
+        finally
+        {
+            dispatch.Leave(outer);
+            if (execution is not null)
+            {
+                ExecutionContext.Restore(execution);
+            }
+            SynchronizationContext.SetSynchronizationContext(context);
+        }
+        wait.RanInPlace();
     }
 
     // The largest arguments a call run on the receiving thread under Concurrent dispatch copies onto the stack.

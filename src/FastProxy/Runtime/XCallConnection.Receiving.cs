@@ -30,13 +30,17 @@ public sealed partial class XCallConnection
 
     /// <summary>
     /// As <see cref="WaitReceiving(IReplyWait, TimeSpan)"/>; besides, a call to <paramref name="runsCallsTo"/> that this
-    /// thread reads while it waits runs on this thread, once the thread stopped reading, instead of on the thread pool
-    /// (a two-way call received under <see cref="DispatchMode.Concurrent"/>; one-way calls keep their way): a call that
-    /// ends the wait (a write to a channel this thread reads) then costs no hand-off between threads, and the wait goes
-    /// on after it when it is not over, up to the second such call in a row: after that one the thread stops reading
-    /// and blocks on <paramref name="condition"/>, and later calls run as any other (the traffic is someone else's).
-    /// The waiting thread is lent to those calls, so the object's methods must not block (an async method that awaits
-    /// does not): one that waits for something this thread would do after its wait never ends.
+    /// thread reads while it waits runs on this thread instead of on the thread pool (a two-way call received under
+    /// <see cref="DispatchMode.Concurrent"/>; one-way calls keep their way): a call that ends the wait (a write to a
+    /// channel this thread reads) then costs no hand-off between threads, and the wait goes on after it when it is not
+    /// over, up to the second such call in a row: after that one the thread stops reading and blocks on
+    /// <paramref name="condition"/>, and later calls run as any other (the traffic is someone else's). Such a call runs
+    /// where this thread read it, its arguments in place and the connection's frames still this thread's
+    /// to read, as under <see cref="DispatchMode.Inline"/>: its reply goes out before the thread lets go of anything, and
+    /// a wait on this connection inside it (a synchronous call, <see cref="WaitReceiving(IReplyWait, TimeSpan)"/>) throws
+    /// <see cref="InvalidOperationException"/>. The waiting thread is lent to those calls, so the object's methods must
+    /// not block (an async method that awaits does not): one that waits for something this thread would do after its
+    /// wait, or for a frame of this connection, never ends.
     /// </summary>
     /// <param name="condition">What the wait is for; whoever ends it must also release <see cref="IReplyWait.Wait"/>.</param>
     /// <param name="timeout">How long to wait at most, or <see cref="Timeout.InfiniteTimeSpan"/>.</param>
@@ -227,6 +231,23 @@ public sealed partial class XCallConnection
             _connection = null;
             _condition = null!;
             _runsCallsTo = null;
+        }
+
+        /// <summary>True when a call to <paramref name="target"/> read on this wait's thread from <paramref name="connection"/>
+        /// runs where it was read (<see cref="RunInWait"/>): the wait takes such calls and is still reading.</summary>
+        public bool RunsInPlace(XCallConnection connection, object target) =>
+            ReferenceEquals(_connection, connection) && ReferenceEquals(_runsCallsTo, target) && _offered is null && !_steppedAside;
+
+        /// <summary>
+        /// A call just ran where it was read: one that left the wait on counts as a miss, as an offered call's does, and
+        /// at the bound the wait steps aside (its thread stops reading, hands the receiving back, and blocks).
+        /// </summary>
+        public void RanInPlace()
+        {
+            if (!_condition.WaitOver && CountMiss())
+            {
+                _steppedAside = true;
+            }
         }
 
         public bool TryOffer(XCallConnection connection, object target, IThreadPoolWorkItem call)
