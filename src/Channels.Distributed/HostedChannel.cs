@@ -119,11 +119,32 @@ internal sealed class HostedChannel<T>(ChannelIn<T> input, ChannelOut<T> output,
 
     private Intake<T> Intake() => intake ?? throw new InvalidOperationException("This channel has no buffer: its writers write one value at a time.");
 
-    private async ValueTask<int> WriteAsync(T value, CancellationToken cancellationToken)
+    private ValueTask<int> WriteAsync(T value, CancellationToken cancellationToken)
+    {
+        // A write a reader takes at once (the remote write to a waiting reader) completes here, without an async state
+        // machine (whose start and end each look up the thread's contexts).
+        ValueTask pending;
+        try
+        {
+            pending = output.WriteAsync(value, cancellationToken);
+            if (pending.IsCompletedSuccessfully)
+            {
+                pending.GetAwaiter().GetResult(); // consumed once, as an await would
+                return new ValueTask<int>(0);
+            }
+        }
+        catch (Exception e) when (Ended(e, out int status))
+        {
+            return new ValueTask<int>(status);
+        }
+        return AwaitWriteAsync(pending);
+    }
+
+    private static async ValueTask<int> AwaitWriteAsync(ValueTask pending)
     {
         try
         {
-            await output.WriteAsync(value, cancellationToken).ConfigureAwait(false);
+            await pending.ConfigureAwait(false);
             return 0;
         }
         catch (Exception e) when (Ended(e, out int status))

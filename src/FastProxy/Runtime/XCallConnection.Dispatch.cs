@@ -198,9 +198,13 @@ public sealed partial class XCallConnection
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void RunInWait(ExposedObject target, ref MarshalReader payload, ServerCall call, ReceivingWait wait)
     {
+        // Each of these is a lookup of the thread's statics (on Linux a call to __tls_get_addr): none that is not needed.
         SynchronizationContext? context = SynchronizationContext.Current;
+        if (context is not null)
+        {
+            SynchronizationContext.SetSynchronizationContext(null);
+        }
         ExecutionContext? execution = ExecutionContext.Capture();
-        SynchronizationContext.SetSynchronizationContext(null);
         Dispatching dispatch = ThisThreadsDispatching;
         var outer = dispatch.Enter(this, OnReceivingThread);
         call.RegisterOnToken = true;
@@ -216,7 +220,10 @@ public sealed partial class XCallConnection
             {
                 ExecutionContext.Restore(execution);
             }
-            SynchronizationContext.SetSynchronizationContext(context);
+            if (context is not null)
+            {
+                SynchronizationContext.SetSynchronizationContext(context);
+            }
         }
         wait.RanInPlace();
     }
