@@ -172,6 +172,15 @@ public abstract class FrameChannel : IDisposable
     }
 
     /// <summary>
+    /// Asked from <see cref="IFrameHandler.OnFrame"/> on a thread that reads the channel while it waits
+    /// (<see cref="WaitReceiving"/>): true when the handler may run a short call right there, the frame not yet consumed
+    /// and nobody else reading the channel, and send what that call sends. Nothing reads the channel until the call
+    /// returns, so a transport says yes only while its outgoing side has room to spare for those frames: a call that had
+    /// to wait for room while the peer waits the same way for this side would wait for ever. The default says no.
+    /// </summary>
+    public virtual bool MayAnswerInPlace => false;
+
+    /// <summary>
     /// Asked from <see cref="IFrameHandler.OnFrame"/>, on the thread that delivers the frame: true when the handler
     /// may keep that thread for a while (<see cref="DetachFrame"/>) without holding up the channel's later frames.
     /// A transport says yes only on its own receiving thread, outside another detached frame, for a frame it can

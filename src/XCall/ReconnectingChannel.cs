@@ -162,6 +162,9 @@ internal sealed class ReconnectingChannel : FrameChannel
     public override void LendReceiving() => Volatile.Read(ref _inner)?.LendReceiving();
 
     /// <inheritdoc/>
+    public override bool MayAnswerInPlace => Volatile.Read(ref _inner) is { } inner && inner.MayAnswerInPlace;
+
+    /// <inheritdoc/>
     public override bool TryPollForReply(IReplyWait call)
     {
         FrameChannel? inner = Volatile.Read(ref _inner);

@@ -387,6 +387,57 @@ public sealed class WaitReceivingTests : IDisposable
         public void Dispose() => _thread.Join(Patience);
     }
 
+    [Fact]
+    public async Task A_channel_answers_in_place_only_while_its_outgoing_ring_has_room_to_spare()
+    {
+        using var dir = new TestDirectory();
+        ShmOptions options = dir.Options() with { HeartbeatTimeout = Timeout.InfiniteTimeSpan, RingSize = 64 << 10 };
+        using ShmListener listener = ShmTransport.Listen("inplace", options);
+        ValueTask<FrameChannel> accept = listener.AcceptAsync();
+        using FrameChannel client = await ShmTransport.ConnectAsync(listener.Name, options);
+        using FrameChannel server = await accept;
+        using var gate = new ManualResetEventSlim();
+        var held = new HoldingHandler(gate);
+        server.Start(new CountingHandler());
+        client.Start(held);
+        Assert.True(server.MayAnswerInPlace);
+
+        // The client's receive thread holds the first frame: what follows stays in the server's outgoing ring.
+        byte[] payload = new byte[1000];
+        int sent = 0;
+        for (; sent < 40; sent++)
+        {
+            server.SendFrame(new FrameHeader(FrameKind.OneWay, 0, 1, 2), payload, long.MaxValue);
+        }
+        Assert.True(held.First.Wait(Patience), "the client's receive thread took the first frame");
+        Assert.False(server.MayAnswerInPlace, "40 KB unread in a 64 KB ring: less than half of it free");
+
+        gate.Set();
+        WaitUntil(() => Volatile.Read(ref held.Frames) == sent, "the client read every frame");
+        Assert.True(server.MayAnswerInPlace, "the ring is empty again");
+    }
+
+    /// <summary>Holds the first frame until the gate opens, then counts every frame.</summary>
+    private sealed class HoldingHandler(ManualResetEventSlim gate) : IFrameHandler
+    {
+        public readonly ManualResetEventSlim First = new();
+
+        public int Frames;
+
+        public MarshalLimits Limits => MarshalLimits.Default;
+
+        public void OnFrame(in FrameHeader header, ref MarshalReader payload)
+        {
+            First.Set();
+            gate.Wait();
+            Interlocked.Increment(ref Frames);
+        }
+
+        public void OnClosed(Exception? error)
+        {
+        }
+    }
+
     private static void SendOneWay(FrameChannel channel, int value) => Send(channel, new FrameHeader(FrameKind.OneWay, 0, 1, 2), value);
 
     private static void Send(FrameChannel channel, FrameHeader header, int value)

@@ -131,7 +131,7 @@ public sealed partial class XCallConnection
             RunDetached(target, ref payload, length, concurrentCall);
             return;
         }
-        if (parent is null && !oneWay && t_receivingWait is { } wait && wait.RunsInPlace(this, target.Target))
+        if (parent is null && !oneWay && t_receivingWait is { } wait && wait.RunsInPlace(this, target.Target) && Channel.MayAnswerInPlace)
         {
             if (!_admission.TryAdmit(concurrentCall, weight, out long over))
             {

@@ -34,11 +34,12 @@ public sealed partial class XCallConnection
     /// <see cref="DispatchMode.Concurrent"/>; one-way calls keep their way): a call that ends the wait (a write to a
     /// channel this thread reads) then costs no hand-off between threads, and the wait goes on after it when it is not
     /// over, up to the second such call in a row: after that one the thread stops reading and blocks on
-    /// <paramref name="condition"/>, and later calls run as any other (the traffic is someone else's). Such a call runs
-    /// where this thread read it, its arguments in place and the connection's frames still this thread's
-    /// to read, as under <see cref="DispatchMode.Inline"/>: its reply goes out before the thread lets go of anything, and
-    /// a wait on this connection inside it (a synchronous call, <see cref="WaitReceiving(IReplyWait, TimeSpan)"/>) throws
-    /// <see cref="InvalidOperationException"/>. The waiting thread is lent to those calls, so the object's methods must
+    /// <paramref name="condition"/>, and later calls run as any other (the traffic is someone else's). Where the transport
+    /// allows it (<see cref="FrameChannel.MayAnswerInPlace"/>: over shared memory, while the outgoing ring has 64 KiB
+    /// free) such a call runs where this thread read it, its arguments in place and the connection's frames still
+    /// this thread's to read, as under <see cref="DispatchMode.Inline"/>: its reply goes out before the thread lets go of
+    /// anything, and a wait on this connection inside it (a synchronous call,
+    /// <see cref="WaitReceiving(IReplyWait, TimeSpan)"/>) throws <see cref="InvalidOperationException"/>. The waiting thread is lent to those calls, so the object's methods must
     /// not block (an async method that awaits does not): one that waits for something this thread would do after its
     /// wait, or for a frame of this connection, never ends.
     /// </summary>

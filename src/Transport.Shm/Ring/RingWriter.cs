@@ -239,6 +239,17 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
         return check;
     }
 
+    /// <summary>The ring's data bytes.</summary>
+    public int Capacity => _capacity;
+
+    /// <summary>The bytes a frame could take now without a look at the consumer's position: at most what is free (the
+    /// consumer may have moved on since). Read from any thread, as a hint.</summary>
+    public long RoomLastSeen => Volatile.Read(ref _limit) - Volatile.Read(ref _tail);
+
+    /// <summary>The bytes free now, from the consumer's position (a read of the line the consumer writes). Read from any
+    /// thread, as a hint.</summary>
+    public long Room => Volatile.Read(ref *_ring.ConsumerPosition) + _capacity - TerminatorReserve - Volatile.Read(ref _tail);
+
     /// <summary>True while a held batch waits to be published (<see cref="PublishHeld"/>).</summary>
     public bool HoldsBatch => _heldStart >= 0;
 
