@@ -39,9 +39,9 @@ public sealed partial class XCallConnection
     /// free) such a call runs where this thread read it, its arguments in place and the connection's frames still
     /// this thread's to read, as under <see cref="DispatchMode.Inline"/>: its reply goes out before the thread lets go of
     /// anything, and a wait on this connection inside it (a synchronous call,
-    /// <see cref="WaitReceiving(IReplyWait, TimeSpan)"/>) throws <see cref="InvalidOperationException"/>. The waiting thread is lent to those calls, so the object's methods must
-    /// not block (an async method that awaits does not): one that waits for something this thread would do after its
-    /// wait, or for a frame of this connection, never ends.
+    /// <see cref="WaitReceiving(IReplyWait, TimeSpan)"/>) throws <see cref="InvalidOperationException"/>. The waiting
+    /// thread is lent to those calls, so the object's methods must not block (an async method that awaits does not): one
+    /// that waits for something this thread would do after its wait, or for a frame of this connection, never ends.
     /// </summary>
     /// <param name="condition">What the wait is for; whoever ends it must also release <see cref="IReplyWait.Wait"/>.</param>
     /// <param name="timeout">How long to wait at most, or <see cref="Timeout.InfiniteTimeSpan"/>.</param>
