@@ -120,31 +120,25 @@ public sealed partial class XCallConnection
         // thread, no lock the caller holds is waited for. Refusing it could fail a chain of callbacks that needs
         // no thread it does not already have.
         PendingCall? parent = parentCallId != 0 && !oneWay ? FindCall(parentCallId) : null;
-        if (parent is null && length <= DetachedCopyLimit && Channel.CanDetachFrame)
+        if (parent is null)
         {
-            // Counted as a queued call is: a call that blocks keeps a thread (the one the receiving left).
+            // Counted wherever it runs: a call run here that blocks keeps a thread (the one the receiving left) as a
+            // queued one does.
             if (!_admission.TryAdmit(concurrentCall, weight, out long over))
             {
                 OnCallPastBound(header, target, ref payload, concurrentCall, over);
                 return;
             }
-            RunDetached(target, ref payload, length, concurrentCall);
-            return;
-        }
-        if (parent is null && !oneWay && t_receivingWait is { } wait && wait.RunsInPlace(this, target.Target) && Channel.MayAnswerInPlace)
-        {
-            if (!_admission.TryAdmit(concurrentCall, weight, out long over))
+            if (length <= DetachedCopyLimit && Channel.CanDetachFrame)
             {
-                OnCallPastBound(header, target, ref payload, concurrentCall, over);
+                RunDetached(target, ref payload, length, concurrentCall);
                 return;
             }
-            RunInWait(target, ref payload, concurrentCall, wait);
-            return;
-        }
-        if (parent is null && !_admission.TryAdmit(concurrentCall, weight, out long held))
-        {
-            OnCallPastBound(header, target, ref payload, concurrentCall, held);
-            return;
+            if (!oneWay && t_receivingWait is { } wait && wait.RunsInPlace(this, target.Target) && Channel.MayAnswerInPlace)
+            {
+                RunInWait(target, ref payload, concurrentCall, wait);
+                return;
+            }
         }
         byte[] buffer = BoundedArrayPool.Rent<byte>(Math.Max(length, 1));
         payload.ReadBlock(buffer.AsSpan(0, length));
@@ -156,7 +150,7 @@ public sealed partial class XCallConnection
             {
                 return;
             }
-            if (!_admission.TryAdmit(concurrentCall, weight, out held))
+            if (!_admission.TryAdmit(concurrentCall, weight, out long held))
             {
                 // Nobody waits for it on a thread (an async call's callback, a call that ended, or a peer naming
                 // any call of ours): it needs the pool like any other call, and is refused like one.
