@@ -224,20 +224,54 @@ public sealed partial class XCallConnection
     /// </summary>
     private static void RunNested(IThreadPoolWorkItem nested)
     {
-        SynchronizationContext? context = SynchronizationContext.Current;
-        ExecutionContext? execution = ExecutionContext.Capture();
-        SynchronizationContext.SetSynchronizationContext(null);
+        PoolLikeRun run = PoolLikeRun.Enter();
         try
         {
             nested.Execute();
         }
         finally
         {
-            if (execution is not null)
+            run.Leave();
+        }
+    }
+
+    /// <summary>
+    /// A call run on a thread of the caller's as the pool would run it (<see cref="RunNested"/>, <see cref="RunInWait"/>):
+    /// with no synchronization context, and with the thread's execution context restored afterwards. Each step is a lookup
+    /// of the thread's statics (on Linux a call to __tls_get_addr), so the synchronization context is set and restored only
+    /// where the thread has one.
+    /// </summary>
+    private readonly struct PoolLikeRun
+    {
+        private readonly SynchronizationContext? _context;
+        private readonly ExecutionContext? _execution;
+
+        private PoolLikeRun(SynchronizationContext? context, ExecutionContext? execution)
+        {
+            _context = context;
+            _execution = execution;
+        }
+
+        public static PoolLikeRun Enter()
+        {
+            SynchronizationContext? context = SynchronizationContext.Current;
+            if (context is not null)
             {
-                ExecutionContext.Restore(execution);
+                SynchronizationContext.SetSynchronizationContext(null);
             }
-            SynchronizationContext.SetSynchronizationContext(context);
+            return new PoolLikeRun(context, ExecutionContext.Capture());
+        }
+
+        public void Leave()
+        {
+            if (_execution is not null)
+            {
+                ExecutionContext.Restore(_execution);
+            }
+            if (_context is not null)
+            {
+                SynchronizationContext.SetSynchronizationContext(_context);
+            }
         }
     }
 

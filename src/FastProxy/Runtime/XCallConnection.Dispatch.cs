@@ -192,13 +192,7 @@ public sealed partial class XCallConnection
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void RunInWait(ExposedObject target, ref MarshalReader payload, ServerCall call, ReceivingWait wait)
     {
-        // Each of these is a lookup of the thread's statics (on Linux a call to __tls_get_addr): none that is not needed.
-        SynchronizationContext? context = SynchronizationContext.Current;
-        if (context is not null)
-        {
-            SynchronizationContext.SetSynchronizationContext(null);
-        }
-        ExecutionContext? execution = ExecutionContext.Capture();
+        PoolLikeRun run = PoolLikeRun.Enter();
         Dispatching dispatch = ThisThreadsDispatching;
         var outer = dispatch.Enter(this, OnReceivingThread);
         call.RegisterOnToken = true;
@@ -210,14 +204,7 @@ public sealed partial class XCallConnection
         finally
         {
             dispatch.Leave(outer);
-            if (execution is not null)
-            {
-                ExecutionContext.Restore(execution);
-            }
-            if (context is not null)
-            {
-                SynchronizationContext.SetSynchronizationContext(context);
-            }
+            run.Leave();
         }
         wait.RanInPlace();
     }
