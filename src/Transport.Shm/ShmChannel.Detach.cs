@@ -18,13 +18,17 @@ internal sealed partial class ShmChannel
     internal int HandOvers => _detached?.HandOvers ?? 0;
 
     /// <inheritdoc/>
-    /// <remarks>Yes while the outgoing ring has <see cref="AnswerInPlaceRoom"/> bytes free: as last seen (no shared read),
-    /// else (the peer may have read on since) from the peer's position, whose line the peer writes at every frame: a
-    /// cache miss, paid only while the room last seen is short (the last sixteenth of each lap of a 1 MiB ring).</remarks>
-    public override bool MayAnswerInPlace => _writer.RoomLastSeen >= AnswerInPlaceRoom || _writer.Room >= AnswerInPlaceRoom;
-
-    /// <summary>The room the outgoing ring needs for <see cref="MayAnswerInPlace"/>: 64 KiB, or half a smaller ring.</summary>
-    private int AnswerInPlaceRoom => Math.Min(64 << 10, _writer.Capacity / 2);
+    /// <remarks>Yes while the outgoing ring has 64 KiB free (half a ring smaller than 128 KiB): as last seen (no shared
+    /// read), else (the peer may have read on since) from the peer's position, whose line the peer writes at every frame:
+    /// a cache miss, paid only while the room last seen is short (the last sixteenth of each lap of a 1 MiB ring).</remarks>
+    public override bool MayAnswerInPlace
+    {
+        get
+        {
+            int needed = Math.Min(64 << 10, _writer.Capacity / 2);
+            return _writer.RoomLastSeen >= needed || _writer.Room >= needed;
+        }
+    }
 
     /// <inheritdoc/>
     public override bool CanDetachFrame =>

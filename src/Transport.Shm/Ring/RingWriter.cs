@@ -248,7 +248,10 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
 
     /// <summary>The bytes free now, from the consumer's position (a read of the line the consumer writes). Read from any
     /// thread, as a hint.</summary>
-    public long Room => Volatile.Read(ref *_ring.ConsumerPosition) + _capacity - TerminatorReserve - Volatile.Read(ref _tail);
+    public long Room => LimitAt(Volatile.Read(ref *_ring.ConsumerPosition)) - Volatile.Read(ref _tail);
+
+    /// <summary>Where writes end while the consumer is at <paramref name="consumer"/> (the terminator's unit kept back).</summary>
+    private long LimitAt(long consumer) => consumer + _capacity - TerminatorReserve;
 
     /// <summary>True while a held batch waits to be published (<see cref="PublishHeld"/>).</summary>
     public bool HoldsBatch => _heldStart >= 0;
@@ -675,7 +678,7 @@ internal sealed unsafe class RingWriter : IBufferWriter<byte>, IBlockLender
             _heldStart = -1; // the reader took the held head and went past it: the batch is out (see the design notes)
         }
         *_ring.ProducerCachedConsumer = consumer;
-        _limit = consumer + _capacity - TerminatorReserve;
+        _limit = LimitAt(consumer);
         return consumer;
     }
 
